@@ -1,0 +1,28 @@
+# The two commands a newcomer needs: `make demo` and `make test`. Each bootstraps what it needs.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: bootstrap demo test lint typecheck bench clean
+
+bootstrap:
+	@scripts/bootstrap.sh
+
+demo: bootstrap
+	$(VENV)/bin/referee demo
+
+test: bootstrap
+	scripts/run-tests.sh
+
+lint: bootstrap
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
+
+typecheck: bootstrap
+	$(VENV)/bin/mypy
+
+bench: bootstrap
+	$(PY) bench/overhead.py
+	$(PY) bench/humaneval_throughput.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Prepare a fresh machine for referee: system packages, then a virtual environment with the
+# pinned Python packages. Safe to run again; does nothing that is already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV=${VENV:-.venv}
+PYTHON=${PYTHON:-python3}
+
+need_apt=()
+command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || need_apt+=(libseccomp2)
+
+if ((${#need_apt[@]})); then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "bootstrap: installing ${need_apt[*]} with apt-get" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    echo "bootstrap: referee needs the system package(s): ${need_apt[*]}" >&2
+    echo "bootstrap: install them as root, e.g.  sudo apt-get install ${need_apt[*]}" >&2
+    exit 2
+  fi
+fi
+
+"$PYTHON" - <<'PY'
+import sys
+if sys.version_info < (3, 11):
+    sys.exit(f"bootstrap: referee needs Python 3.11 or newer, found {sys.version.split()[0]}; "
+             "set PYTHON=/path/to/python3.11")
+PY
+
+stamp="$VENV/.installed"
+if [ ! -f "$stamp" ] || [ requirements.lock -nt "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r requirements.lock
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+  touch "$stamp"
+fi

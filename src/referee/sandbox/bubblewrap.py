@@ -1,0 +1,250 @@
+"""The fresh-process path: every run is a new bubblewrap sandbox around any command.
+
+Use it for anything that is not plain Python (a shell pipeline, a compiler, pytest), or when a run
+must not share even an interpreter image with earlier runs. It costs a bubblewrap start plus the
+program's own start (15-20 ms for Python here); the fork server (:mod:`.forkserver`) is the fast
+path for Python.
+
+Every process of the run lives in the run's pid namespace: when the command exits, bubblewrap's
+init exits and the kernel kills whatever is left, daemons and double-forks included. A timeout
+kills the run's whole cgroup.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+
+from referee.errors import SandboxError
+from referee.sandbox.cgroups import Cgroup, Cgroups
+from referee.sandbox.host import Scratch, UidPool
+from referee.sandbox.limits import Limits
+from referee.sandbox.outcome import RawOutcome, to_result
+from referee.sandbox.process import (
+    OutputCollector,
+    base_rlimits,
+    make_preexec,
+    open_join_fds,
+    spawn,
+)
+from referee.sandbox.result import ExecResult
+from referee.sandbox.view import SandboxView
+from referee.sandbox.workspace import Workspace
+
+__all__ = ["BubblewrapRunner"]
+
+# Processes bubblewrap itself needs on top of the program's: its parent and its pid-1 init.
+_BWRAP_PROCS = 3
+
+
+def stdin_fd(data: bytes | None) -> int:
+    """An fd to read ``data`` from (a sealed-off memfd), or /dev/null."""
+    if data is None:
+        return os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+class BubblewrapRunner:
+    """Runs commands, each in a fresh bubblewrap sandbox."""
+
+    def __init__(
+        self, view: SandboxView, *, cgroups: Cgroups | None, scratch: Scratch, uids: UidPool
+    ) -> None:
+        self.view = view
+        self.cgroups = cgroups
+        self.scratch = scratch
+        self.uids = uids
+
+    def isolation(self) -> list[str]:
+        layers = ["bwrap", "userns", "pidns", "netns", "ipcns", "utsns", "mountns", "seccomp",
+                  "rlimits"]  # fmt: skip
+        if self.cgroups is not None:
+            layers.append(f"cgroup-v{self.cgroups.version}")
+        if self.scratch.is_tmpfs:
+            layers.append("tmpfs-workspace")
+        if self.uids.privileged:
+            layers.append("uid-per-sandbox")
+        return layers
+
+    def run(
+        self,
+        argv: list[str],
+        *,
+        files: dict[str, bytes | str] | None = None,
+        stdin: bytes | None = None,
+        limits: Limits | None = None,
+        workspace: Workspace | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ExecResult:
+        limits = limits or Limits()
+        if not argv:
+            raise SandboxError("no command given; pass the program and its arguments")
+        own_ws = workspace is None
+        uid = self.uids.acquire() if own_ws or workspace.owner is None else workspace.owner
+        ws = workspace or Workspace(self.scratch.new_dir("run", uid), owner=uid, cleanup=True)
+        group: Cgroup | None = None
+        try:
+            if files:
+                ws.write(files)
+            if self.cgroups is not None:
+                group = self.cgroups.create("run")
+                group.set_limits(memory_bytes=limits.memory_bytes,
+                                 pids_max=limits.max_processes + _BWRAP_PROCS)  # fmt: skip
+            return self._run(argv, ws, uid, group, stdin, limits, env)
+        finally:
+            if group is not None:
+                group.remove()
+            if own_ws:
+                ws.close()
+                self.uids.release(uid)
+
+    def _run(
+        self,
+        argv: list[str],
+        ws: Workspace,
+        uid: int,
+        group: Cgroup | None,
+        stdin: bytes | None,
+        limits: Limits,
+        env: dict[str, str] | None,
+    ) -> ExecResult:
+        status_r, status_w = os.pipe2(os.O_CLOEXEC)
+        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+        err_r, err_w = os.pipe2(os.O_CLOEXEC)
+        in_fd = stdin_fd(stdin)
+        join_fds = open_join_fds(group.procs_files()) if group is not None else []
+        cmd = self.view.command(ws.root, argv, env=env, pass_fds=(status_w,))
+        cmd.argv[1:1] = ["--json-status-fd", str(status_w)]
+        rl = base_rlimits(
+            nproc=limits.max_processes + _BWRAP_PROCS,
+            nofile=limits.max_open_files,
+            fsize_bytes=limits.max_file_mb << 20,
+            cpu_s=limits.cpu_seconds,
+            as_bytes=None if group is not None else limits.memory_bytes,
+        )
+        preexec = make_preexec(uid=uid, join_fds=join_fds, rlimits=rl)
+        t0 = time.monotonic()
+        try:
+            proc = spawn(cmd.argv, pass_fds=cmd.pass_fds, stdin=in_fd, stdout=out_w,
+                         stderr=err_w, preexec=preexec)  # fmt: skip
+        except OSError as e:
+            for fd in (status_r, out_r, err_r):
+                os.close(fd)
+            raise SandboxError(f"could not start bubblewrap: {e}") from e
+        finally:
+            for fd in (status_w, out_w, err_w, in_fd, *join_fds):
+                os.close(fd)
+            cmd.close()
+        collector = OutputCollector(out_r, err_r, limits.stdout_bytes, limits.stderr_bytes)
+        status_chunks: list[bytes] = []
+
+        def read_status() -> None:
+            data = os.read(status_r, 4096)
+            if data:
+                status_chunks.append(data)
+            else:
+                collector.unwatch(status_r)
+
+        collector.watch(status_r, read_status)
+        exited: list[tuple[int, int, object]] = []
+
+        def reaped() -> bool:
+            if not exited:
+                pid, st, ru = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    exited.append((pid, st, ru))
+            return bool(exited)
+
+        finished = collector.pump(t0 + limits.timeout_s, stop=reaped)
+        timed_out = not finished
+        if timed_out:
+            self._kill(proc.pid, group)
+        if not exited:
+            exited.append(os.wait4(proc.pid, 0))
+        proc.returncode = 0  # reaped by hand above; keep Popen from waiting again
+        wall = time.monotonic() - t0
+        # Drain what the killed tree left in the pipes, briefly.
+        collector.pump(time.monotonic() + 0.2, stop=lambda: True)
+        with contextlib.suppress(OSError):
+            while chunk := os.read(status_r, 4096):
+                status_chunks.append(chunk)
+        os.close(status_r)
+        out, out_trunc, err, err_trunc = collector.finish()
+        _, status, ru = exited[0]
+        stats = group.stats() if group is not None else None
+        strays = group.kill_all() if group is not None else 0
+        started, exit_code = _parse_status(b"".join(status_chunks))
+        code, sig = _code_and_signal(exit_code, status)
+        # bubblewrap reports its own setup failures as "bwrap: ..." with exit code 1, before the
+        # program could have written anything.
+        if code == 1 and err.startswith(b"bwrap: execvp "):
+            code = 127  # command not found, as a shell would say
+        elif not timed_out and (not started or (code == 1 and err.startswith(b"bwrap: "))):
+            raise SandboxError(
+                "bubblewrap failed before starting the program: "
+                + err.decode(errors="replace").strip()[-2000:]
+                + " (check that user namespaces are enabled: sysctl user.max_user_namespaces)"
+            )
+        if timed_out:
+            code = None
+        raw = RawOutcome(
+            exit_code=code,
+            signal=sig,
+            timed_out=timed_out,
+            wall_s=wall,
+            cpu_s=(stats.cpu_s if stats and stats.cpu_s is not None
+                   else ru.ru_utime + ru.ru_stime),  # type: ignore[attr-defined]  # fmt: skip
+            maxrss_bytes=ru.ru_maxrss * 1024,  # type: ignore[attr-defined]
+            stdout=out,
+            stderr=err,
+            stdout_truncated=out_trunc,
+            stderr_truncated=err_trunc,
+            stats=stats,
+            strays=strays,
+            rlimit_as=group is None,
+        )
+        return to_result(raw, limits, isolation=self.isolation(), backend="bwrap")
+
+    @staticmethod
+    def _kill(pid: int, group: Cgroup | None) -> None:
+        # Killing bubblewrap's parent makes its init die (--die-with-parent), and with the pid
+        # namespace's init gone the kernel kills every process in it. The cgroup kill is belt
+        # and braces, and also catches anything in between.
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 9)
+        if group is not None:
+            group.kill_all()
+
+
+def _parse_status(data: bytes) -> tuple[bool, int | None]:
+    started = False
+    exit_code: int | None = None
+    for line in data.decode(errors="replace").splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        with contextlib.suppress(ValueError):
+            obj = json.loads(line)
+            if "child-pid" in obj:
+                started = True
+            if "exit-code" in obj:
+                exit_code = int(obj["exit-code"])
+    return started, exit_code
+
+
+def _code_and_signal(exit_code: int | None, status: int) -> tuple[int | None, int | None]:
+    """bubblewrap reports a child killed by signal N as exit code 128+N, like a shell."""
+    if exit_code is None:
+        if os.WIFSIGNALED(status):
+            return None, os.WTERMSIG(status)
+        exit_code = os.waitstatus_to_exitcode(status)
+    if 128 < exit_code <= 128 + 64:
+        return None, exit_code - 128
+    return exit_code, None

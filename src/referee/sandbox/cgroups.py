@@ -1,0 +1,347 @@
+"""Memory and process-count limits through cgroups, v1 or v2, wherever the machine lets us.
+
+Only a pids cgroup stops a fork bomb started by root (RLIMIT_NPROC does not bind root), and only a
+memory cgroup bounds what a process tree, its tmpfs files included, can take. The sandbox puts every
+run (the fresh-process path) or every worker (the fork-server path) into a group of its own, reads
+peak memory and OOM kills from it, and kills the whole group when the run is over, so that nothing
+a run forked or daemonised survives it.
+
+Groups are created under the cgroup this process already lives in, inside a per-process parent
+``referee-<pid>``, so that several referee processes on one machine never collide.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+from referee.errors import SandboxError
+
+__all__ = ["Cgroup", "CgroupStats", "Cgroups", "detect_cgroups"]
+
+_ROOT = Path("/sys/fs/cgroup")
+
+
+@dataclass(frozen=True)
+class CgroupStats:
+    peak_bytes: int
+    oom_kills: int
+    memory_failcnt: int
+    pids_refused: int
+    cpu_s: float | None
+
+
+def _read(path: Path) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+def _write(path: Path, value: str) -> None:
+    with open(path, "w") as f:
+        f.write(value)
+
+
+class _Files:
+    """Control files kept open: a run reads and resets counters with one syscall each."""
+
+    def __init__(self) -> None:
+        self._fds: dict[tuple[Path, int], int] = {}
+
+    def _fd(self, path: Path, flags: int) -> int:
+        key = (path, flags)
+        fd = self._fds.get(key)
+        if fd is None:
+            fd = self._fds[key] = os.open(path, flags | os.O_CLOEXEC)
+        return fd
+
+    def read(self, path: Path) -> str:
+        return os.pread(self._fd(path, os.O_RDONLY), 4096, 0).decode()
+
+    def write(self, path: Path, value: str) -> None:
+        os.write(self._fd(path, os.O_WRONLY), value.encode())
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds.clear()
+
+
+def _kv(text: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        with contextlib.suppress(ValueError):
+            out[key] = int(value)
+    return out
+
+
+class Cgroup(ABC):
+    """One group: limits, membership, statistics and a kill switch."""
+
+    name: str
+
+    @abstractmethod
+    def set_limits(self, *, memory_bytes: int, pids_max: int) -> None: ...
+
+    @abstractmethod
+    def procs_files(self) -> list[Path]:
+        """The ``cgroup.procs`` files a process writes ``0`` into to join every controller."""
+
+    @abstractmethod
+    def pids(self) -> list[int]: ...
+
+    @abstractmethod
+    def reset_peak(self) -> None: ...
+
+    @abstractmethod
+    def stats(self) -> CgroupStats: ...
+
+    @abstractmethod
+    def remove(self) -> None: ...
+
+    def kill_all(self, *, timeout_s: float = 5.0) -> int:
+        """SIGKILL every process of the group until none is left; returns how many were killed.
+
+        A pids limit keeps the number of rounds small even against a fork bomb, since the group
+        cannot grow past it while we kill.
+        """
+        killed: set[int] = set()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            pids = self.pids()
+            if not pids:
+                return len(killed)
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            if time.monotonic() > deadline:
+                raise SandboxError(
+                    f"cgroup {self.name} still has {len(pids)} processes after SIGKILL for "
+                    f"{timeout_s:g}s (stuck in uninterruptible I/O?); inspect them with ps"
+                )
+            time.sleep(0.001)
+
+
+class _V1Group(Cgroup):
+    def __init__(self, dirs: dict[str, Path], name: str) -> None:
+        self.dirs = dirs
+        self.name = name
+        self.files = _Files()
+
+    def set_limits(self, *, memory_bytes: int, pids_max: int) -> None:
+        mem = self.dirs["memory"]
+        # No swap: memory+swap gets the same limit where swap accounting exists. The kernel
+        # insists that memsw >= memory at every moment, so the order depends on the direction.
+        memsw = mem / "memory.memsw.limit_in_bytes"
+        try:
+            _write(mem / "memory.limit_in_bytes", str(memory_bytes))
+            with contextlib.suppress(OSError):
+                _write(memsw, str(memory_bytes))
+        except OSError:
+            _write(memsw, str(memory_bytes))
+            _write(mem / "memory.limit_in_bytes", str(memory_bytes))
+        _write(self.dirs["pids"] / "pids.max", str(pids_max))
+
+    def procs_files(self) -> list[Path]:
+        return [d / "cgroup.procs" for d in self.dirs.values()]
+
+    def pids(self) -> list[int]:
+        seen: set[int] = set()
+        for d in self.dirs.values():
+            with contextlib.suppress(FileNotFoundError):
+                seen.update(int(x) for x in _read(d / "cgroup.procs").split())
+        return sorted(seen)
+
+    def reset_peak(self) -> None:
+        mem = self.dirs["memory"]
+        self.files.write(mem / "memory.max_usage_in_bytes", "0")
+        self.files.write(mem / "memory.failcnt", "0")
+
+    def stats(self) -> CgroupStats:
+        mem = self.dirs["memory"]
+        read = self.files.read
+        oom = _kv(read(mem / "memory.oom_control")).get("oom_kill", 0)
+        events = _kv(read(self.dirs["pids"] / "pids.events"))
+        cpu: float | None = None
+        if "cpuacct" in self.dirs:
+            cpu = int(read(self.dirs["cpuacct"] / "cpuacct.usage")) / 1e9
+        return CgroupStats(
+            peak_bytes=int(read(mem / "memory.max_usage_in_bytes")),
+            oom_kills=oom,
+            memory_failcnt=int(read(mem / "memory.failcnt")),
+            pids_refused=events.get("max", 0),
+            cpu_s=cpu,
+        )
+
+    def remove(self) -> None:
+        self.files.close()
+        self.kill_all()
+        for d in self.dirs.values():
+            for _ in range(100):
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:  # EBUSY while the kernel finishes tearing tasks down
+                    time.sleep(0.002)
+
+
+class _V2Group(Cgroup):
+    def __init__(self, path: Path, name: str) -> None:
+        self.path = path
+        self.name = name
+        self.files = _Files()
+
+    def set_limits(self, *, memory_bytes: int, pids_max: int) -> None:
+        _write(self.path / "memory.max", str(memory_bytes))
+        with contextlib.suppress(OSError):
+            _write(self.path / "memory.swap.max", "0")
+        _write(self.path / "pids.max", str(pids_max))
+
+    def procs_files(self) -> list[Path]:
+        return [self.path / "cgroup.procs"]
+
+    def pids(self) -> list[int]:
+        try:
+            return sorted(int(x) for x in _read(self.path / "cgroup.procs").split())
+        except FileNotFoundError:
+            return []
+
+    def reset_peak(self) -> None:
+        # memory.peak is resettable only per open file on new kernels; fall back to a baseline.
+        with contextlib.suppress(OSError):
+            self.files.write(self.path / "memory.peak", "0")
+
+    def stats(self) -> CgroupStats:
+        read = self.files.read
+        events = _kv(read(self.path / "memory.events"))
+        pid_events = _kv(read(self.path / "pids.events"))
+        cpu = _kv(read(self.path / "cpu.stat")).get("usage_usec")
+        try:
+            peak = int(read(self.path / "memory.peak"))
+        except FileNotFoundError:
+            peak = int(read(self.path / "memory.current"))
+        return CgroupStats(
+            peak_bytes=peak,
+            oom_kills=events.get("oom_kill", 0),
+            memory_failcnt=events.get("max", 0),
+            pids_refused=pid_events.get("max", 0),
+            cpu_s=None if cpu is None else cpu / 1e6,
+        )
+
+    def kill_all(self, *, timeout_s: float = 5.0) -> int:
+        n = len(self.pids())
+        with contextlib.suppress(OSError):
+            _write(self.path / "cgroup.kill", "1")
+        super().kill_all(timeout_s=timeout_s)
+        return n
+
+    def remove(self) -> None:
+        self.files.close()
+        self.kill_all()
+        for _ in range(100):
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.002)
+
+
+class Cgroups:
+    """Creates groups for one referee process. ``version`` is 1 or 2."""
+
+    def __init__(self, version: int, parents: dict[str, Path]) -> None:
+        self.version = version
+        self._parents = parents
+        self._counter = 0
+
+    def create(self, label: str) -> Cgroup:
+        self._counter += 1
+        name = f"{label}-{self._counter}"
+        try:
+            if self.version == 1:
+                dirs = {c: p / name for c, p in self._parents.items()}
+                for d in dirs.values():
+                    d.mkdir()
+                return _V1Group(dirs, name)
+            path = self._parents["unified"] / name
+            path.mkdir()
+            return _V2Group(path, name)
+        except OSError as e:
+            raise SandboxError(f"could not create cgroup {name}: {e}") from e
+
+    def close(self) -> None:
+        """Remove the per-process parent groups (children must be gone already)."""
+        for p in self._parents.values():
+            with contextlib.suppress(OSError):
+                for child in p.iterdir():
+                    if child.is_dir():
+                        child.rmdir()
+                p.rmdir()
+
+
+def _own_path(controller: str) -> str | None:
+    for line in _read(Path("/proc/self/cgroup")).splitlines():
+        _, ctrls, path = line.split(":", 2)
+        if controller in ctrls.split(","):
+            return path
+        if controller == "" and ctrls == "":
+            return path
+    return None
+
+
+def _try_v1() -> Cgroups | None:
+    wanted = ["memory", "pids", "cpuacct"]
+    parents: dict[str, Path] = {}
+    for ctrl in wanted:
+        mount = _ROOT / ctrl
+        own = _own_path(ctrl)
+        if own is None or not (mount / "cgroup.procs").exists():
+            if ctrl == "cpuacct":
+                continue  # optional: CPU time then comes from rusage
+            return None
+        parent = mount / own.lstrip("/") / f"referee-{os.getpid()}"
+        try:
+            parent.mkdir(exist_ok=True)
+        except OSError:
+            return None
+        parents[ctrl] = parent
+    return Cgroups(1, parents)
+
+
+def _try_v2() -> Cgroups | None:
+    if not (_ROOT / "cgroup.controllers").exists():
+        return None
+    own = _own_path("")
+    if own is None:
+        return None
+    base = _ROOT / own.lstrip("/")
+    parent = base / f"referee-{os.getpid()}"
+    try:
+        parent.mkdir(exist_ok=True)
+        _write(parent / "cgroup.subtree_control", "+memory +pids")
+    except OSError:
+        with contextlib.suppress(OSError):
+            parent.rmdir()
+        return None
+    return Cgroups(2, {"unified": parent})
+
+
+def detect_cgroups() -> Cgroups | None:
+    """The cgroup hierarchy this process may create groups in, or None where it may not."""
+    if os.environ.get("REFEREE_NO_CGROUPS") == "1":
+        return None
+    try:
+        return _try_v2() or _try_v1()
+    except OSError:
+        return None

@@ -1,0 +1,174 @@
+"""``Sandbox``: the one object users hold to run untrusted code.
+
+>>> from referee.sandbox import Sandbox, Limits
+>>> with Sandbox() as sb:                                     # doctest: +SKIP
+...     r = sb.run_python("print(sum(range(10)))")            # fast path: fork server
+...     r.stdout, r.exit_code
+('45\\n', 0)
+>>> with Sandbox() as sb:                                     # doctest: +SKIP
+...     sb.run(["sh", "-c", "echo $0"], limits=Limits(timeout_s=2)).stdout
+'sh\\n'
+
+A sandbox owns its scratch area (a tmpfs on root machines), its cgroup parent and a pool of
+fork-server workers that starts on the first ``run_python``. Close it (or use ``with``) to
+remove all of them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Literal
+
+from referee.errors import ConfigError
+from referee.sandbox.bubblewrap import BubblewrapRunner
+from referee.sandbox.cgroups import Cgroups, detect_cgroups
+from referee.sandbox.forkserver import ForkServerPool
+from referee.sandbox.host import Scratch, UidPool
+from referee.sandbox.limits import Limits
+from referee.sandbox.local import LocalRunner
+from referee.sandbox.result import ExecResult
+from referee.sandbox.view import SandboxView
+from referee.sandbox.workspace import Workspace
+
+__all__ = ["Backend", "Sandbox"]
+
+Backend = Literal["bwrap", "local"]
+
+
+class Sandbox:
+    """Isolated execution of commands and Python programs.
+
+    ``backend="bwrap"`` (the default) is the real sandbox and fails with a clear
+    :class:`~referee.errors.SandboxUnavailable` when bubblewrap is missing. ``backend="local"``
+    is the unsafe, no-isolation backend for trusted code on machines without bubblewrap.
+
+    ``python_workers`` is the size of the fork-server pool (default: one per CPU).
+    ``limits`` are the defaults for runs that pass none.
+    """
+
+    def __init__(
+        self,
+        backend: Backend = "bwrap",
+        *,
+        python_workers: int | None = None,
+        limits: Limits | None = None,
+        scratch_mb: int = 4096,
+    ) -> None:
+        if backend not in ("bwrap", "local"):
+            raise ConfigError(f"unknown sandbox backend {backend!r}; use 'bwrap' or 'local'")
+        self.backend = backend
+        self.limits = limits or Limits()
+        self.python_workers = python_workers or max(1, os.cpu_count() or 1)
+        self._pool: ForkServerPool | None = None
+        self._pool_lock = threading.Lock()
+        self._local: LocalRunner | None = None
+        self._cgroups: Cgroups | None = None
+        self._scratch: Scratch | None = None
+        if backend == "local":
+            self._local = LocalRunner()
+            return
+        self._scratch = Scratch(size_mb=scratch_mb)
+        try:
+            python_source = self._scratch.expose(Path(sys.base_prefix), "python")
+            self.view = SandboxView(python_source=python_source)
+            self._cgroups = detect_cgroups()
+            self.uids = UidPool()
+            self._runner = BubblewrapRunner(self.view, cgroups=self._cgroups,
+                                            scratch=self._scratch, uids=self.uids)  # fmt: skip
+        except BaseException:
+            self._scratch.close()
+            raise
+
+    # ---- running ------------------------------------------------------------------------
+    def run(
+        self,
+        argv: list[str],
+        *,
+        files: dict[str, bytes | str] | None = None,
+        stdin: bytes | None = None,
+        limits: Limits | None = None,
+        workspace: Workspace | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ExecResult:
+        """Run a command in a fresh sandbox. ``files`` go into the workspace first."""
+        limits = limits or self.limits
+        if self._local is not None:
+            return self._local.run(argv, files=files, stdin=stdin, limits=limits,
+                                   workspace=workspace, env=env)  # fmt: skip
+        return self._runner.run(argv, files=files, stdin=stdin, limits=limits,
+                                workspace=workspace, env=env)  # fmt: skip
+
+    def run_python(
+        self,
+        source: str | bytes,
+        *,
+        name: str = "main.py",
+        argv: list[str] | None = None,
+        files: dict[str, bytes | str] | None = None,
+        stdin: bytes | None = None,
+        limits: Limits | None = None,
+        workspace: Workspace | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ExecResult:
+        """Run Python source on the fast path (a fork of a warm, sandboxed interpreter).
+
+        The program runs as ``/workspace/<name>`` with ``sys.argv == argv or [name]``. Thread-safe:
+        concurrent calls use different workers.
+        """
+        limits = limits or self.limits
+        if self._local is not None:
+            return self._local.run_python(source, name=name, argv=argv, files=files,
+                                          stdin=stdin, limits=limits, workspace=workspace,
+                                          env=env)  # fmt: skip
+        return self.pool.run(source, name=name, argv=argv, files=files, stdin=stdin,
+                             limits=limits, workspace=workspace, env=env)  # fmt: skip
+
+    @property
+    def pool(self) -> ForkServerPool:
+        with self._pool_lock:
+            if self._pool is None:
+                assert self._scratch is not None
+                self._pool = ForkServerPool(self.view, cgroups=self._cgroups,
+                                            scratch=self._scratch, uids=self.uids,
+                                            workers=self.python_workers)  # fmt: skip
+            return self._pool
+
+    def workspace(self) -> Workspace:
+        """A new empty workspace for a multi-turn session (snapshot/restore for branching)."""
+        if self._scratch is None:
+            return Workspace.temporary()
+        uid = self.uids.acquire()
+        return Workspace(self._scratch.new_dir("session", uid), owner=uid, cleanup=True)
+
+    def isolation(self) -> list[str]:
+        """The layers a run gets on this machine, e.g. ``['bwrap', ..., 'cgroup-v1']``."""
+        if self._local is not None:
+            return self._local.isolation()
+        return self._runner.isolation()
+
+    # ---- lifecycle ----------------------------------------------------------------------
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+        if self._cgroups is not None:
+            self._cgroups.close()
+            self._cgroups = None
+        if self._scratch is not None:
+            self._scratch.close()
+            self._scratch = None
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass

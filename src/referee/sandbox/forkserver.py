@@ -1,0 +1,361 @@
+"""The Python fast path: warm interpreters inside long-lived sandboxes, one fork per run.
+
+A :class:`ForkWorker` is one bubblewrap sandbox (with every layer of the fresh path) holding the
+fork server of :mod:`._server`. The worker has a cgroup of its own whose memory and pids limits
+are set for each run, a host uid of its own, and a workspace directory mounted at ``/workspace``
+that the host fills before a run and empties after it. A :class:`ForkServerPool` holds several
+workers and hands each run to an idle one.
+
+If a run manages to take its worker down, the run is reported with a ``supervisor-lost``
+violation, the worker's cgroup is killed and a fresh worker takes its place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import queue
+import socket
+import subprocess
+import threading
+import time
+from importlib import resources
+from typing import Any
+
+from referee.errors import SandboxError
+from referee.sandbox.bubblewrap import stdin_fd
+from referee.sandbox.cgroups import Cgroup, Cgroups
+from referee.sandbox.host import Scratch, UidPool
+from referee.sandbox.limits import Limits
+from referee.sandbox.outcome import RawOutcome, to_result
+from referee.sandbox.process import (
+    OutputCollector,
+    base_rlimits,
+    make_preexec,
+    open_join_fds,
+    spawn,
+)
+from referee.sandbox.result import ExecResult
+from referee.sandbox.seccomp_policy import child_filter_bpf
+from referee.sandbox.view import SandboxView
+from referee.sandbox.workspace import Workspace
+
+__all__ = ["ForkServerPool", "ForkWorker"]
+
+_SERVER_SOURCE = resources.files("referee.sandbox").joinpath("_server.py").read_text()
+# Processes outside the run: bwrap's parent, its init and the server.
+_WORKER_PROCS = 3
+# The server's resident memory is charged to the same cgroup as the run: allow for it.
+_START_TIMEOUT_S = 15.0
+_GRACE_S = 2.0
+
+
+class ForkWorker:
+    """One sandboxed fork server. Not thread-safe: a pool gives it one run at a time."""
+
+    def __init__(
+        self,
+        view: SandboxView,
+        *,
+        cgroups: Cgroups | None,
+        scratch: Scratch,
+        uids: UidPool,
+        index: int = 0,
+    ) -> None:
+        self.view = view
+        self.cgroups = cgroups
+        self.scratch = scratch
+        self.uids = uids
+        self.index = index
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.sock: socket.socket | None = None
+        self.group: Cgroup | None = None
+        self.uid = -1
+        self.workspace: Workspace | None = None
+        self.baseline = 0
+        self._limit_set: tuple[int, int] | None = None
+        self._counters = (0, 0)
+        self.runs = 0
+
+    # ---- lifecycle ----------------------------------------------------------------------
+    def start(self) -> None:
+        self.uid = self.uids.acquire()
+        self.workspace = Workspace(self.scratch.new_dir(f"worker{self.index}", self.uid),
+                                   owner=self.uid)  # fmt: skip
+        if self.cgroups is not None:
+            self.group = self.cgroups.create(f"worker{self.index}")
+            # Generous until the first run sets its own limits.
+            self.group.set_limits(memory_bytes=1 << 30, pids_max=256)
+        host_sock, server_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        fd = server_sock.fileno()
+        join_fds = open_join_fds(self.group.procs_files()) if self.group is not None else []
+        cmd = self.view.command(
+            self.workspace.root,
+            [self.view.python, "-I", "-c", _SERVER_SOURCE, str(fd)],
+            pass_fds=(fd,),
+        )
+        rl = base_rlimits(nproc=4096, nofile=4096, fsize_bytes=1 << 40)
+        # Each run raises its own oom_score_adj to 1000, so under pressure the run dies first.
+        preexec = make_preexec(uid=self.uid, join_fds=join_fds, rlimits=rl)
+        devnull = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+        try:
+            self.proc = spawn(cmd.argv, pass_fds=cmd.pass_fds, stdin=devnull, stdout=devnull,
+                              stderr=subprocess.PIPE, preexec=preexec)  # type: ignore[arg-type]  # fmt: skip
+        finally:
+            os.close(devnull)
+            cmd.close()
+            server_sock.close()
+            for jfd in join_fds:
+                os.close(jfd)
+        self.sock = host_sock
+        host_sock.settimeout(_START_TIMEOUT_S)
+        try:
+            hello = json.loads(host_sock.recv(1 << 16) or b"null")
+        except (OSError, ValueError) as e:
+            hello = None
+            err = e
+        if not isinstance(hello, dict):
+            stderr = b""
+            if self.proc.stderr is not None:
+                with contextlib.suppress(Exception):
+                    self.proc.kill()
+                    stderr = self.proc.stderr.read()
+            self.close()
+            raise SandboxError(
+                f"fork server did not start: {stderr.decode(errors='replace')[-2000:]}"
+                f"{locals().get('err', '')}"
+            )
+        server_pid = int(hello["pid"])
+        host_sock.send(child_filter_bpf((1, server_pid)))
+        host_sock.settimeout(None)
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+            self.proc.stderr = None
+        if self.group is not None:
+            first = self.group.stats()
+            self.baseline = first.peak_bytes
+            self._counters = (first.oom_kills, first.pids_refused)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def close(self) -> None:
+        if self.sock is not None:
+            with contextlib.suppress(OSError):
+                self.sock.close()
+            self.sock = None
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+            with contextlib.suppress(Exception):
+                self.proc.wait(timeout=5)
+            self.proc = None
+        if self.group is not None:
+            with contextlib.suppress(SandboxError):
+                self.group.remove()
+            self.group = None
+        if self.workspace is not None:
+            with contextlib.suppress(OSError):
+                self.workspace.clear()
+                self.workspace.root.rmdir()
+            self.workspace = None
+        if self.uid >= 0:
+            self.uids.release(self.uid)
+            self.uid = -1
+
+    def restart(self) -> None:
+        self.close()
+        self.start()
+
+    # ---- one run ------------------------------------------------------------------------
+    def isolation(self) -> list[str]:
+        layers = ["bwrap", "userns", "pidns", "netns", "ipcns", "utsns", "mountns", "seccomp",
+                  "seccomp-child", "rlimits", "fork-server"]  # fmt: skip
+        if self.group is not None and self.cgroups is not None:
+            layers.append(f"cgroup-v{self.cgroups.version}")
+        if self.scratch.is_tmpfs:
+            layers.append("tmpfs-workspace")
+        if self.uids.privileged:
+            layers.append("uid-per-sandbox")
+        return layers
+
+    def _set_limits(self, limits: Limits) -> None:
+        if self.group is None:
+            return
+        wanted = (limits.memory_bytes + self.baseline, limits.max_processes + _WORKER_PROCS)
+        if wanted != self._limit_set:
+            self.group.set_limits(memory_bytes=wanted[0], pids_max=wanted[1])
+            self._limit_set = wanted
+        self.group.reset_peak()
+
+    def run(
+        self,
+        source: str | bytes,
+        *,
+        name: str = "main.py",
+        argv: list[str] | None = None,
+        files: dict[str, bytes | str] | None = None,
+        stdin: bytes | None = None,
+        limits: Limits | None = None,
+        workspace: Workspace | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ExecResult:
+        limits = limits or Limits()
+        if not self.alive:
+            self.restart()
+        assert self.workspace is not None and self.sock is not None
+        ws = self.workspace
+        if workspace is not None:
+            ws.restore(workspace.snapshot())
+        if files:
+            ws.write(files)
+        try:
+            self._set_limits(limits)
+            raw = self._exchange(source, name, argv, stdin, limits, env)
+            if raw.stats is not None:
+                # OOM kills and refused forks are cumulative counters: keep this run's share.
+                s = raw.stats
+                raw.stats = dataclasses.replace(
+                    s,
+                    oom_kills=s.oom_kills - self._counters[0],
+                    pids_refused=s.pids_refused - self._counters[1],
+                )
+                self._counters = (s.oom_kills, s.pids_refused)
+            if workspace is not None:
+                workspace.restore(ws.snapshot())
+        finally:
+            with contextlib.suppress(OSError):
+                ws.clear()
+        self.runs += 1
+        return to_result(raw, limits, isolation=self.isolation(), backend="bwrap-forkserver")
+
+    def _exchange(
+        self,
+        source: str | bytes,
+        name: str,
+        argv: list[str] | None,
+        stdin: bytes | None,
+        limits: Limits,
+        env: dict[str, str] | None,
+    ) -> RawOutcome:
+        assert self.sock is not None
+        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+        err_r, err_w = os.pipe2(os.O_CLOEXEC)
+        in_fd = stdin_fd(stdin)
+        src_fd = stdin_fd(source.encode() if isinstance(source, str) else source)
+        rlimits = [
+            ("RLIMIT_CPU", (limits.cpu_seconds, limits.cpu_seconds + 1)),
+            ("RLIMIT_NOFILE", (limits.max_open_files, limits.max_open_files)),
+            ("RLIMIT_FSIZE", (limits.max_file_mb << 20, limits.max_file_mb << 20)),
+            ("RLIMIT_CORE", (0, 0)),
+            ("RLIMIT_NPROC", (limits.max_processes + _WORKER_PROCS,) * 2),
+        ]
+        if self.group is None:
+            rlimits.append(("RLIMIT_AS", (limits.memory_bytes, limits.memory_bytes)))
+        request = {
+            "name": name,
+            "argv": argv or [name],
+            "env": self.view.env(env),
+            "timeout": limits.timeout_s,
+            "rlimits": rlimits,
+        }
+        try:
+            socket.send_fds(self.sock, [json.dumps(request).encode()],
+                            [in_fd, out_w, err_w, src_fd])  # fmt: skip
+        except OSError as e:
+            for fd in (out_r, err_r):
+                os.close(fd)
+            raise SandboxError(f"fork server unreachable: {e}") from e
+        finally:
+            for fd in (out_w, err_w, in_fd, src_fd):
+                os.close(fd)
+        collector = OutputCollector(out_r, err_r, limits.stdout_bytes, limits.stderr_bytes)
+        reply: list[bytes] = []
+
+        def on_reply() -> None:
+            try:
+                data = self.sock.recv(1 << 16)  # type: ignore[union-attr]
+            except OSError:
+                data = b""
+            reply.append(data)
+            collector.unwatch(self.sock.fileno())  # type: ignore[union-attr]
+
+        collector.watch(self.sock.fileno(), on_reply)
+        t0 = time.monotonic()
+        in_time = collector.pump(t0 + limits.timeout_s + _GRACE_S, stop=lambda: bool(reply))
+        wall = time.monotonic() - t0
+        out, out_trunc, err, err_trunc = collector.finish()
+        stats = self.group.stats() if self.group is not None else None
+        if not in_time or not reply or not reply[0]:
+            # The server is gone or hung: the run took it down. Replace the worker.
+            lost = not reply or not reply[0]
+            with contextlib.suppress(Exception):
+                self.restart()
+            return RawOutcome(
+                exit_code=None, signal=9, timed_out=not in_time, wall_s=wall, cpu_s=0.0,
+                maxrss_bytes=0, stdout=out, stderr=err, stdout_truncated=out_trunc,
+                stderr_truncated=err_trunc, stats=stats, memory_baseline=self.baseline,
+                extra_violations=("supervisor-lost",) if lost and in_time else (),
+            )  # fmt: skip
+        resp: dict[str, Any] = json.loads(reply[0])
+        if "error" in resp:
+            raise SandboxError(f"fork server failed: {resp['error']}")
+        return RawOutcome(
+            exit_code=None if resp.get("timed_out") else resp.get("exit_code"),
+            signal=resp.get("signal"),
+            timed_out=bool(resp["timed_out"]),
+            wall_s=float(resp["wall"]),
+            cpu_s=float(resp["utime"]) + float(resp["stime"]),
+            maxrss_bytes=int(resp["maxrss_kb"]) * 1024,
+            stdout=out,
+            stderr=err,
+            stdout_truncated=out_trunc,
+            stderr_truncated=err_trunc,
+            stats=stats,
+            memory_baseline=self.baseline,
+            strays=int(resp["strays"]),
+            rlimit_as=self.group is None,
+        )
+
+
+class ForkServerPool:
+    """Several fork workers; ``run`` is thread-safe and uses whichever worker is idle."""
+
+    def __init__(
+        self,
+        view: SandboxView,
+        *,
+        cgroups: Cgroups | None,
+        scratch: Scratch,
+        uids: UidPool,
+        workers: int = 2,
+    ) -> None:
+        if workers < 1:
+            raise SandboxError("a fork-server pool needs at least one worker")
+        self._idle: queue.Queue[ForkWorker] = queue.Queue()
+        self.workers: list[ForkWorker] = []
+        self._lock = threading.Lock()
+        for i in range(workers):
+            w = ForkWorker(view, cgroups=cgroups, scratch=scratch, uids=uids, index=i)
+            self.workers.append(w)
+        try:
+            for w in self.workers:
+                w.start()
+                self._idle.put(w)
+        except BaseException:
+            self.close()
+            raise
+
+    def run(self, source: str | bytes, **kwargs: Any) -> ExecResult:
+        worker = self._idle.get()
+        try:
+            return worker.run(source, **kwargs)
+        finally:
+            self._idle.put(worker)
+
+    def close(self) -> None:
+        for w in self.workers:
+            w.close()

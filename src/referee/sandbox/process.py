@@ -1,0 +1,203 @@
+"""Spawning bubblewrap with limits applied, and collecting a run's output under caps.
+
+The spawn happens through ``subprocess.Popen`` with a ``preexec_fn`` that only makes raw system
+calls (join the cgroup through pre-opened files, set rlimits, drop to the sandbox uid), so the
+process is inside its cgroup before bubblewrap runs its first instruction: there is no window in
+which a fast fork escapes the group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import selectors
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["OutputCollector", "RlimitSpec", "make_preexec", "open_join_fds", "spawn"]
+
+RlimitSpec = Sequence[tuple[int, tuple[int, int]]]
+
+
+def open_join_fds(procs_files: Sequence[object]) -> list[int]:
+    """Open each ``cgroup.procs`` for writing in the parent, where opening files is safe."""
+    return [os.open(str(p), os.O_WRONLY | os.O_CLOEXEC) for p in procs_files]
+
+
+def make_preexec(
+    *,
+    uid: int | None,
+    join_fds: Sequence[int],
+    rlimits: RlimitSpec,
+    oom_score_adj: int | None = None,
+) -> Callable[[], None]:
+    """The function run in the forked child just before ``exec(bwrap)``."""
+    join = tuple(join_fds)
+    limits = tuple(rlimits)
+    adj = None if oom_score_adj is None else str(oom_score_adj).encode()
+
+    def preexec() -> None:
+        for fd in join:
+            os.write(fd, b"0")  # "0" moves the writing process itself
+        if adj is not None:
+            try:  # lowering needs CAP_SYS_RESOURCE, which containers often lack
+                fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+                try:
+                    os.write(fd, adj)
+                finally:
+                    os.close(fd)
+            except OSError:
+                pass
+        for res, value in limits:
+            resource.setrlimit(res, value)
+        if uid is not None and os.geteuid() == 0:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+
+    return preexec
+
+
+def spawn(
+    argv: list[str],
+    *,
+    pass_fds: Sequence[int],
+    stdin: int,
+    stdout: int,
+    stderr: int,
+    preexec: Callable[[], None],
+) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        argv,
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        pass_fds=tuple(pass_fds),
+        preexec_fn=preexec,
+        close_fds=True,
+        env={},  # bwrap gets --clearenv anyway; keep the host's variables out of its own env too
+    )
+
+
+@dataclass
+class _Stream:
+    fd: int
+    cap: int
+    chunks: list[bytes] = field(default_factory=list)
+    size: int = 0
+    truncated: bool = False
+    open: bool = True
+
+
+class OutputCollector:
+    """Reads stdout and stderr of a run until both close, keeping at most ``cap`` bytes of each.
+
+    When a stream passes its cap the read end is closed: the writer then gets EPIPE or SIGPIPE
+    instead of filling the host's memory, and the result says ``*_truncated``.
+    """
+
+    def __init__(self, out_fd: int, err_fd: int, out_cap: int, err_cap: int) -> None:
+        self.streams = [_Stream(out_fd, out_cap), _Stream(err_fd, err_cap)]
+        self.sel = selectors.DefaultSelector()
+        for s in self.streams:
+            os.set_blocking(s.fd, False)
+            self.sel.register(s.fd, selectors.EVENT_READ, s)
+        self._extra: dict[int, Callable[[], None]] = {}
+
+    def watch(self, fd: int, on_ready: Callable[[], None]) -> None:
+        """Also call ``on_ready`` when ``fd`` becomes readable (e.g. a control socket)."""
+        self._extra[fd] = on_ready
+        self.sel.register(fd, selectors.EVENT_READ, None)
+
+    def unwatch(self, fd: int) -> None:
+        if self._extra.pop(fd, None) is not None:
+            self.sel.unregister(fd)
+
+    @property
+    def streams_open(self) -> bool:
+        return any(s.open for s in self.streams)
+
+    def pump(self, deadline: float, stop: Callable[[], bool] = lambda: False) -> bool:
+        """Read until both streams close and ``stop()`` is true, or ``deadline`` passes.
+
+        Returns False when the deadline passed first.
+        """
+        while True:
+            if not self.streams_open and stop():
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            if not self.sel.get_map():
+                time.sleep(min(remaining, 0.0005))
+                continue
+            # Once the streams are closed only stop() is awaited: poll it often.
+            wait = min(remaining, 0.5 if self.streams_open else 0.002)
+            for key, _ in self.sel.select(timeout=wait):
+                if key.data is None:
+                    self._extra[key.fd]()
+                else:
+                    self._read(key.data)
+
+    def _read(self, s: _Stream) -> None:
+        try:
+            data = os.read(s.fd, 1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._close(s)
+            return
+        room = s.cap - s.size
+        if len(data) > room:
+            s.chunks.append(data[:room])
+            s.size = s.cap
+            s.truncated = True
+            self._close(s)
+        else:
+            s.chunks.append(data)
+            s.size += len(data)
+
+    def _close(self, s: _Stream) -> None:
+        if s.open:
+            s.open = False
+            self.sel.unregister(s.fd)
+            with contextlib.suppress(OSError):
+                os.close(s.fd)
+
+    def finish(self) -> tuple[bytes, bool, bytes, bool]:
+        """(stdout, truncated, stderr, truncated); closes everything still open."""
+        for s in self.streams:
+            self._close(s)
+        for fd in list(self._extra):
+            self.unwatch(fd)
+        self.sel.close()
+        out, err = self.streams
+        return b"".join(out.chunks), out.truncated, b"".join(err.chunks), err.truncated
+
+
+def base_rlimits(
+    *,
+    nproc: int,
+    nofile: int,
+    fsize_bytes: int,
+    cpu_s: int | None = None,
+    as_bytes: int | None = None,
+) -> list[tuple[int, tuple[int, int]]]:
+    """The rlimits every sandboxed process starts with."""
+    limits: list[tuple[int, tuple[int, int]]] = [
+        (resource.RLIMIT_CORE, (0, 0)),
+        (resource.RLIMIT_NPROC, (nproc, nproc)),
+        (resource.RLIMIT_NOFILE, (nofile, nofile)),
+        (resource.RLIMIT_FSIZE, (fsize_bytes, fsize_bytes)),
+    ]
+    if cpu_s is not None:
+        # The soft limit sends SIGXCPU; the hard one, a second later, SIGKILL.
+        limits.append((resource.RLIMIT_CPU, (cpu_s, cpu_s + 1)))
+    if as_bytes is not None:
+        limits.append((resource.RLIMIT_AS, (as_bytes, as_bytes)))
+    return limits
