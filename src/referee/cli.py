@@ -38,7 +38,9 @@ def _parse_files(specs: list[str]) -> dict[str, bytes]:
     for spec in specs:
         dest, sep, src = spec.partition("=")
         if not sep or not dest or not src:
-            raise ConfigError(f"--file takes DEST=SRC (a workspace path and a host file), got {spec!r}")
+            raise ConfigError(
+                f"--file takes DEST=SRC (a workspace path and a host file), got {spec!r}"
+            )
         safe_relpath(dest)
         try:
             files[dest] = Path(src).read_bytes()
@@ -67,7 +69,9 @@ def exec_(
 
     try:
         if bool(cmd) == bool(python):
-            raise ConfigError("give either a command after `--` or `--python FILE`, not both or neither")
+            raise ConfigError(
+                "give either a command after `--` or `--python FILE`, not both or neither"
+            )
         limits = Limits(timeout_s=timeout, memory_mb=memory)
         files = _parse_files(file or [])
         data = None
@@ -85,8 +89,9 @@ def exec_(
         with Sandbox(backend=backend, python_workers=1) as sb:  # type: ignore[arg-type]
             if source is not None:
                 assert python is not None
-                result = sb.run_python(source, name=python.name, files=files, stdin=data,
-                                       limits=limits)  # fmt: skip
+                result = sb.run_python(
+                    source, name=python.name, files=files, stdin=data, limits=limits
+                )
             else:
                 result = sb.run(list(cmd or []), files=files, stdin=data, limits=limits)
     except (ConfigError, SandboxUnavailable) as e:

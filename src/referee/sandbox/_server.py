@@ -60,11 +60,12 @@ class Server:
         self._bpf = None
         self.main = self.compiled = self.compile_error = None
         self.rlimits = []
+        self.runs = 0
         self.devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(self.devnull, fd)
         # Fresh stdio objects over fds 0-2, shared by every run (each child writes to its copy).
-        sys.stdin = sys.__stdin__ = open(0, "r", closefd=False)
+        sys.stdin = sys.__stdin__ = open(0, closefd=False)
         sys.stdout = sys.__stdout__ = open(1, "w", closefd=False)
         sys.stderr = sys.__stderr__ = open(2, "w", closefd=False, errors="backslashreplace")
 
@@ -94,6 +95,10 @@ class Server:
                     except OSError:
                         pass
             self.sock.send(json.dumps(response).encode())
+            self.runs += 1
+            if self.runs % 256 == 0:  # the server's own cyclic garbage, now and then
+                gc.collect()
+                gc.freeze()
 
     def prepare(self, req, fds):
         """Everything a run needs that can be done before the fork, in the server.
@@ -212,6 +217,10 @@ class Server:
                 raise OSError(ctypes.get_errno(), "could not load the child seccomp filter")
             sys.path[0] = "/workspace"
             sys.modules["__main__"] = self.main
+            # The collector starts from nothing: the server's objects (and its allocation count,
+            # which would trigger an immediate collection) are not the program's, and scanning
+            # them would copy their pages.
+            gc.freeze()
             gc.enable()
         except BaseException as e:  # setup failed: say so on the run's stderr, exit 126
             try:

@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Mapping
 
 from referee.errors import SandboxError
 from referee.sandbox.cgroups import Cgroup, Cgroups
@@ -63,8 +64,17 @@ class BubblewrapRunner:
         self.uids = uids
 
     def isolation(self) -> list[str]:
-        layers = ["bwrap", "userns", "pidns", "netns", "ipcns", "utsns", "mountns", "seccomp",
-                  "rlimits"]  # fmt: skip
+        layers = [
+            "bwrap",
+            "userns",
+            "pidns",
+            "netns",
+            "ipcns",
+            "utsns",
+            "mountns",
+            "seccomp",
+            "rlimits",
+        ]
         if self.cgroups is not None:
             layers.append(f"cgroup-v{self.cgroups.version}")
         if self.scratch.is_tmpfs:
@@ -77,7 +87,7 @@ class BubblewrapRunner:
         self,
         argv: list[str],
         *,
-        files: dict[str, bytes | str] | None = None,
+        files: Mapping[str, bytes | str] | None = None,
         stdin: bytes | None = None,
         limits: Limits | None = None,
         workspace: Workspace | None = None,
@@ -87,7 +97,10 @@ class BubblewrapRunner:
         if not argv:
             raise SandboxError("no command given; pass the program and its arguments")
         own_ws = workspace is None
-        uid = self.uids.acquire() if own_ws or workspace.owner is None else workspace.owner
+        if workspace is not None and workspace.owner is not None:
+            uid = workspace.owner
+        else:
+            uid = self.uids.acquire()
         ws = workspace or Workspace(self.scratch.new_dir("run", uid), owner=uid, cleanup=True)
         group: Cgroup | None = None
         try:
@@ -95,14 +108,16 @@ class BubblewrapRunner:
                 ws.write(files)
             if self.cgroups is not None:
                 group = self.cgroups.create("run")
-                group.set_limits(memory_bytes=limits.memory_bytes,
-                                 pids_max=limits.max_processes + _BWRAP_PROCS)  # fmt: skip
+                group.set_limits(
+                    memory_bytes=limits.memory_bytes, pids_max=limits.max_processes + _BWRAP_PROCS
+                )
             return self._run(argv, ws, uid, group, stdin, limits, env)
         finally:
             if group is not None:
                 group.remove()
             if own_ws:
                 ws.close()
+            if workspace is None or workspace.owner is None:
                 self.uids.release(uid)
 
     def _run(
@@ -123,7 +138,9 @@ class BubblewrapRunner:
         cmd = self.view.command(ws.root, argv, env=env, pass_fds=(status_w,))
         cmd.argv[1:1] = ["--json-status-fd", str(status_w)]
         rl = base_rlimits(
-            nproc=limits.max_processes + _BWRAP_PROCS,
+            # Above the pids cgroup's limit when there is one, so that the cgroup binds first
+            # and its counter shows the run hit it; where there is none, RLIMIT_NPROC binds.
+            nproc=limits.max_processes + _BWRAP_PROCS + (8 if group is not None else 0),
             nofile=limits.max_open_files,
             fsize_bytes=limits.max_file_mb << 20,
             cpu_s=limits.cpu_seconds,
@@ -132,8 +149,14 @@ class BubblewrapRunner:
         preexec = make_preexec(uid=uid, join_fds=join_fds, rlimits=rl)
         t0 = time.monotonic()
         try:
-            proc = spawn(cmd.argv, pass_fds=cmd.pass_fds, stdin=in_fd, stdout=out_w,
-                         stderr=err_w, preexec=preexec)  # fmt: skip
+            proc = spawn(
+                cmd.argv,
+                pass_fds=cmd.pass_fds,
+                stdin=in_fd,
+                stdout=out_w,
+                stderr=err_w,
+                preexec=preexec,
+            )
         except OSError as e:
             for fd in (status_r, out_r, err_r):
                 os.close(fd)
@@ -194,13 +217,15 @@ class BubblewrapRunner:
             )
         if timed_out:
             code = None
+        cpu_s = ru.ru_utime + ru.ru_stime  # type: ignore[attr-defined]
+        if stats is not None and stats.cpu_s is not None:
+            cpu_s = stats.cpu_s  # the cgroup counts every process, reaped or not
         raw = RawOutcome(
             exit_code=code,
             signal=sig,
             timed_out=timed_out,
             wall_s=wall,
-            cpu_s=(stats.cpu_s if stats and stats.cpu_s is not None
-                   else ru.ru_utime + ru.ru_stime),  # type: ignore[attr-defined]  # fmt: skip
+            cpu_s=cpu_s,
             maxrss_bytes=ru.ru_maxrss * 1024,  # type: ignore[attr-defined]
             stdout=out,
             stderr=err,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -76,8 +77,9 @@ class Sandbox:
             self.view = SandboxView(python_source=python_source)
             self._cgroups = detect_cgroups()
             self.uids = UidPool()
-            self._runner = BubblewrapRunner(self.view, cgroups=self._cgroups,
-                                            scratch=self._scratch, uids=self.uids)  # fmt: skip
+            self._runner = BubblewrapRunner(
+                self.view, cgroups=self._cgroups, scratch=self._scratch, uids=self.uids
+            )
         except BaseException:
             self._scratch.close()
             raise
@@ -87,7 +89,7 @@ class Sandbox:
         self,
         argv: list[str],
         *,
-        files: dict[str, bytes | str] | None = None,
+        files: Mapping[str, bytes | str] | None = None,
         stdin: bytes | None = None,
         limits: Limits | None = None,
         workspace: Workspace | None = None,
@@ -96,10 +98,12 @@ class Sandbox:
         """Run a command in a fresh sandbox. ``files`` go into the workspace first."""
         limits = limits or self.limits
         if self._local is not None:
-            return self._local.run(argv, files=files, stdin=stdin, limits=limits,
-                                   workspace=workspace, env=env)  # fmt: skip
-        return self._runner.run(argv, files=files, stdin=stdin, limits=limits,
-                                workspace=workspace, env=env)  # fmt: skip
+            return self._local.run(
+                argv, files=files, stdin=stdin, limits=limits, workspace=workspace, env=env
+            )
+        return self._runner.run(
+            argv, files=files, stdin=stdin, limits=limits, workspace=workspace, env=env
+        )
 
     def run_python(
         self,
@@ -107,7 +111,7 @@ class Sandbox:
         *,
         name: str = "main.py",
         argv: list[str] | None = None,
-        files: dict[str, bytes | str] | None = None,
+        files: Mapping[str, bytes | str] | None = None,
         stdin: bytes | None = None,
         limits: Limits | None = None,
         workspace: Workspace | None = None,
@@ -120,20 +124,39 @@ class Sandbox:
         """
         limits = limits or self.limits
         if self._local is not None:
-            return self._local.run_python(source, name=name, argv=argv, files=files,
-                                          stdin=stdin, limits=limits, workspace=workspace,
-                                          env=env)  # fmt: skip
-        return self.pool.run(source, name=name, argv=argv, files=files, stdin=stdin,
-                             limits=limits, workspace=workspace, env=env)  # fmt: skip
+            return self._local.run_python(
+                source,
+                name=name,
+                argv=argv,
+                files=files,
+                stdin=stdin,
+                limits=limits,
+                workspace=workspace,
+                env=env,
+            )
+        return self.pool.run(
+            source,
+            name=name,
+            argv=argv,
+            files=files,
+            stdin=stdin,
+            limits=limits,
+            workspace=workspace,
+            env=env,
+        )
 
     @property
     def pool(self) -> ForkServerPool:
         with self._pool_lock:
             if self._pool is None:
                 assert self._scratch is not None
-                self._pool = ForkServerPool(self.view, cgroups=self._cgroups,
-                                            scratch=self._scratch, uids=self.uids,
-                                            workers=self.python_workers)  # fmt: skip
+                self._pool = ForkServerPool(
+                    self.view,
+                    cgroups=self._cgroups,
+                    scratch=self._scratch,
+                    uids=self.uids,
+                    workers=self.python_workers,
+                )
             return self._pool
 
     def workspace(self) -> Workspace:

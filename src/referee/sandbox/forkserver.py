@@ -21,6 +21,7 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
@@ -82,8 +83,9 @@ class ForkWorker:
     # ---- lifecycle ----------------------------------------------------------------------
     def start(self) -> None:
         self.uid = self.uids.acquire()
-        self.workspace = Workspace(self.scratch.new_dir(f"worker{self.index}", self.uid),
-                                   owner=self.uid)  # fmt: skip
+        self.workspace = Workspace(
+            self.scratch.new_dir(f"worker{self.index}", self.uid), owner=self.uid
+        )
         if self.cgroups is not None:
             self.group = self.cgroups.create(f"worker{self.index}")
             # Generous until the first run sets its own limits.
@@ -101,8 +103,14 @@ class ForkWorker:
         preexec = make_preexec(uid=self.uid, join_fds=join_fds, rlimits=rl)
         devnull = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
         try:
-            self.proc = spawn(cmd.argv, pass_fds=cmd.pass_fds, stdin=devnull, stdout=devnull,
-                              stderr=subprocess.PIPE, preexec=preexec)  # type: ignore[arg-type]  # fmt: skip
+            self.proc = spawn(
+                cmd.argv,
+                pass_fds=cmd.pass_fds,
+                stdin=devnull,
+                stdout=devnull,
+                stderr=subprocess.PIPE,
+                preexec=preexec,
+            )
         finally:
             os.close(devnull)
             cmd.close()
@@ -172,8 +180,19 @@ class ForkWorker:
 
     # ---- one run ------------------------------------------------------------------------
     def isolation(self) -> list[str]:
-        layers = ["bwrap", "userns", "pidns", "netns", "ipcns", "utsns", "mountns", "seccomp",
-                  "seccomp-child", "rlimits", "fork-server"]  # fmt: skip
+        layers = [
+            "bwrap",
+            "userns",
+            "pidns",
+            "netns",
+            "ipcns",
+            "utsns",
+            "mountns",
+            "seccomp",
+            "seccomp-child",
+            "rlimits",
+            "fork-server",
+        ]
         if self.group is not None and self.cgroups is not None:
             layers.append(f"cgroup-v{self.cgroups.version}")
         if self.scratch.is_tmpfs:
@@ -197,7 +216,7 @@ class ForkWorker:
         *,
         name: str = "main.py",
         argv: list[str] | None = None,
-        files: dict[str, bytes | str] | None = None,
+        files: Mapping[str, bytes | str] | None = None,
         stdin: bytes | None = None,
         limits: Limits | None = None,
         workspace: Workspace | None = None,
@@ -251,7 +270,8 @@ class ForkWorker:
             ("RLIMIT_NOFILE", (limits.max_open_files, limits.max_open_files)),
             ("RLIMIT_FSIZE", (limits.max_file_mb << 20, limits.max_file_mb << 20)),
             ("RLIMIT_CORE", (0, 0)),
-            ("RLIMIT_NPROC", (limits.max_processes + _WORKER_PROCS,) * 2),
+            # Above the pids cgroup limit, so the cgroup binds first and counts the refusal.
+            ("RLIMIT_NPROC", (limits.max_processes + _WORKER_PROCS + 8,) * 2),
         ]
         if self.group is None:
             rlimits.append(("RLIMIT_AS", (limits.memory_bytes, limits.memory_bytes)))
@@ -263,8 +283,9 @@ class ForkWorker:
             "rlimits": rlimits,
         }
         try:
-            socket.send_fds(self.sock, [json.dumps(request).encode()],
-                            [in_fd, out_w, err_w, src_fd])  # fmt: skip
+            socket.send_fds(
+                self.sock, [json.dumps(request).encode()], [in_fd, out_w, err_w, src_fd]
+            )
         except OSError as e:
             for fd in (out_r, err_r):
                 os.close(fd)
@@ -295,11 +316,20 @@ class ForkWorker:
             with contextlib.suppress(Exception):
                 self.restart()
             return RawOutcome(
-                exit_code=None, signal=9, timed_out=not in_time, wall_s=wall, cpu_s=0.0,
-                maxrss_bytes=0, stdout=out, stderr=err, stdout_truncated=out_trunc,
-                stderr_truncated=err_trunc, stats=stats, memory_baseline=self.baseline,
+                exit_code=None,
+                signal=9,
+                timed_out=not in_time,
+                wall_s=wall,
+                cpu_s=0.0,
+                maxrss_bytes=0,
+                stdout=out,
+                stderr=err,
+                stdout_truncated=out_trunc,
+                stderr_truncated=err_trunc,
+                stats=stats,
+                memory_baseline=self.baseline,
                 extra_violations=("supervisor-lost",) if lost and in_time else (),
-            )  # fmt: skip
+            )
         resp: dict[str, Any] = json.loads(reply[0])
         if "error" in resp:
             raise SandboxError(f"fork server failed: {resp['error']}")

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 
 from referee.sandbox.limits import Limits
@@ -47,7 +48,7 @@ class LocalRunner:
         self,
         argv: list[str],
         *,
-        files: dict[str, bytes | str] | None = None,
+        files: Mapping[str, bytes | str] | None = None,
         stdin: bytes | None = None,
         limits: Limits | None = None,
         workspace: Workspace | None = None,
@@ -63,40 +64,70 @@ class LocalRunner:
             if workspace is None:
                 ws.close()
 
-    def run_python(self, source: str | bytes, *, name: str = "main.py",
-                   argv: list[str] | None = None, **kwargs: object) -> ExecResult:  # fmt: skip
+    def run_python(
+        self,
+        source: str | bytes,
+        *,
+        name: str = "main.py",
+        argv: list[str] | None = None,
+        **kwargs: object,
+    ) -> ExecResult:
         files = dict(kwargs.pop("files", None) or {})  # type: ignore[call-overload]
         files[name] = source
-        return self.run([sys.executable, name, *(argv or [name])[1:]], files=files,
-                        **kwargs)  # type: ignore[arg-type]  # fmt: skip
+        return self.run([sys.executable, name, *(argv or [name])[1:]], files=files, **kwargs)  # type: ignore[arg-type]
 
-    def _run(self, argv: list[str], cwd: Path, stdin: bytes | None, limits: Limits,
-             env: dict[str, str] | None) -> ExecResult:  # fmt: skip
+    def _run(
+        self,
+        argv: list[str],
+        cwd: Path,
+        stdin: bytes | None,
+        limits: Limits,
+        env: dict[str, str] | None,
+    ) -> ExecResult:
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
         err_r, err_w = os.pipe2(os.O_CLOEXEC)
         with tempfile.TemporaryFile() as stdin_file:
             stdin_file.write(stdin or b"")
             stdin_file.seek(0)
-            rl = base_rlimits(nproc=4096, nofile=limits.max_open_files,
-                              fsize_bytes=limits.max_file_mb << 20, cpu_s=limits.cpu_seconds,
-                              as_bytes=limits.memory_bytes)  # fmt: skip
+            rl = base_rlimits(
+                nproc=4096,
+                nofile=limits.max_open_files,
+                fsize_bytes=limits.max_file_mb << 20,
+                cpu_s=limits.cpu_seconds,
+                as_bytes=limits.memory_bytes,
+            )
             t0 = time.monotonic()
             proc = subprocess.Popen(
-                argv, cwd=cwd, stdin=stdin_file, stdout=out_w, stderr=err_w,
+                argv,
+                cwd=cwd,
+                stdin=stdin_file,
+                stdout=out_w,
+                stderr=err_w,
                 env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **(env or {})},
                 preexec_fn=make_preexec(uid=None, join_fds=(), rlimits=rl),
                 start_new_session=True,
-            )  # fmt: skip
+            )
             os.close(out_w)
             os.close(err_w)
             collector = OutputCollector(out_r, err_r, limits.stdout_bytes, limits.stderr_bytes)
-            done = collector.pump(t0 + limits.timeout_s, stop=lambda: proc.poll() is not None)
+            exited: list[tuple[int, int, object]] = []
+
+            def reaped() -> bool:
+                if not exited:
+                    pid, st, ru = os.wait4(proc.pid, os.WNOHANG)
+                    if pid:
+                        exited.append((pid, st, ru))
+                return bool(exited)
+
+            done = collector.pump(t0 + limits.timeout_s, stop=reaped)
             if not done:
                 try:
                     os.killpg(proc.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            _, status, ru = os.wait4(proc.pid, 0)
+            if not exited:
+                exited.append(os.wait4(proc.pid, 0))
+            _, status, ru = exited[0]
             proc.returncode = 0
             wall = time.monotonic() - t0
             out, ot, err, et = collector.finish()
@@ -104,8 +135,14 @@ class LocalRunner:
         raw = RawOutcome(
             exit_code=code,
             signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-            timed_out=not done, wall_s=wall, cpu_s=ru.ru_utime + ru.ru_stime,
-            maxrss_bytes=ru.ru_maxrss * 1024, stdout=out, stderr=err, stdout_truncated=ot,
-            stderr_truncated=et, rlimit_as=True,
-        )  # fmt: skip
+            timed_out=not done,
+            wall_s=wall,
+            cpu_s=ru.ru_utime + ru.ru_stime,  # type: ignore[attr-defined]
+            maxrss_bytes=ru.ru_maxrss * 1024,  # type: ignore[attr-defined]
+            stdout=out,
+            stderr=err,
+            stdout_truncated=ot,
+            stderr_truncated=et,
+            rlimit_as=True,
+        )
         return to_result(raw, limits, isolation=self.isolation(), backend="local")

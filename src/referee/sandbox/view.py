@@ -36,7 +36,7 @@ _HOSTS = "127.0.0.1 localhost sandbox\n::1 localhost\n"
 
 
 def find_bwrap() -> str:
-    """Path of the ``bwrap`` binary, or a :class:`SandboxUnavailable` that says how to install it."""
+    """Path of ``bwrap``, or a :class:`SandboxUnavailable` that says how to install it."""
     path = shutil.which("bwrap")
     if path is None:
         raise SandboxUnavailable(
@@ -84,8 +84,11 @@ class SandboxView:
     def __post_init__(self) -> None:
         self.bwrap = find_bwrap()
         ver = f"python{sys.version_info.major}.{sys.version_info.minor}"
-        stdlib = Path(sysconfig.get_paths(vars={"installed_base": str(self.python_prefix),
-                                                 "base": str(self.python_prefix)})["stdlib"])
+        stdlib = Path(
+            sysconfig.get_paths(
+                vars={"installed_base": str(self.python_prefix), "base": str(self.python_prefix)}
+            )["stdlib"]
+        )
         self._site_packages = f"{PYTHON_MOUNT}/lib/{ver}/site-packages"
         self._python_bin = f"{PYTHON_MOUNT}/bin/{ver}"
         if not (stdlib / "os.py").exists():
@@ -129,23 +132,50 @@ class SandboxView:
         """The bwrap argv that runs ``argv`` in ``workspace``. ``argv[0]`` is looked up on PATH."""
         fds: list[int] = []
         a: list[str] = [self.bwrap]
-        a += ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net",
-              "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox",
-              "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID),
-              "--die-with-parent", "--new-session", "--cap-drop", "ALL"]  # fmt: skip
+        a += [
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-net",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--hostname",
+            "sandbox",
+            "--uid",
+            str(SANDBOX_UID),
+            "--gid",
+            str(SANDBOX_GID),
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+        ]
         a += ["--ro-bind", "/usr/bin", "/usr/bin", "--ro-bind", "/usr/lib", "/usr/lib"]
         if self._has_lib64:
             a += ["--ro-bind", "/usr/lib64", "/usr/lib64", "--symlink", "usr/lib64", "/lib64"]
-        a += ["--symlink", "usr/lib", "/lib", "--symlink", "usr/bin", "/bin",
-              "--symlink", "usr/bin", "/sbin"]  # fmt: skip
+        a += [
+            "--symlink",
+            "usr/lib",
+            "/lib",
+            "--symlink",
+            "usr/bin",
+            "/bin",
+            "--symlink",
+            "usr/bin",
+            "/sbin",
+        ]
         # Debian's own Python packages would be importable by /usr/bin/python3: hide them.
         if Path("/usr/lib/python3/dist-packages").is_dir():
             a += ["--tmpfs", "/usr/lib/python3/dist-packages"]
         a += ["--dir", "/etc"]
         if Path("/etc/ld.so.cache").exists():
             a += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
-        for dest, data in (("/etc/passwd", _PASSWD), ("/etc/group", _GROUP),
-                           ("/etc/hosts", _HOSTS), ("/etc/hostname", "sandbox\n")):  # fmt: skip
+        for dest, data in (
+            ("/etc/passwd", _PASSWD),
+            ("/etc/group", _GROUP),
+            ("/etc/hosts", _HOSTS),
+            ("/etc/hostname", "sandbox\n"),
+        ):
             fd = _memfd("etc", data.encode())
             fds.append(fd)
             a += ["--ro-bind-data", str(fd), dest]
@@ -167,4 +197,3 @@ class SandboxView:
             a += ["--setenv", key, value]
         a += ["--", *argv]
         return BwrapCommand(argv=a, owned_fds=fds, pass_fds=(*fds, *pass_fds))
-

@@ -40,6 +40,7 @@ class Snapshot:
 
     files: tuple[tuple[str, bytes, int], ...]  # (relative path, content, mode)
     dirs: tuple[str, ...]
+    links: tuple[tuple[str, str], ...] = ()  # (relative path, link target), kept as plain data
 
     @property
     def size_bytes(self) -> int:
@@ -170,14 +171,21 @@ class Workspace:
                     os.close(sub)
             elif stat.S_ISREG(st.st_mode):
                 yield rel, "file", stat.S_IMODE(st.st_mode), dfd, entry.name
+            elif stat.S_ISLNK(st.st_mode):
+                yield rel, "link", 0, dfd, entry.name
             else:
                 yield rel, "other", 0, dfd, entry.name
 
     # ---- snapshot / restore ---------------------------------------------------------------
     def snapshot(self, *, max_bytes: int = 256 << 20) -> Snapshot:
-        """Copy the workspace's files and directories into memory (links are not kept)."""
+        """Copy the workspace's files, directories and symlinks into memory.
+
+        Symlinks are recorded as their target strings and never followed; FIFOs, sockets and
+        devices are left out.
+        """
         files: list[tuple[str, bytes, int]] = []
         dirs: list[str] = []
+        links: list[tuple[str, str]] = []
         budget = max_bytes
         for rel, kind, mode, dfd, name in self._walk():
             if kind == "dir":
@@ -186,7 +194,9 @@ class Workspace:
                 data = _read_regular(dfd, name, budget, rel)
                 budget -= len(data)
                 files.append((rel, data, mode))
-        return Snapshot(files=tuple(files), dirs=tuple(dirs))
+            elif kind == "link":
+                links.append((rel, os.readlink(name, dir_fd=dfd)))
+        return Snapshot(files=tuple(files), dirs=tuple(dirs), links=tuple(links))
 
     def restore(self, snapshot: Snapshot) -> None:
         """Make the workspace exactly what it was when ``snapshot`` was taken."""
@@ -196,6 +206,12 @@ class Workspace:
                 pass
         for rel, data, mode in snapshot.files:
             self.write({rel: data}, mode=mode)
+        for rel, target in snapshot.links:
+            parts = safe_relpath(rel)
+            with self._dir_fd(parts[:-1], create=True) as dfd:
+                os.symlink(target, parts[-1], dir_fd=dfd)
+                if self.owner is not None:
+                    os.chown(parts[-1], self.owner, self.owner, dir_fd=dfd, follow_symlinks=False)
 
     def clear(self) -> None:
         """Remove everything inside the workspace (the directory itself stays)."""

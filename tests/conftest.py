@@ -1,0 +1,93 @@
+"""Test-suite guard rails.
+
+The whole pytest process moves into a pids and memory cgroup of its own before any test runs, so
+that a sandbox bug lets a hostile program fail a test instead of taking the machine down (as root,
+RLIMIT_NPROC does not stop a fork bomb; only a pids cgroup does). Sandboxes the tests create nest
+their own groups inside this one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+_GUARD_PIDS = 4096
+_GUARD_MEMORY = 12 << 30
+
+
+def _own(controller: str) -> str | None:
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, ctrls, path = line.split(":", 2)
+        if controller in ctrls.split(","):
+            return path
+    return None
+
+
+def _enter_guard_cgroup() -> list[Path]:
+    made: list[Path] = []
+    if os.geteuid() != 0:
+        return made
+    for ctrl, limit_file, value in (
+        ("pids", "pids.max", _GUARD_PIDS),
+        ("memory", "memory.limit_in_bytes", _GUARD_MEMORY),
+    ):
+        own = _own(ctrl)
+        base = Path("/sys/fs/cgroup") / ctrl
+        if own is None or not (base / "cgroup.procs").exists():
+            continue
+        group = base / own.lstrip("/") / f"referee-tests-{os.getpid()}"
+        try:
+            group.mkdir(exist_ok=True)
+            (group / limit_file).write_text(str(value))
+            (group / "cgroup.procs").write_text(str(os.getpid()))
+            made.append(group)
+        except OSError:
+            continue
+    return made
+
+
+_GUARDS: list[Path] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _GUARDS.extend(_enter_guard_cgroup())
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for group in _GUARDS:
+        parent = group.parent
+        with contextlib.suppress(OSError):
+            (parent / "cgroup.procs").write_text(str(os.getpid()))
+            group.rmdir()
+
+
+@pytest.fixture(scope="session")
+def sandbox() -> Iterator[object]:
+    """One real sandbox (bubblewrap + fork server) shared by the tests of a session."""
+    from referee.sandbox import Sandbox
+
+    sb = Sandbox(python_workers=2)
+    yield sb
+    sb.close()
+
+
+@pytest.fixture(params=["fresh", "fork"])
+def run_py(request: pytest.FixtureRequest, sandbox: object):  # type: ignore[no-untyped-def]
+    """Run Python source on either path: a fresh bubblewrap process, or the fork server."""
+    from referee.sandbox import Sandbox
+
+    sb: Sandbox = sandbox  # type: ignore[assignment]
+
+    def run(source: str, **kwargs):  # type: ignore[no-untyped-def]
+        if request.param == "fork":
+            return sb.run_python(source, **kwargs)
+        files = dict(kwargs.pop("files", None) or {})
+        files["main.py"] = source
+        return sb.run(["python3", "main.py"], files=files, **kwargs)
+
+    run.path = request.param  # type: ignore[attr-defined]
+    return run

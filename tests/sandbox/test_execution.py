@@ -1,0 +1,155 @@
+"""Ordinary behaviour of both execution paths: what a well-behaved program sees and gets back."""
+
+import signal
+
+import pytest
+
+from referee.sandbox import Limits
+
+
+def test_exit_codes_and_output(run_py):
+    r = run_py("import sys\nprint('out')\nprint('err', file=sys.stderr)\nsys.exit(3)")
+    assert (r.exit_code, r.stdout, r.stderr, r.signal) == (3, "out\n", "err\n", None)
+    assert not r.ok and r.wall_s > 0
+
+
+def test_uncaught_exception_gives_a_traceback_and_exit_1(run_py):
+    r = run_py("def f():\n    raise ValueError('boom')\nf()")
+    assert r.exit_code == 1
+    assert 'File "/workspace/main.py", line 2, in f' in r.stderr
+    assert r.stderr.strip().endswith("ValueError: boom")
+    assert "_server" not in r.stderr and "<string>" not in r.stderr
+
+
+def test_syntax_error_is_the_programs_failure(run_py):
+    r = run_py("def (:\n")
+    assert r.exit_code == 1 and "SyntaxError" in r.stderr
+
+
+def test_killed_by_a_signal(run_py):
+    r = run_py("import os, signal\nos.kill(os.getpid(), signal.SIGABRT)")
+    assert r.exit_code is None and r.signal == signal.SIGABRT
+
+
+def test_stdin_files_and_cwd(run_py):
+    r = run_py(
+        "import os, sys\nprint(os.getcwd(), open('data/in.txt').read(), sys.stdin.read())",
+        files={"data/in.txt": "file"},
+        stdin=b"piped",
+    )
+    assert r.stdout == "/workspace file piped\n"
+
+
+def test_workspace_modules_are_importable(run_py):
+    r = run_py("import helper\nprint(helper.VALUE)", files={"helper.py": "VALUE = 42"})
+    assert r.stdout == "42\n"
+
+
+def test_python3_is_referees_interpreter_with_stdlib_only(run_py):
+    import sys
+
+    r = run_py(
+        "import sys\nprint(sys.version_info[:2], any('site-packages' in p and __import__('os').listdir(p) for p in sys.path if __import__('os').path.isdir(p)))"
+    )
+    assert r.stdout == f"{tuple(sys.version_info[:2])} False\n"
+    r = run_py("import pydantic")
+    assert r.exit_code == 1 and "ModuleNotFoundError" in r.stderr
+
+
+def test_environment_is_clean_and_extendable(run_py):
+    r = run_py(
+        "import os\nprint(os.environ['HOME'], os.environ['GREETING'], os.getuid())",
+        env={"GREETING": "hi"},
+    )
+    assert r.stdout == "/tmp hi 1000\n"
+
+
+def test_atexit_and_threads_finish_like_python(run_py):
+    src = (
+        "import atexit, threading, time\natexit.register(lambda: print('atexit'))\n"
+        "t = threading.Thread(target=lambda: (time.sleep(0.1), print('thread')))\nt.start()"
+    )
+    assert run_py(src).stdout == "thread\natexit\n"
+
+
+def test_sys_exit_with_message(run_py):
+    r = run_py("raise SystemExit('bad input')")
+    assert r.exit_code == 1 and r.stderr == "bad input\n"
+
+
+def test_timeout_is_accurate(run_py):
+    r = run_py("import time; time.sleep(0.3); print('done')", limits=Limits(timeout_s=2))
+    assert r.exit_code == 0 and 0.3 <= r.wall_s < 1.5
+
+
+def test_cpu_time_and_memory_are_measured(run_py):
+    r = run_py("x = bytearray(64 << 20)\nfor i in range(2_000_000): pass")
+    assert r.cpu_s > 0.02
+    assert 60 <= r.peak_memory_mb <= 200
+
+
+def test_isolation_layers_are_reported(run_py):
+    r = run_py("pass")
+    for layer in ("bwrap", "seccomp", "rlimits", "netns", "pidns", "userns"):
+        assert layer in r.isolation
+    assert r.backend in ("bwrap", "bwrap-forkserver")
+
+
+def test_shell_commands_on_the_fresh_path(sandbox):
+    r = sandbox.run(["sh", "-c", "echo $HOME; cat in.txt | tr a-z A-Z"], files={"in.txt": "abc"})
+    assert r.stdout == "/tmp\nABC"
+    r = sandbox.run(["definitely-not-a-command"])
+    assert r.exit_code == 127
+
+
+def test_session_workspace_persists_across_runs_and_paths(sandbox):
+    ws = sandbox.workspace()
+    try:
+        sandbox.run_python("open('state.txt', 'w').write('1')", workspace=ws)
+        sandbox.run(["sh", "-c", "echo 2 >> state.txt"], workspace=ws)
+        snap = ws.snapshot()
+        sandbox.run_python("open('state.txt', 'a').write('3')", workspace=ws)
+        assert ws.read("state.txt") == b"12\n3"
+        ws.restore(snap)
+        r = sandbox.run_python("print(open('state.txt').read().strip())", workspace=ws)
+        assert r.stdout == "12\n"
+    finally:
+        ws.close()
+
+
+def test_concurrent_fast_path_runs_do_not_mix(sandbox):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(i):
+        return sandbox.run_python(
+            f"import os\nopen('me', 'w').write('{i}')\nprint(open('me').read())",
+            files={"seed": str(i)},
+        )
+
+    with ThreadPoolExecutor(4) as ex:
+        results = list(ex.map(one, range(40)))
+    assert [r.stdout for r in results] == [f"{i}\n" for i in range(40)]
+
+
+@pytest.mark.hostile
+def test_worker_lost_mid_run_is_reported_and_replaced(sandbox):
+    import threading
+    import time
+
+    pool = sandbox.pool
+    worker = pool.workers[0]
+    # Take this worker out of rotation so the run below lands on it.
+    taken = [pool._idle.get() for _ in pool.workers]
+    try:
+
+        def kill_soon():
+            time.sleep(0.3)
+            worker.proc.kill()  # an infrastructure fault injected from the host
+
+        threading.Thread(target=kill_soon).start()
+        r = worker.run("import time; time.sleep(5)", limits=Limits(timeout_s=3))
+        assert "supervisor-lost" in r.violations and r.exit_code is None
+        assert worker.run("print('replaced')").stdout == "replaced\n"
+    finally:
+        for w in taken:
+            pool._idle.put(w)
