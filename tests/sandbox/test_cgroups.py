@@ -42,4 +42,8 @@ def test_raising_and_lowering_the_memory_limit():
 
 
 def test_parent_group_is_per_process():
-    assert all(f"referee-{os.getpid()}" in str(p) for p in cgroups._parents.values())
+    assert all(f"referee-{os.getpid()}-" in str(p) for p in cgroups._parents.values())
+    other = detect_cgroups()
+    assert other is not None
+    assert set(other._parents.values()).isdisjoint(cgroups._parents.values())
+    other.close()

@@ -195,6 +195,9 @@ class BubblewrapRunner:
         wall = time.monotonic() - t0
         # Drain what the killed tree left in the pipes, briefly.
         collector.pump(time.monotonic() + 0.2, stop=lambda: True)
+        # What bubblewrap wrote is in the pipe by now; don't wait for EOF, which comes only once
+        # the kernel has finished tearing the namespace down.
+        os.set_blocking(status_r, False)
         with contextlib.suppress(OSError):
             while chunk := os.read(status_r, 4096):
                 status_chunks.append(chunk)
@@ -249,19 +252,17 @@ class BubblewrapRunner:
 
 
 def _parse_status(data: bytes) -> tuple[bool, int | None]:
+    """Whether bubblewrap got as far as starting the child.
+
+    The exit code is taken from the wait status, never from this channel: it is bubblewrap's,
+    and anything the program could possibly write into must not decide a result.
+    """
     started = False
-    exit_code: int | None = None
     for line in data.decode(errors="replace").splitlines():
-        line = line.strip()
-        if not line:
-            continue
         with contextlib.suppress(ValueError):
-            obj = json.loads(line)
-            if "child-pid" in obj:
+            if "child-pid" in json.loads(line):
                 started = True
-            if "exit-code" in obj:
-                exit_code = int(obj["exit-code"])
-    return started, exit_code
+    return started, None
 
 
 def _code_and_signal(exit_code: int | None, status: int) -> tuple[int | None, int | None]:

@@ -7,12 +7,14 @@ peak memory and OOM kills from it, and kills the whole group when the run is ove
 a run forked or daemonised survives it.
 
 Groups are created under the cgroup this process already lives in, inside a per-process parent
-``referee-<pid>``, so that several referee processes on one machine never collide.
+``referee-<pid>-<n>``, so that several referee processes (and several sandboxes in one process)
+never collide.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
 import time
@@ -25,6 +27,8 @@ from referee.errors import SandboxError
 __all__ = ["Cgroup", "CgroupStats", "Cgroups", "detect_cgroups"]
 
 _ROOT = Path("/sys/fs/cgroup")
+# Several sandboxes in one process each get a parent group of their own.
+_INSTANCES = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -300,33 +304,37 @@ def _own_path(controller: str) -> str | None:
     return None
 
 
-def _try_v1() -> Cgroups | None:
-    wanted = ["memory", "pids", "cpuacct"]
+def _try_v1(label: str) -> Cgroups | None:
+    # Only the two controllers that limit. Each controller costs a migration per process that
+    # joins (several milliseconds each on v1: an RCU grace period), and CPU time comes from
+    # rusage anyway.
+    wanted = ["memory", "pids"]
     parents: dict[str, Path] = {}
     for ctrl in wanted:
         mount = _ROOT / ctrl
         own = _own_path(ctrl)
         if own is None or not (mount / "cgroup.procs").exists():
-            if ctrl == "cpuacct":
-                continue  # optional: CPU time then comes from rusage
             return None
-        parent = mount / own.lstrip("/") / f"referee-{os.getpid()}"
+        parent = mount / own.lstrip("/") / label
         try:
             parent.mkdir(exist_ok=True)
         except OSError:
+            for made in parents.values():
+                with contextlib.suppress(OSError):
+                    made.rmdir()
             return None
         parents[ctrl] = parent
     return Cgroups(1, parents)
 
 
-def _try_v2() -> Cgroups | None:
+def _try_v2(label: str) -> Cgroups | None:
     if not (_ROOT / "cgroup.controllers").exists():
         return None
     own = _own_path("")
     if own is None:
         return None
     base = _ROOT / own.lstrip("/")
-    parent = base / f"referee-{os.getpid()}"
+    parent = base / label
     try:
         parent.mkdir(exist_ok=True)
         _write(parent / "cgroup.subtree_control", "+memory +pids")
@@ -341,7 +349,8 @@ def detect_cgroups() -> Cgroups | None:
     """The cgroup hierarchy this process may create groups in, or None where it may not."""
     if os.environ.get("REFEREE_NO_CGROUPS") == "1":
         return None
+    label = f"referee-{os.getpid()}-{next(_INSTANCES)}"
     try:
-        return _try_v2() or _try_v1()
+        return _try_v2(label) or _try_v1(label)
     except OSError:
         return None
