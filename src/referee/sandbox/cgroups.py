@@ -305,15 +305,17 @@ def _own_path(controller: str) -> str | None:
 
 
 def _try_v1(label: str) -> Cgroups | None:
-    # Only the two controllers that limit. Each controller costs a migration per process that
-    # joins (several milliseconds each on v1: an RCU grace period), and CPU time comes from
-    # rusage anyway.
-    wanted = ["memory", "pids"]
+    # memory and pids limit; cpuacct counts CPU time of processes rusage never sees (bubblewrap
+    # does not wait for its init, so the program's rusage is lost). Each controller costs a
+    # migration per process that joins: several milliseconds on v1 (an RCU grace period).
+    wanted = ["memory", "pids", "cpuacct"]
     parents: dict[str, Path] = {}
     for ctrl in wanted:
         mount = _ROOT / ctrl
         own = _own_path(ctrl)
         if own is None or not (mount / "cgroup.procs").exists():
+            if ctrl == "cpuacct":
+                continue  # optional: CPU time then comes from rusage
             return None
         parent = mount / own.lstrip("/") / label
         try:
