@@ -153,3 +153,28 @@ def test_worker_lost_mid_run_is_reported_and_replaced(sandbox):
     finally:
         for w in taken:
             pool._idle.put(w)
+
+
+def test_large_programs_travel_out_of_band(run_py):
+    source = "# padding\n" * 20_000 + "print('big ok')"
+    assert len(source) > 100_000
+    assert run_py(source).stdout == "big ok\n"
+
+
+def test_workers_outlive_the_thread_that_started_them():
+    # PR_SET_PDEATHSIG (bwrap --die-with-parent) follows the forking *thread*: a pool started
+    # from a short-lived thread must not die with it.
+    import threading
+    import time
+
+    from referee.sandbox import Sandbox
+
+    with Sandbox(python_workers=1) as sb:
+        t = threading.Thread(target=lambda: sb.run_python("pass"))
+        t.start()
+        t.join()
+        proc = sb.pool.workers[0].proc
+        time.sleep(0.3)
+        assert proc.poll() is None
+        assert sb.run_python("print(1)").stdout == "1\n"
+        assert sb.pool.workers[0].proc is proc

@@ -5,7 +5,8 @@ standard library and must not import referee (which is not in the sandbox). Prot
 SOCK_SEQPACKET socket inherited as fd ``argv[1]``:
 
 * server -> host, once: ``{"pid": ...}``; host -> server: the child seccomp filter (raw BPF).
-* host -> server, per run: a JSON request, with fds [stdin, stdout, stderr, source];
+* host -> server, per run: a JSON request (with the source inline when small), with fds
+  [stdin, stdout, stderr] and, for a large program, a fourth holding the source;
   server -> host: a JSON response once the child *and every process it started* are dead.
 
 Per run the child gets: a new session, the host's pipes as stdio, ``/workspace`` as cwd, rlimits,
@@ -108,10 +109,14 @@ class Server:
         the run's pipes go straight onto fds 0-2 and the child inherits them; the stdio objects
         made at start-up keep pointing at those fds.
         """
-        stdin, stdout, stderr, source_fd = fds
-        with os.fdopen(source_fd, "rb", closefd=True) as f:
-            source = f.read()
-        fds.remove(source_fd)
+        if "source" in req:
+            source = req["source"].encode("utf-8", "surrogateescape")
+            stdin, stdout, stderr = fds
+        else:
+            stdin, stdout, stderr, source_fd = fds
+            with os.fdopen(source_fd, "rb", closefd=True) as f:
+                source = f.read()
+            fds.remove(source_fd)
         os.dup2(stdin, 0)
         os.dup2(stdout, 1)
         os.dup2(stderr, 2)
@@ -290,6 +295,19 @@ def main():
         except ImportError:
             pass
     server = Server(sock)
+    try:
+        _serve(server)
+    except BaseException:  # anything that ends the server is an infrastructure failure: say why
+        import traceback
+
+        try:
+            sock.send(json.dumps({"fatal": traceback.format_exc()[-4000:]}).encode())
+        except OSError:
+            pass
+        raise
+
+
+def _serve(server):
     server.handshake()
     # Move every object made so far out of the collector's reach: a child's garbage collection
     # then does not touch (and copy) the server's pages.

@@ -36,7 +36,7 @@ from referee.sandbox.process import (
     base_rlimits,
     make_preexec,
     open_join_fds,
-    spawn,
+    spawn_long_lived,
 )
 from referee.sandbox.result import ExecResult
 from referee.sandbox.seccomp_policy import child_filter_bpf
@@ -50,6 +50,7 @@ _SERVER_SOURCE = resources.files("referee.sandbox").joinpath("_server.py").read_
 _WORKER_PROCS = 3
 # The server's resident memory is charged to the same cgroup as the run: allow for it.
 _START_TIMEOUT_S = 15.0
+_INLINE_SOURCE_BYTES = 16 << 10
 _GRACE_S = 2.0
 
 
@@ -103,7 +104,7 @@ class ForkWorker:
         preexec = make_preexec(uid=self.uid, join_fds=join_fds, rlimits=rl)
         devnull = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
         try:
-            self.proc = spawn(
+            self.proc = spawn_long_lived(
                 cmd.argv,
                 pass_fds=cmd.pass_fds,
                 stdin=devnull,
@@ -264,7 +265,12 @@ class ForkWorker:
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
         err_r, err_w = os.pipe2(os.O_CLOEXEC)
         in_fd = stdin_fd(stdin)
-        src_fd = stdin_fd(source.encode() if isinstance(source, str) else source)
+        data = source.encode() if isinstance(source, str) else bytes(source)
+        # Small programs travel inside the request; large ones in a memfd of their own.
+        inline = len(data) <= _INLINE_SOURCE_BYTES
+        fds = [in_fd, out_w, err_w]
+        if not inline:
+            fds.append(stdin_fd(data))
         rlimits = [
             ("RLIMIT_CPU", (limits.cpu_seconds, limits.cpu_seconds + 1)),
             ("RLIMIT_NOFILE", (limits.max_open_files, limits.max_open_files)),
@@ -282,16 +288,16 @@ class ForkWorker:
             "timeout": limits.timeout_s,
             "rlimits": rlimits,
         }
+        if inline:
+            request["source"] = data.decode("utf-8", errors="surrogateescape")
         try:
-            socket.send_fds(
-                self.sock, [json.dumps(request).encode()], [in_fd, out_w, err_w, src_fd]
-            )
+            socket.send_fds(self.sock, [json.dumps(request).encode()], fds)
         except OSError as e:
             for fd in (out_r, err_r):
                 os.close(fd)
             raise SandboxError(f"fork server unreachable: {e}") from e
         finally:
-            for fd in (out_w, err_w, in_fd, src_fd):
+            for fd in fds:
                 os.close(fd)
         collector = OutputCollector(out_r, err_r, limits.stdout_bytes, limits.stderr_bytes)
         reply: list[bytes] = []
@@ -331,6 +337,10 @@ class ForkWorker:
                 extra_violations=("supervisor-lost",) if lost and in_time else (),
             )
         resp: dict[str, Any] = json.loads(reply[0])
+        if "fatal" in resp:
+            with contextlib.suppress(Exception):
+                self.restart()
+            raise SandboxError(f"fork server crashed: {resp['fatal']}")
         if "error" in resp:
             raise SandboxError(f"fork server failed: {resp['error']}")
         return RawOutcome(

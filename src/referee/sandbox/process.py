@@ -15,9 +15,17 @@ import selectors
 import subprocess
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-__all__ = ["OutputCollector", "RlimitSpec", "make_preexec", "open_join_fds", "spawn"]
+__all__ = [
+    "OutputCollector",
+    "RlimitSpec",
+    "make_preexec",
+    "open_join_fds",
+    "spawn",
+    "spawn_long_lived",
+]
 
 RlimitSpec = Sequence[tuple[int, tuple[int, int]]]
 
@@ -59,6 +67,27 @@ def make_preexec(
             os.setresuid(uid, uid, uid)
 
     return preexec
+
+
+# bubblewrap's --die-with-parent is PR_SET_PDEATHSIG, which fires when the *thread* that forked
+# it exits, not the process. Long-lived sandboxes (fork-server workers) are therefore spawned from
+# this one thread, which lives as long as the process, never from a caller's (pool) thread.
+_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="referee-spawner")
+
+
+def spawn_long_lived(
+    argv: list[str],
+    *,
+    pass_fds: Sequence[int],
+    stdin: int,
+    stdout: int,
+    stderr: int,
+    preexec: Callable[[], None],
+) -> subprocess.Popen[bytes]:
+    """Like :func:`spawn`, for a process that must outlive the calling thread."""
+    return _SPAWNER.submit(
+        spawn, argv, pass_fds=pass_fds, stdin=stdin, stdout=stdout, stderr=stderr, preexec=preexec
+    ).result()
 
 
 def spawn(
