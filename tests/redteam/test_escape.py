@@ -326,3 +326,13 @@ def test_file_names_with_dotdot_are_refused_before_running(sandbox):
         sandbox.run(["true"], files={"../escape": "x"})
     with pytest.raises(UnsafePathError):
         sandbox.run_python("pass", files={"/abs": "x"})
+
+
+def test_cannot_ptrace_host_processes(run_py):
+    src = f"""
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+print(libc.ptrace(16, {os.getpid()}, 0, 0), ctypes.get_errno())
+"""
+    r = run_py(src)
+    assert r.stdout.split()[0] == "-1" and r.stdout.split()[1] in ("1", "3"), r  # EPERM or ESRCH
