@@ -74,16 +74,25 @@ def run_harness(sb: Sandbox, threads: int) -> dict[str, float]:
 def run_referee(sb: Sandbox, programs: list[str], threads: int, fresh: bool) -> dict[str, float]:
     limits = Limits(timeout_s=3.0, memory_mb=512)
 
-    def check(src: str) -> bool:
+    def check(src: str) -> tuple[bool, float]:
         if fresh:
-            return sb.run(["python3", "check.py"], files={"check.py": src}, limits=limits).ok
-        return sb.run_python(src, limits=limits).ok
+            r = sb.run(["python3", "check.py"], files={"check.py": src}, limits=limits)
+        else:
+            r = sb.run_python(src, limits=limits)
+        return r.ok, r.cpu_s
 
     t = time.perf_counter()
     with ThreadPoolExecutor(threads) as ex:
-        passed = sum(ex.map(check, programs))
+        results = list(ex.map(check, programs))
     elapsed = time.perf_counter() - t
-    return {"checks_per_s": len(programs) / elapsed, "passed": passed, "n": len(programs)}
+    return {
+        "checks_per_s": len(programs) / elapsed,
+        "passed": sum(ok for ok, _ in results),
+        "n": len(programs),
+        # CPU of the check processes themselves (the solutions and their tests, plus each
+        # process's own start and exit): work any harness has to do.
+        "check_cpu_s": sum(cpu for _, cpu in results),
+    }
 
 
 def main() -> None:
