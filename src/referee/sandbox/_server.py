@@ -4,7 +4,8 @@ This file is executed by the sandbox's interpreter with ``python -I -c <source>`
 standard library and must not import referee (which is not in the sandbox). Protocol, over a
 SOCK_SEQPACKET socket inherited as fd ``argv[1]``:
 
-* server -> host, once: ``{"pid": ...}``; host -> server: the child seccomp filter (raw BPF).
+* server -> host, once: ``{"pid": ...}``; host -> server: the child seccomp filter (raw BPF),
+  then a JSON object of modules to preload (name -> source).
 * host -> server, per run: a JSON request (with the source inline when small), with fds
   [stdin, stdout, stderr] and, for a large program, a fourth holding the source;
   server -> host: a JSON response once the child *and every process it started* are dead.
@@ -76,6 +77,12 @@ class Server:
         if bpf:
             self._bpf = ctypes.create_string_buffer(bpf, len(bpf))
             self.fprog = _SockFprog(len(bpf) // 8, ctypes.addressof(self._bpf))
+        # Modules every run may import at no cost (a verifier's harness, say): compiled once here.
+        for name, source in json.loads(self.sock.recv(1 << 20) or b"{}").items():
+            module = types.ModuleType(name)
+            module.__file__ = f"<preloaded {name}>"
+            exec(compile(source, module.__file__, "exec"), module.__dict__)
+            sys.modules[name] = module
 
     def serve(self):
         while True:

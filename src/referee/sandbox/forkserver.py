@@ -65,8 +65,10 @@ class ForkWorker:
         scratch: Scratch,
         uids: UidPool,
         index: int = 0,
+        preload: dict[str, str] | None = None,
     ) -> None:
         self.view = view
+        self.preload = dict(preload or {})
         self.cgroups = cgroups
         self.scratch = scratch
         self.uids = uids
@@ -138,6 +140,7 @@ class ForkWorker:
             )
         server_pid = int(hello["pid"])
         host_sock.send(child_filter_bpf((1, server_pid)))
+        host_sock.send(json.dumps(self.preload).encode())
         host_sock.settimeout(None)
         if self.proc.stderr is not None:
             self.proc.stderr.close()
@@ -372,6 +375,7 @@ class ForkServerPool:
         scratch: Scratch,
         uids: UidPool,
         workers: int = 2,
+        preload: dict[str, str] | None = None,
     ) -> None:
         if workers < 1:
             raise SandboxError("a fork-server pool needs at least one worker")
@@ -379,7 +383,9 @@ class ForkServerPool:
         self.workers: list[ForkWorker] = []
         self._lock = threading.Lock()
         for i in range(workers):
-            w = ForkWorker(view, cgroups=cgroups, scratch=scratch, uids=uids, index=i)
+            w = ForkWorker(
+                view, cgroups=cgroups, scratch=scratch, uids=uids, index=i, preload=preload
+            )
             self.workers.append(w)
         try:
             for w in self.workers:

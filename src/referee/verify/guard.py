@@ -1,0 +1,130 @@
+"""A static guard: flags code that looks like an attempt on the verifier, as evidence.
+
+Flags do not decide the reward (the checks are built to hold without them); they are evidence on
+the verdict for the tracker and the audit queue. The guard parses the code with ``ast`` and never
+runs it. Code that does not parse is flagged as such.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from referee.verify.verdict import Flag
+
+__all__ = ["scan"]
+
+_EXIT_CALLS = {"exit", "quit", "_exit", "abort", "kill", "killpg"}
+_SUSPECT_MODULES = {
+    "inspect": "frame-inspection",
+    "gc": "object-graph-inspection",
+    "ctypes": "native-memory-access",
+    "atexit": "exit-hook",
+    "signal": "signal-handling",
+    "builtins": "builtins-patching",
+    "importlib": "import-machinery",
+    "subprocess": "process-spawning",
+    "unittest": "test-framework-access",
+    "pytest": "test-framework-access",
+    "_pytest": "test-framework-access",
+    "traceback": "frame-inspection",
+}
+_SUSPECT_ATTRS = {
+    "_getframe": "frame-inspection",
+    "f_back": "frame-inspection",
+    "f_locals": "frame-inspection",
+    "f_globals": "frame-inspection",
+    "settrace": "tracing",
+    "setprofile": "tracing",
+    "excepthook": "exit-hook",
+    "modules": "module-table-access",
+    "__subclasses__": "object-graph-inspection",
+    "get_referrers": "object-graph-inspection",
+    "get_objects": "object-graph-inspection",
+}
+_ALWAYS_TRUE_DUNDERS = {
+    "__eq__",
+    "__ne__",
+    "__bool__",
+    "__hash__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__contains__",
+}
+
+
+def _snippet(source: str, node: ast.AST) -> str:
+    line = getattr(node, "lineno", 0)
+    lines = source.splitlines()
+    text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    return f"line {line}: {text[:120]}"
+
+
+def scan(source: str) -> list[Flag]:
+    """Flags for ``source`` (deduplicated by kind, first evidence kept)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as e:
+        return [Flag(kind="does-not-parse", evidence=f"line {e.lineno}: {e.msg}")]
+    found: dict[str, str] = {}
+
+    def flag(kind: str, node: ast.AST) -> None:
+        found.setdefault(kind, _snippet(source, node))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = (
+                f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            )
+            if name in _EXIT_CALLS:
+                flag("exit-call", node)
+            if name in ("setattr", "delattr") and node.args:
+                flag("attribute-patching", node)
+            if name in ("__import__", "eval", "exec", "compile"):
+                flag("dynamic-code", node)
+            if name == "open" and node.args:
+                arg = node.args[0]
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    flag("file-access", node)
+        elif isinstance(node, ast.Raise) and node.exc is not None:
+            exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            exc_name = exc.id if isinstance(exc, ast.Name) else getattr(exc, "attr", "")
+            if exc_name in ("SystemExit", "KeyboardInterrupt", "SkipTest"):
+                flag("exit-call", node)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names]
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.append(node.module)
+            for n in names:
+                root = n.split(".")[0]
+                if root in _SUSPECT_MODULES:
+                    flag(_SUSPECT_MODULES[root], node)
+                if root == "sys" and isinstance(node, ast.ImportFrom):
+                    flag("module-table-access", node)
+        elif isinstance(node, ast.Attribute):
+            if node.attr in _SUSPECT_ATTRS:
+                flag(_SUSPECT_ATTRS[node.attr], node)
+            if node.attr in ("exit", "_exit") and isinstance(node.value, ast.Name):
+                flag("exit-call", node)
+        elif isinstance(node, ast.Name) and node.id in ("__builtins__", "__loader__"):
+            flag("builtins-patching", node)
+        elif isinstance(node, ast.FunctionDef) and node.name in _ALWAYS_TRUE_DUNDERS:
+            body = [s for s in node.body if not isinstance(s, ast.Expr)]
+            if len(body) == 1 and isinstance(body[0], ast.Return):
+                value = body[0].value
+                if isinstance(value, ast.Constant) and value.value in (True, False, 0):
+                    flag("constant-comparison-dunder", node)
+            else:
+                flag("comparison-dunder", node)
+        elif isinstance(node, ast.Assign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if (
+                    isinstance(t, ast.Attribute)
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id in ("builtins", "sys", "os", "math", "json", "random", "time")
+                ):
+                    flag("module-patching", node)
+    return [Flag(kind=k, evidence=v) for k, v in found.items()]

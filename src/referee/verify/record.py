@@ -1,0 +1,69 @@
+"""Recording a function task's tests: the inputs its own test calls, the reference's outcomes.
+
+Runs once per task, at import, in the sandbox (the reference and the test are code too). The
+result goes into ``hidden.inputs`` and ``hidden.expected`` and into the task's content hash, so
+verification never needs the reference again.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from referee.errors import TaskError
+from referee.sandbox import Limits, Sandbox
+from referee.tasks.model import Task
+from referee.verify import _harness as H
+from referee.verify.function import _program
+
+__all__ = ["record_function_task", "record_function_tasks"]
+
+
+def record_function_task(sandbox: Sandbox, task: Task, *, timeout_s: float = 60.0) -> Task:
+    """``task`` with ``hidden.inputs`` and ``hidden.expected`` filled in from its own test."""
+    p, h = task.payload, task.hidden
+    for key, where in (("entry_point", p), ("code_prompt", p), ("reference", h), ("test", h)):
+        if key not in where:
+            raise TaskError(f"task {task.id!r}: cannot record tests without {key!r}")
+    nonce = secrets.token_hex(8)
+    program = _program(
+        "record",
+        source=p["code_prompt"] + h["reference"],
+        test=h["test"],
+        entry_point=p["entry_point"],
+        seed=h.get("seed", 0),
+        nonce=nonce,
+    )
+    r = sandbox.run_python(
+        program, name="record.py", limits=Limits(timeout_s=timeout_s, memory_mb=2048)
+    )
+    frames = [f for f in H.frames(r.stdout, nonce) if "calls" in f]
+    if not r.ok or not frames:
+        raise TaskError(
+            f"task {task.id!r}: its test does not pass with its reference solution "
+            f"({r.summary()}): {r.stderr.strip()[-500:]}"
+        )
+    calls = frames[0]["calls"]
+    if not calls:
+        raise TaskError(f"task {task.id!r}: its test never calls {p['entry_point']!r}")
+    hidden = {**h, "inputs": [[c[0], c[1]] for c in calls], "expected": [c[2] for c in calls]}
+    return Task.create(
+        name=task.id,
+        prompt=task.prompt,
+        domain=task.domain,
+        payload=task.payload,
+        hidden=hidden,
+        answer_format=task.answer_format,
+        difficulty=task.difficulty,
+        split=task.split,
+        provenance=task.provenance,
+    )
+
+
+def record_function_tasks(
+    sandbox: Sandbox, tasks: Sequence[Task], *, workers: int | None = None
+) -> list[Task]:
+    workers = workers or sandbox.python_workers
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(lambda t: record_function_task(sandbox, t), tasks))
