@@ -119,6 +119,9 @@ def tasks_import(
     source: Annotated[str, typer.Argument(help="Where the tasks come from: humaneval.")],
     out: Annotated[Path, typer.Option("--out", help="The JSONL file to write.")],
     split: Annotated[str, typer.Option(help="train or heldout.")] = "heldout",
+    augment: Annotated[
+        int, typer.Option(help="Generated test inputs to add per task (0: the task's own only).")
+    ] = 0,
 ) -> None:
     """Import tasks, recording each task's test inputs in the sandbox."""
     from referee.tasks.humaneval import humaneval_tasks
@@ -132,8 +135,14 @@ def tasks_import(
         if split not in ("train", "heldout"):
             raise ConfigError(f"--split must be train or heldout, got {split!r}")
         drafts = humaneval_tasks(split=split)
+        if augment < 0:
+            raise ConfigError(f"--augment must be 0 or more, got {augment}")
         with harness_sandbox() as sb:
             tasks = record_function_tasks(sb, drafts)
+            if augment:
+                from referee.verify.augment import augment_tasks
+
+                tasks = augment_tasks(sb, tasks, extra=augment)
         n = write_tasks(out, tasks)
     except (ConfigError, SandboxUnavailable) as e:
         raise _fail(str(e), 2) from None
@@ -141,6 +150,36 @@ def tasks_import(
         raise _fail(str(e), 1) from None
     calls = sum(len(t.hidden["inputs"]) for t in tasks)
     err.print(f"wrote {n} tasks ({calls} recorded test calls) to {out}")
+
+
+@tasks_app.command("generate")
+def tasks_generate(
+    family: Annotated[str, typer.Argument(help="list-pipeline, string-pipeline or recurrence.")],
+    out: Annotated[Path, typer.Option("--out", help="The JSONL file to write.")],
+    count: Annotated[int, typer.Option(help="How many tasks.")] = 100,
+    difficulty: Annotated[
+        float | None, typer.Option(help="0..1; default: spread over 0, 0.1, ..., 1.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="First seed; task i uses seed + i.")] = 0,
+) -> None:
+    """Generate procedural function tasks (seeded, reproducible) with recorded tests."""
+    from referee.tasks.model import write_tasks
+    from referee.tasks.procedural import generate_many
+    from referee.verify.function import harness_sandbox
+    from referee.verify.record import record_function_tasks
+
+    try:
+        if count < 1:
+            raise ConfigError(f"--count must be at least 1, got {count}")
+        drafts = list(generate_many(family, count=count, difficulty=difficulty, seed=seed))
+        with harness_sandbox() as sb:
+            tasks = record_function_tasks(sb, drafts)
+        n = write_tasks(out, tasks)
+    except (ConfigError, SandboxUnavailable) as e:
+        raise _fail(str(e), 2) from None
+    except RefereeError as e:
+        raise _fail(str(e), 1) from None
+    err.print(f"wrote {n} {family} tasks to {out}")
 
 
 def _load(path: Path) -> list[Any]:

@@ -7,8 +7,6 @@ import time
 
 import pytest
 
-from tests.verify.conftest import harness_sb, humaneval, verifier  # noqa: F401
-
 SANDBOX_UID_BASE = 61000
 
 

@@ -17,7 +17,7 @@ from referee.tasks.model import Task
 from referee.verify import _harness as H
 from referee.verify.function import _program
 
-__all__ = ["record_function_task", "record_function_tasks"]
+__all__ = ["record_function_task", "record_function_tasks", "record_generated_task"]
 
 
 def record_function_task(sandbox: Sandbox, task: Task, *, timeout_s: float = 60.0) -> Task:
@@ -64,6 +64,67 @@ def record_function_task(sandbox: Sandbox, task: Task, *, timeout_s: float = 60.
 def record_function_tasks(
     sandbox: Sandbox, tasks: Sequence[Task], *, workers: int | None = None
 ) -> list[Task]:
+    """Record every task: generated ones from their inputs, others from their own tests."""
     workers = workers or sandbox.python_workers
+
+    def one(t: Task) -> Task:
+        if "generated_inputs" in t.hidden:
+            return record_generated_task(sandbox, t)
+        return record_function_task(sandbox, t)
+
     with ThreadPoolExecutor(workers) as pool:
-        return list(pool.map(lambda t: record_function_task(sandbox, t), tasks))
+        return list(pool.map(one, tasks))
+
+
+def record_generated_task(sandbox: Sandbox, task: Task, *, examples: int = 2) -> Task:
+    """A procedural task with its generated inputs' outcomes computed by the reference.
+
+    The first ``examples`` input/outcome pairs are shown in the prompt; all of them are tests.
+    """
+    p, h = task.payload, task.hidden
+    if "generated_inputs" not in h:
+        raise TaskError(f"task {task.id!r} has no generated inputs to record")
+    inputs = [[H.encode(list(args)), H.encode({})] for args in h["generated_inputs"]]
+    nonce = secrets.token_hex(8)
+    program = _program(
+        "run",
+        source=p["code_prompt"] + h["reference"],
+        entry_point=p["entry_point"],
+        inputs=inputs,
+        order=list(range(len(inputs))),
+        nonce=nonce,
+        timeout=2.0,
+    )
+    r = sandbox.run_python(program, name="record.py", limits=Limits(timeout_s=60))
+    outcomes = {f["i"]: f["out"] for f in H.frames(r.stdout, nonce) if "i" in f}
+    kept = [
+        (inputs[i], out) for i, out in sorted(outcomes.items()) if out and out[0] in ("ok", "raise")
+    ]
+    if len(kept) < len(inputs) // 2:
+        raise TaskError(
+            f"task {task.id!r}: its reference failed on most generated inputs "
+            f"({r.summary()}): {r.stderr.strip()[-300:]}"
+        )
+    shown = []
+    for (args, _kwargs), out in kept[:examples]:
+        if out[0] == "ok":
+            decoded = H.decode(args)
+            assert isinstance(decoded, list)
+            call = ", ".join(repr(a) for a in decoded)
+            shown.append(f"{p['entry_point']}({call}) == {H.decode(out[1])!r}")
+    prompt = task.user_prompt
+    if shown:
+        prompt += "\n\nExamples:\n" + "\n".join(shown)
+    hidden = {k: v for k, v in h.items() if k != "generated_inputs"}
+    hidden |= {"inputs": [k[0] for k in kept], "expected": [k[1] for k in kept]}
+    return Task.create(
+        name=task.id,
+        prompt=prompt,
+        domain=task.domain,
+        payload=p,
+        hidden=hidden,
+        answer_format=task.answer_format,
+        difficulty=task.difficulty,
+        split=task.split,
+        provenance=task.provenance,
+    )
