@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from referee.errors import SandboxError
 from referee.sandbox.cgroups import Cgroup, Cgroups
-from referee.sandbox.host import Scratch, UidPool
+from referee.sandbox.host import Scratch, UidPool, isolation_layers
 from referee.sandbox.limits import Limits
 from referee.sandbox.outcome import RawOutcome, to_result
 from referee.sandbox.process import (
@@ -64,24 +64,12 @@ class BubblewrapRunner:
         self.uids = uids
 
     def isolation(self) -> list[str]:
-        layers = [
-            "bwrap",
-            "userns",
-            "pidns",
-            "netns",
-            "ipcns",
-            "utsns",
-            "mountns",
-            "seccomp",
-            "rlimits",
-        ]
-        if self.cgroups is not None:
-            layers.append(f"cgroup-v{self.cgroups.version}")
-        if self.scratch.is_tmpfs:
-            layers.append("tmpfs-workspace")
-        if self.uids.privileged:
-            layers.append("uid-per-sandbox")
-        return layers
+        return isolation_layers(
+            cgroup_version=self.cgroups.version if self.cgroups is not None else None,
+            scratch=self.scratch,
+            uids=self.uids,
+            extra=(),
+        )
 
     def run(
         self,

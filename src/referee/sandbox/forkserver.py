@@ -28,7 +28,7 @@ from typing import Any
 from referee.errors import SandboxError
 from referee.sandbox.bubblewrap import stdin_fd
 from referee.sandbox.cgroups import Cgroup, Cgroups
-from referee.sandbox.host import Scratch, UidPool
+from referee.sandbox.host import Scratch, UidPool, isolation_layers
 from referee.sandbox.limits import Limits
 from referee.sandbox.outcome import RawOutcome, to_result
 from referee.sandbox.process import (
@@ -184,26 +184,14 @@ class ForkWorker:
 
     # ---- one run ------------------------------------------------------------------------
     def isolation(self) -> list[str]:
-        layers = [
-            "bwrap",
-            "userns",
-            "pidns",
-            "netns",
-            "ipcns",
-            "utsns",
-            "mountns",
-            "seccomp",
-            "seccomp-child",
-            "rlimits",
-            "fork-server",
-        ]
-        if self.group is not None and self.cgroups is not None:
-            layers.append(f"cgroup-v{self.cgroups.version}")
-        if self.scratch.is_tmpfs:
-            layers.append("tmpfs-workspace")
-        if self.uids.privileged:
-            layers.append("uid-per-sandbox")
-        return layers
+        return isolation_layers(
+            cgroup_version=self.cgroups.version
+            if self.group is not None and self.cgroups is not None
+            else None,
+            scratch=self.scratch,
+            uids=self.uids,
+            extra=("seccomp-child", "fork-server"),
+        )
 
     def _set_limits(self, limits: Limits) -> None:
         if self.group is None:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from referee.errors import SandboxError
 
-__all__ = ["Scratch", "UidPool"]
+__all__ = ["Scratch", "UidPool", "isolation_layers"]
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -106,3 +106,20 @@ class UidPool:
             with self._lock, contextlib.suppress(ValueError):
                 if uid not in self._free:
                     self._free.append(uid)
+
+
+_NAMESPACE_LAYERS = ("bwrap", "userns", "pidns", "netns", "ipcns", "utsns", "mountns", "seccomp")
+
+
+def isolation_layers(
+    *, cgroup_version: int | None, scratch: Scratch, uids: UidPool, extra: tuple[str, ...] = ()
+) -> list[str]:
+    """The names ``ExecResult.isolation`` reports for a sandbox built from these parts."""
+    layers = [*_NAMESPACE_LAYERS, *extra, "rlimits"]
+    if cgroup_version is not None:
+        layers.append(f"cgroup-v{cgroup_version}")
+    if scratch.is_tmpfs:
+        layers.append("tmpfs-workspace")
+    if uids.privileged:
+        layers.append("uid-per-sandbox")
+    return layers

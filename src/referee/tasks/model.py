@@ -141,6 +141,20 @@ class Task(BaseModel):
             update={"id": name or f"sha256:{digest[:16]}", "content_hash": digest}
         )
 
+    def revised(self, *, hidden: dict[str, Any] | None = None, prompt: str | None = None) -> Task:
+        """The same task with new hidden data or prompt text, and its hash recomputed."""
+        return Task.create(
+            name=self.id,
+            prompt=self.prompt if prompt is None else prompt,
+            domain=self.domain,
+            payload=self.payload,
+            hidden=self.hidden if hidden is None else hidden,
+            answer_format=self.answer_format,
+            difficulty=self.difficulty,
+            split=self.split,
+            provenance=self.provenance,
+        )
+
     def verify_hash(self) -> None:
         """Raise :class:`TaskError` if the content no longer matches ``content_hash``."""
         actual = self.compute_hash(

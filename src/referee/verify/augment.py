@@ -141,17 +141,7 @@ def augment_task(
         "expected": h["expected"] + [k[1] for k in kept],
         "augmented_seed": seed,
     }
-    return Task.create(
-        name=task.id,
-        prompt=task.prompt,
-        domain=task.domain,
-        payload=task.payload,
-        hidden=hidden,
-        answer_format=task.answer_format,
-        difficulty=task.difficulty,
-        split=task.split,
-        provenance=task.provenance,
-    )
+    return task.revised(hidden=hidden)
 
 
 def augment_tasks(

@@ -48,17 +48,7 @@ def record_function_task(sandbox: Sandbox, task: Task, *, timeout_s: float = 60.
     if not calls:
         raise TaskError(f"task {task.id!r}: its test never calls {p['entry_point']!r}")
     hidden = {**h, "inputs": [[c[0], c[1]] for c in calls], "expected": [c[2] for c in calls]}
-    return Task.create(
-        name=task.id,
-        prompt=task.prompt,
-        domain=task.domain,
-        payload=task.payload,
-        hidden=hidden,
-        answer_format=task.answer_format,
-        difficulty=task.difficulty,
-        split=task.split,
-        provenance=task.provenance,
-    )
+    return task.revised(hidden=hidden)
 
 
 def record_function_tasks(
@@ -117,14 +107,4 @@ def record_generated_task(sandbox: Sandbox, task: Task, *, examples: int = 2) ->
         prompt += "\n\nExamples:\n" + "\n".join(shown)
     hidden = {k: v for k, v in h.items() if k != "generated_inputs"}
     hidden |= {"inputs": [k[0] for k in kept], "expected": [k[1] for k in kept]}
-    return Task.create(
-        name=task.id,
-        prompt=prompt,
-        domain=task.domain,
-        payload=p,
-        hidden=hidden,
-        answer_format=task.answer_format,
-        difficulty=task.difficulty,
-        split=task.split,
-        provenance=task.provenance,
-    )
+    return task.revised(hidden=hidden, prompt=prompt)
