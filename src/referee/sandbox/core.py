@@ -34,9 +34,11 @@ from referee.sandbox.result import ExecResult
 from referee.sandbox.view import SandboxView
 from referee.sandbox.workspace import Workspace
 
-__all__ = ["Backend", "Sandbox"]
+__all__ = ["PACKAGES_MOUNT", "Backend", "Sandbox"]
 
 Backend = Literal["bwrap", "local"]
+#: Where ``python_packages`` appear inside the sandbox (add it to ``sys.path`` to import them).
+PACKAGES_MOUNT = "/opt/packages"
 
 
 class Sandbox:
@@ -47,6 +49,8 @@ class Sandbox:
     is the unsafe, no-isolation backend for trusted code on machines without bubblewrap.
 
     ``python_workers`` is the size of the fork-server pool (default: one more than CPUs).
+    ``python_packages`` names host packages (pure Python: pytest and what it needs) to make
+    visible read-only at ``/opt/packages``; nothing else of site-packages is.
     ``limits`` are the defaults for runs that pass none. ``preload`` maps module names to
     source that every fast-path worker compiles once at start, so runs import them for free.
     """
@@ -59,6 +63,7 @@ class Sandbox:
         limits: Limits | None = None,
         scratch_mb: int = 4096,
         preload: dict[str, str] | None = None,
+        python_packages: tuple[str, ...] = (),
     ) -> None:
         if backend not in ("bwrap", "local"):
             raise ConfigError(f"unknown sandbox backend {backend!r}; use 'bwrap' or 'local'")
@@ -79,7 +84,10 @@ class Sandbox:
         self._scratch = Scratch(size_mb=scratch_mb)
         try:
             python_source = self._scratch.expose(Path(sys.base_prefix), "python")
-            self.view = SandboxView(python_source=python_source)
+            self.view = SandboxView(
+                python_source=python_source,
+                extra_ro_binds=tuple(self._package_binds(python_packages)),
+            )
             self._cgroups = detect_cgroups()
             self.uids = UidPool()
             self._runner = BubblewrapRunner(
@@ -88,6 +96,22 @@ class Sandbox:
         except BaseException:
             self._scratch.close()
             raise
+
+    def _package_binds(self, names: tuple[str, ...]) -> list[tuple[str, str]]:
+        """Host packages (pure Python, e.g. pytest) visible read-only at /opt/packages/<name>."""
+        import importlib.util
+
+        assert self._scratch is not None
+        binds = []
+        for name in names:
+            spec = importlib.util.find_spec(name)
+            if spec is None or spec.origin is None:
+                raise ConfigError(f"python package {name!r} is not installed; pip install it")
+            origin = Path(spec.origin)
+            source = origin.parent if origin.name == "__init__.py" else origin
+            exposed = self._scratch.expose(source, f"pkg-{name}")
+            binds.append((str(exposed), f"{PACKAGES_MOUNT}/{source.name}"))
+        return binds
 
     # ---- running ------------------------------------------------------------------------
     def run(

@@ -51,7 +51,10 @@ class Scratch:
         if os.geteuid() != 0:
             return source
         target = self.path / name
-        target.mkdir(mode=0o755, exist_ok=True)
+        if source.is_dir():
+            target.mkdir(mode=0o755, exist_ok=True)
+        else:
+            target.touch(mode=0o644, exist_ok=True)
         ms_bind, ms_rec, ms_remount, ms_rdonly = 4096, 16384, 32, 1
         if _libc.mount(str(source).encode(), str(target).encode(), None, ms_bind | ms_rec, None):
             err = ctypes.get_errno()

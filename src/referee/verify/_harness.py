@@ -144,7 +144,7 @@ class _Channel:
         self._write = os.write
 
     def emit(self, obj):
-        data = self.prefix + json.dumps(obj).encode() + b"\n"
+        data = b"\n" + self.prefix + json.dumps(obj).encode() + b"\n"
         while data:
             data = data[self._write(1, data) :]
 
