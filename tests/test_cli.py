@@ -112,3 +112,89 @@ def test_doctor_json():
     assert p.returncode == 0
     info = json.loads(p.stdout)
     assert info["fast_path_ok"] and "seccomp" in info["layers"]
+
+
+@pytest.fixture(scope="module")
+def humaneval_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("tasks") / "he.jsonl"
+    p = referee("tasks", "import", "humaneval", "--out", str(path))
+    assert p.returncode == 0, p.stderr
+    return path
+
+
+def test_tasks_import_list_stats_show_gold(humaneval_file):
+    p = referee("tasks", "stats", str(humaneval_file), "--json")
+    stats = json.loads(p.stdout)
+    assert stats["tasks"] == 164 and stats["by_split"] == {"heldout": 164}
+    rows = [
+        json.loads(x)
+        for x in referee("tasks", "list", str(humaneval_file), "--json").stdout.splitlines()
+    ]
+    assert rows[0]["id"] == "HumanEval/0" and rows[-1]["id"] == "HumanEval/163"
+    shown = json.loads(referee("tasks", "show", str(humaneval_file), "HumanEval/7").stdout)
+    assert shown["hidden"]["reference"] == "<hidden>"
+    gold = [
+        json.loads(x) for x in referee("tasks", "gold", str(humaneval_file)).stdout.splitlines()
+    ]
+    assert len(gold) == 164 and set(gold[0]) == {"task_id", "completion"}
+
+
+def test_verify_json_contract_on_gold_and_wrong_samples(humaneval_file, tmp_path):
+    samples = tmp_path / "s.jsonl"
+    gold = referee("tasks", "gold", str(humaneval_file)).stdout.decode().splitlines()[:5]
+    wrong = [
+        json.dumps({"task_id": f"HumanEval/{i}", "completion": "    return None\n"})
+        for i in range(3)
+    ]
+    samples.write_text("\n".join(gold + wrong) + "\n")
+    p = referee("verify", "--tasks", str(humaneval_file), "--samples", str(samples), "--json")
+    assert p.returncode == 0, p.stderr
+    out = [json.loads(x) for x in p.stdout.splitlines()]
+    assert all({"task_id", "passed", "reward", "flags", "tests"} <= set(o) for o in out)
+    assert [o["passed"] for o in out] == [True] * 5 + [False] * 3
+    assert b"5 passed" in p.stderr
+
+
+def test_verify_repository_tasks_with_model_patch(tmp_path):
+    from referee.tasks.model import write_tasks
+    from referee.verify.redteam_pytest import repository_tasks
+
+    tasks = repository_tasks()
+    write_tasks(tmp_path / "repo.jsonl", tasks)
+    lines = [
+        json.dumps({"task_id": t.id, "model_patch": t.hidden["reference_patch"]}) for t in tasks
+    ]
+    (tmp_path / "s.jsonl").write_text("\n".join(lines) + "\n")
+    p = referee(
+        "verify",
+        "--tasks",
+        str(tmp_path / "repo.jsonl"),
+        "--samples",
+        str(tmp_path / "s.jsonl"),
+        "--json",
+    )
+    assert p.returncode == 0, p.stderr
+    assert [json.loads(x)["passed"] for x in p.stdout.splitlines()] == [True, True, True]
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("{not json", b"not valid JSON"),
+        ('{"task_id": "HumanEval/0"}', b"'completion'"),
+        ('{"task_id": "nope", "completion": ""}', b"is not in"),
+    ],
+)
+def test_verify_bad_samples_exit_2_naming_the_line(humaneval_file, tmp_path, line, message):
+    samples = tmp_path / "bad.jsonl"
+    samples.write_text(line + "\n")
+    p = referee("verify", "--tasks", str(humaneval_file), "--samples", str(samples))
+    assert p.returncode == 2 and message in p.stderr and b"bad.jsonl:1" in p.stderr
+
+
+def test_tasks_generate(tmp_path):
+    out = tmp_path / "gen.jsonl"
+    p = referee("tasks", "generate", "recurrence", "--count", "5", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    rows = [json.loads(x) for x in referee("tasks", "list", str(out), "--json").stdout.splitlines()]
+    assert rows[0]["id"] == "proc/recurrence-d0-s0-v1" and len(rows) == 5

@@ -23,7 +23,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # messages stay on one line, for grep and logs
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -295,17 +295,28 @@ def verify(
         if s["task_id"] not in by_id:
             raise _fail(f"{samples}:{n}: task_id {s['task_id']!r} is not in {tasks}", 2)
         pairs.append((by_id[s["task_id"]], completion))
+    from referee.verify.pytest_verifier import PYTEST_PACKAGES, PytestVerifier
+
     try:
-        sandbox = harness_sandbox(python_workers=workers)
+        sandbox = harness_sandbox(python_workers=workers, python_packages=PYTEST_PACKAGES)
     except SandboxUnavailable as e:
         raise _fail(str(e), 2) from None
     verdicts = []
-    with sandbox, FunctionVerifier(sandbox) as verifier, Progress(console=err) as progress:
+    with sandbox, Progress(console=err) as progress:
+        function_verifier = FunctionVerifier(sandbox)
+        pytest_verifier = PytestVerifier(sandbox)
+
+        def check(pair: tuple[Any, str]) -> Any:
+            task, completion = pair
+            if task.answer_format == "patch":
+                return pytest_verifier.verify(task, completion)
+            return function_verifier.verify(task, completion)
+
         bar = progress.add_task("verifying", total=len(pairs))
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(sandbox.python_workers) as pool:
-            for v in pool.map(lambda tc: verifier.verify(*tc), pairs):
+            for v in pool.map(check, pairs):
                 verdicts.append(v)
                 progress.advance(bar)
                 if as_json:
@@ -323,7 +334,9 @@ def verify(
 
 @app.command()
 def redteam(
-    verifier: Annotated[str, typer.Option(help="Which verifier to attack: function.")] = "function",
+    verifier: Annotated[
+        str, typer.Option(help="Which verifier to attack: function or pytest.")
+    ] = "function",
     tasks: Annotated[
         Path | None, typer.Option(help="Task JSONL to attack (default: 8 HumanEval tasks).")
     ] = None,
@@ -335,8 +348,10 @@ def redteam(
     from referee.verify.function import FunctionVerifier, harness_sandbox
     from referee.verify.redteam import run_corpus
 
+    if verifier == "pytest":
+        return _redteam_pytest(as_json)
     if verifier != "function":
-        raise _fail(f"unknown verifier {verifier!r}; available: function", 2)
+        raise _fail(f"unknown verifier {verifier!r}; available: function, pytest", 2)
     try:
         with harness_sandbox() as sb:
             if tasks is not None:
@@ -377,6 +392,62 @@ def redteam(
     bad = [r.exploit.name for r in results if not r.rejected]
     err.print(
         f"{len(results) - len(bad)}/{len(results)} exploits rejected"
+        + (f"; got through: {', '.join(bad)}" if bad else "")
+    )
+    if bad:
+        raise typer.Exit(1)
+
+
+def _redteam_pytest(as_json: bool) -> None:
+    from rich.table import Table
+
+    from referee.verify.pytest_verifier import PytestVerifier
+    from referee.verify.redteam_pytest import PYTEST_EXPLOITS, repository_tasks
+
+    tasks = repository_tasks()
+    bad = []
+    table = Table("exploit", "class", "tasks", "rejected", "max reward", "flags raised")
+    try:
+        with PytestVerifier(timeout_s=60) as pv:
+            for exploit in PYTEST_EXPLOITS:
+                verdicts = [pv.verify(t, exploit.make(t)) for t in tasks]
+                rejected = not any(v.passed for v in verdicts) and all(
+                    t.status != "passed"
+                    for v in verdicts
+                    for t in v.tests
+                    if t.detail.startswith("FAIL_TO_PASS")
+                )
+                kinds = sorted({f.kind for v in verdicts for f in v.flags})
+                top = max(v.reward for v in verdicts)
+                if not rejected:
+                    bad.append(exploit.name)
+                if as_json:
+                    print(
+                        json.dumps(
+                            {
+                                "exploit": exploit.name,
+                                "class": exploit.klass,
+                                "tasks": len(tasks),
+                                "rejected": rejected,
+                                "max_reward": top,
+                                "flags": kinds,
+                            }
+                        )
+                    )
+                table.add_row(
+                    exploit.name,
+                    exploit.klass,
+                    str(len(tasks)),
+                    "[green]yes[/]" if rejected else "[red]NO[/]",
+                    f"{top:.2f}",
+                    ", ".join(kinds),
+                )
+    except SandboxUnavailable as e:
+        raise _fail(str(e), 2) from None
+    if not as_json:
+        Console().print(table)
+    err.print(
+        f"{len(PYTEST_EXPLOITS) - len(bad)}/{len(PYTEST_EXPLOITS)} exploits rejected"
         + (f"; got through: {', '.join(bad)}" if bad else "")
     )
     if bad:
