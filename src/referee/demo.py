@@ -2,25 +2,37 @@
 
 Until the training loop exists, the demo shows the two things everything else stands on:
 
-1. real tasks verified in the sandbox: the 164 HumanEval canonical solutions (all should pass)
-   and 164 broken solutions (all should fail), on the fork-server fast path, with the rate;
-2. hostile programs contained: each one's outcome as the sandbox reported it.
+1. real tasks verified: the 164 HumanEval tasks recorded, their canonical solutions (all pass)
+   and broken ones (none pass) through the hardened verifier, with the rate;
+2. reward hacks (exit early, always-equal objects, patched checkers, forged results, frame
+   inspection, order-dependent answers) rejected;
+3. hostile programs contained: each one's outcome as the sandbox reported it.
 """
 
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress
 from rich.table import Table
 
-from referee.sandbox import ExecResult, Limits, Sandbox
-from referee.tasks.humaneval import check_program, load_problems
+from referee.sandbox import ExecResult, Limits
+from referee.tasks.humaneval import humaneval_tasks
+from referee.verify.function import FunctionVerifier, harness_sandbox
+from referee.verify.record import record_function_tasks
+from referee.verify.redteam import EXPLOITS, run_corpus
 
 __all__ = ["HOSTILE_PROGRAMS", "run_demo"]
+
+DEMO_EXPLOITS = (
+    "sys-exit-at-import",
+    "always-equal-object",
+    "patch-harness-encoder",
+    "forge-frames-via-frame-inspection",
+    "caller-locals",
+    "stateful-toggle",
+)
 
 HOSTILE_PROGRAMS: list[tuple[str, str, str]] = [
     (
@@ -72,57 +84,59 @@ def run_demo(console: Console | None = None) -> int:
     """Run the demo; returns 0 when every expectation held, 1 otherwise."""
     console = console or Console(stderr=True)
     ok = True
-    with Sandbox(python_workers=2) as sb:
+    with harness_sandbox() as sb:
         console.rule("[bold]referee: the sandbox")
         console.print("isolation layers on this machine: " + ", ".join(sb.isolation()))
 
-        console.rule("[bold]Real tasks: HumanEval in the sandbox")
-        problems = load_problems()
-        limits = Limits(timeout_s=5, memory_mb=512)
-        cases = [(p, p.canonical_solution, True) for p in problems]
-        cases += [(p, "    return None\n", False) for p in problems]
-        results: list[tuple[bool, ExecResult]] = []
-
-        def check(case: tuple[object, str, bool]) -> tuple[bool, ExecResult]:
-            problem, completion, expect = case
-            r = sb.run_python(check_program(problem, completion), limits=limits)  # type: ignore[arg-type]
-            return expect, r
-
-        sb.run_python("pass")  # start the workers before the clock
+        console.rule("[bold]Real tasks: HumanEval through the hardened verifier")
         t0 = time.perf_counter()
-        with Progress(console=console, transient=True) as progress:
-            bar = progress.add_task("checking", total=len(cases))
-            with ThreadPoolExecutor(2) as pool:
-                for item in pool.map(check, cases):
-                    results.append(item)
-                    progress.advance(bar)
+        tasks = record_function_tasks(sb, humaneval_tasks())
+        console.print(
+            f"recorded the tests of {len(tasks)} HumanEval tasks "
+            f"({sum(len(t.hidden['inputs']) for t in tasks)} calls) in "
+            f"{time.perf_counter() - t0:.1f} s"
+        )
+        verifier = FunctionVerifier(sb, call_timeout_s=1.0, run_timeout_s=10.0)
+        verifier.verify_many([(t, t.hidden["reference"]) for t in tasks[:8]])  # warm up
+        t0 = time.perf_counter()
+        canon = verifier.verify_many([(t, t.hidden["reference"]) for t in tasks])
         elapsed = time.perf_counter() - t0
-        canon = [r for expect, r in results if expect]
-        broken = [r for expect, r in results if not expect]
-        canon_pass = sum(r.ok for r in canon)
-        broken_pass = sum(r.ok for r in broken)
-        table = Table("solutions", "runs", "passed", "failed")
-        table.add_row(
-            "canonical (should pass)",
-            str(len(canon)),
-            str(canon_pass),
-            str(len(canon) - canon_pass),
-        )
-        table.add_row(
-            "broken: `return None` (should fail)",
-            str(len(broken)),
-            str(broken_pass),
-            str(len(broken) - broken_pass),
-        )
+        broken = verifier.verify_many([(t, "    return None\n") for t in tasks])
+        table = Table("solutions", "verified", "passed", "failed", "mean reward")
+        for label, vs in (
+            ("canonical (should pass)", canon),
+            ("broken: `return None` (should fail)", broken),
+        ):
+            n_pass = sum(v.passed for v in vs)
+            mean = sum(v.reward for v in vs) / len(vs)
+            table.add_row(label, str(len(vs)), str(n_pass), str(len(vs) - n_pass), f"{mean:.3f}")
         console.print(table)
         console.print(
-            f"{len(cases)} checks in {elapsed:.2f} s = [bold]{len(cases) / elapsed:.0f} "
-            "checks/s[/] with full isolation on the fork-server path"
+            f"{len(canon)} canonical solutions verified in {elapsed:.2f} s = "
+            f"[bold]{len(canon) / elapsed:.0f} verifications/s[/] with full isolation"
         )
-        ok &= canon_pass == len(canon) and broken_pass == 0
+        ok &= all(v.passed for v in canon) and not any(v.passed for v in broken)
+
+        console.rule("[bold]Reward hacks against the verifier")
+        targets = [tasks[i] for i in (0, 2, 11, 13, 29, 53, 120, 163)]
+        picked = [e for e in EXPLOITS if e.name in DEMO_EXPLOITS]
+        table = Table("exploit", "class", "tasks", "passed", "max reward", "flags")
+        fast = FunctionVerifier(sb, call_timeout_s=0.5, run_timeout_s=3.0)
+        for res in run_corpus(fast, targets, picked):
+            kinds = sorted({f.kind for v in res.verdicts for f in v.flags})
+            passes = sum(v.passed for v in res.verdicts)
+            ok &= res.rejected
+            table.add_row(
+                res.exploit.name,
+                res.exploit.klass,
+                str(len(res.verdicts)),
+                f"[green]{passes}[/]" if passes == 0 else f"[red]{passes}[/]",
+                f"{res.max_reward:.2f}",
+                ", ".join(kinds),
+            )
+        console.print(table)
         console.print(
-            "[dim]Pass/fail here is the exit status of the check program; the hardened "
-            "verifier that cannot be fooled by exit(0) is the next component.[/]"
+            "[dim]The full corpus: `referee redteam` and `referee redteam --verifier pytest`.[/]"
         )
 
         console.rule("[bold]Hostile programs")
