@@ -62,6 +62,29 @@ def _program(call: str, **args: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _check_program(
+    source: str, spec: dict[str, Any], order: list[int], nonce: str, timeout: float
+) -> str:
+    """The program that checks ``source``.
+
+    Normally the candidate's code *is* the program, between the harness's prologue and its calls,
+    so that the fork server compiles it before forking (compiling in the child costs extra
+    copy-on-write faults). Code with ``from __future__`` imports, which must come first in a
+    module, is compiled inside the run instead.
+    """
+    args = {"inputs": spec["inputs"], "order": order, "timeout": timeout}
+    if "__future__" in source:
+        return _program("run", source=source, entry_point=spec["entry_point"], nonce=nonce, **args)
+    literal = json.dumps(json.dumps(args))
+    return (
+        f"import {HARNESS_MODULE} as __referee_h, json as __referee_json\n"
+        f"__referee_h.begin({nonce!r})\n"
+        f"{source}\n"
+        f"__referee_h.run_loaded(globals(), {spec['entry_point']!r}, "
+        f"**__referee_json.loads({literal}))\n"
+    )
+
+
 class FunctionVerifier:
     """Verifies completions of function tasks (``payload.entry_point``, ``hidden.inputs``).
 
@@ -105,15 +128,7 @@ class FunctionVerifier:
         nonce = secrets.token_hex(8)
         try:
             r = self.sandbox.run_python(
-                _program(
-                    "run",
-                    source=source,
-                    entry_point=spec["entry_point"],
-                    inputs=spec["inputs"],
-                    order=order,
-                    nonce=nonce,
-                    timeout=self.call_timeout_s,
-                ),
+                _check_program(source, spec, order, nonce, self.call_timeout_s),
                 name="check.py",
                 limits=self.limits,
             )
