@@ -411,7 +411,7 @@ def _redteam_pytest(as_json: bool) -> None:
         with PytestVerifier(timeout_s=60) as pv:
             for exploit in PYTEST_EXPLOITS:
                 verdicts = [pv.verify(t, exploit.make(t)) for t in tasks]
-                rejected = not any(v.passed for v in verdicts) and all(
+                rejected = not any(v.passed or v.reward > 0 for v in verdicts) and all(
                     t.status != "passed"
                     for v in verdicts
                     for t in v.tests

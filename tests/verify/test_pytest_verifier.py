@@ -24,7 +24,8 @@ def test_reference_patches_pass_and_empty_patches_fail(tasks, pv):
         assert good.passed and good.reward == 1.0, good
         assert {t.detail for t in good.tests} == {"FAIL_TO_PASS", "PASS_TO_PASS"}
         empty = pv.verify(task, "")
-        assert not empty.passed and empty.reward == 0.5  # PASS_TO_PASS holds, FAIL_TO_PASS fails
+        assert not empty.passed and empty.reward == 0.0  # nothing fixed: old tests earn nothing
+        assert {t.status for t in empty.tests if t.detail == "PASS_TO_PASS"} == {"passed"}
 
 
 def test_a_patch_that_does_not_apply_is_the_candidates_failure(tasks, pv):
@@ -42,6 +43,17 @@ def test_exploit_patches_are_rejected_on_every_task(tasks, pv, exploit):
         assert v.infra_error is None, v.infra_error
         f2p = [t for t in v.tests if t.detail.startswith("FAIL_TO_PASS")]
         assert f2p and all(t.status != "passed" for t in f2p), (exploit.name, task.id, v)
+        assert v.reward == 0.0, (exploit.name, task.id, v.reward)
+
+
+def test_a_fix_that_breaks_an_old_test_earns_partial_reward(tasks, pv):
+    from referee.verify.redteam_pytest import diff
+
+    task = tasks[0]  # calc: fixing add() while breaking sub()
+    old = task.payload["files"]["calc/ops.py"]
+    patch = diff("calc/ops.py", old, old.replace("a - b", "a + b"))
+    v = pv.verify(task, patch)
+    assert not v.passed and v.reward == 0.0  # F2P fixed, the only P2P broken: 1 x 0
 
 
 def test_forged_reports_are_caught_by_the_canaries(tasks, pv):

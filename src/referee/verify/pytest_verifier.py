@@ -10,7 +10,9 @@ Steps, each in the sandbox:
    ``conftest.py``, no plugin autoloading, no cache, empty ``addopts``. The grader's plugin reports
    each test's setup, call and teardown.
 4. On the host: each FAIL_TO_PASS and PASS_TO_PASS test must have run and passed in every phase.
-   Skipped, xfailed, missing and timed-out tests fail; the exit code is ignored.
+   Skipped, xfailed, missing and timed-out tests fail; the exit code is ignored. The reward is the
+   share of FAIL_TO_PASS tests fixed, scaled by the share of PASS_TO_PASS tests kept: a patch
+   that fixes nothing scores 0, however many old tests still pass.
 
 The test process also runs the candidate's code, so a report written from inside it could in
 principle be forged. The canaries are the check on that: a report in which a canary passed was
@@ -127,7 +129,7 @@ class PytestVerifier:
         passed_n = sum(t.status == "passed" for t in tests_out)
         return Verdict(
             task_id=task.id,
-            reward=passed_n / len(tests_out) if tests_out else 0.0,
+            reward=_reward(tests_out),
             passed=bool(tests_out) and passed_n == len(tests_out),
             tests=tests_out,
             flags=flags,
@@ -191,6 +193,21 @@ class PytestVerifier:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _reward(tests: list[TestOutcome]) -> float:
+    """The share of FAIL_TO_PASS tests fixed, scaled by the share of PASS_TO_PASS kept.
+
+    PASS_TO_PASS tests guard against regressions; they earn nothing by themselves, so a patch
+    that changes nothing (or only attacks the grader) scores 0 rather than the share of tests
+    that were passing anyway. Without FAIL_TO_PASS tests the reward is the PASS_TO_PASS share.
+    """
+    f2p = [t.status == "passed" for t in tests if t.detail == "FAIL_TO_PASS"]
+    p2p = [t.status == "passed" for t in tests if t.detail == "PASS_TO_PASS"]
+    kept = sum(p2p) / len(p2p) if p2p else 1.0
+    if not f2p:
+        return kept
+    return sum(f2p) / len(f2p) * kept
 
 
 def _status(phases: dict[str, str] | None) -> TestStatus:
