@@ -15,23 +15,31 @@ from referee.errors import (
     VerifierError,
 )
 from referee.sandbox import ExecResult, Limits, Sandbox, Snapshot, Workspace
+from referee.tasks import Task, read_tasks, write_tasks
+from referee.verify import FunctionVerifier, PytestVerifier, Verdict
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ConfigError",
     "ExecResult",
+    "FunctionVerifier",
     "Limits",
     "PolicyError",
+    "PytestVerifier",
     "RefereeError",
     "Sandbox",
     "SandboxError",
     "SandboxUnavailable",
     "Snapshot",
     "StoreError",
+    "Task",
     "TaskError",
     "UnsafePathError",
+    "Verdict",
     "VerifierError",
     "Workspace",
     "__version__",
+    "read_tasks",
+    "write_tasks",
 ]

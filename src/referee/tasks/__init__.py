@@ -1,1 +1,22 @@
-"""Tasks: the task model, pools and sources. So far: the HumanEval source (see ``humaneval``)."""
+"""Tasks: the task model and its JSONL files, and the task sources (HumanEval, procedural).
+
+>>> from referee.tasks import read_tasks, generate                        # doctest: +SKIP
+>>> task = generate("list-pipeline", difficulty=0.5, seed=1)             # doctest: +SKIP
+"""
+
+from referee.tasks.humaneval import humaneval_tasks
+from referee.tasks.model import Difficulty, Message, Provenance, Task, read_tasks, write_tasks
+from referee.tasks.procedural import FAMILIES, generate, generate_many
+
+__all__ = [
+    "FAMILIES",
+    "Difficulty",
+    "Message",
+    "Provenance",
+    "Task",
+    "generate",
+    "generate_many",
+    "humaneval_tasks",
+    "read_tasks",
+    "write_tasks",
+]
