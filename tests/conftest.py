@@ -27,6 +27,19 @@ def _own(controller: str) -> str | None:
     return None
 
 
+def _remove_stale_guards(base: Path) -> None:
+    """Guard groups of test runs whose process is gone (killed runs cannot clean up)."""
+    for group in base.glob("referee-tests-*"):
+        pid = group.name.rsplit("-", 1)[-1]
+        if not pid.isdigit() or Path(f"/proc/{pid}").exists():
+            continue
+        for child in sorted(group.rglob("*/"), key=lambda p: len(p.parts), reverse=True):
+            with contextlib.suppress(OSError):
+                child.rmdir()
+        with contextlib.suppress(OSError):
+            group.rmdir()
+
+
 def _enter_guard_cgroup() -> list[Path]:
     made: list[Path] = []
     if os.geteuid() != 0:
@@ -39,6 +52,7 @@ def _enter_guard_cgroup() -> list[Path]:
         base = Path("/sys/fs/cgroup") / ctrl
         if own is None or not (base / "cgroup.procs").exists():
             continue
+        _remove_stale_guards(base / own.lstrip("/"))
         group = base / own.lstrip("/") / f"referee-tests-{os.getpid()}"
         try:
             group.mkdir(exist_ok=True)

@@ -11,6 +11,13 @@ cgroups = detect_cgroups()
 pytestmark = pytest.mark.skipif(cgroups is None, reason="no writable cgroup hierarchy here")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _close_cgroups():
+    yield
+    if cgroups is not None:
+        cgroups.close()
+
+
 def test_group_limits_membership_and_kill_all():
     group = cgroups.create("unit")
     try:
@@ -47,3 +54,17 @@ def test_parent_group_is_per_process():
     assert other is not None
     assert set(other._parents.values()).isdisjoint(cgroups._parents.values())
     other.close()
+
+
+def test_groups_of_dead_processes_are_cleaned_up():
+    import subprocess as sp
+
+    from referee.sandbox.cgroups import _clean_stale
+
+    dead = sp.Popen(["true"])
+    dead.wait()
+    parent = next(iter(cgroups._parents.values())).parent
+    stale = parent / f"referee-{dead.pid}-1"
+    (stale / "run-1").mkdir(parents=True)
+    _clean_stale(parent)
+    assert not stale.exists()

@@ -317,7 +317,9 @@ def _try_v1(label: str) -> Cgroups | None:
             if ctrl == "cpuacct":
                 continue  # optional: CPU time then comes from rusage
             return None
-        parent = mount / own.lstrip("/") / label
+        base = mount / own.lstrip("/")
+        _clean_stale(base)
+        parent = base / label
         try:
             parent.mkdir(exist_ok=True)
         except OSError:
@@ -345,6 +347,28 @@ def _try_v2(label: str) -> Cgroups | None:
             parent.rmdir()
         return None
     return Cgroups(2, {"unified": parent})
+
+
+def _clean_stale(parent_dir: Path) -> None:
+    """Remove ``referee-<pid>-<n>`` groups whose process is gone (it died without cleaning up)."""
+    for group in parent_dir.glob("referee-*-*"):
+        pid = group.name.split("-")[1]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # still alive
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        for child in sorted(group.glob("*/"), reverse=True):
+            with contextlib.suppress(OSError):
+                for p in _read(child / "cgroup.procs").split():
+                    os.kill(int(p), signal.SIGKILL)
+                child.rmdir()
+        with contextlib.suppress(OSError):
+            group.rmdir()
 
 
 def detect_cgroups() -> Cgroups | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import os
 import shutil
 import tempfile
@@ -22,16 +23,58 @@ from pathlib import Path
 
 from referee.errors import SandboxError
 
-__all__ = ["Scratch", "UidPool", "isolation_layers"]
+__all__ = ["Scratch", "UidPool", "clean_stale_scratch", "isolation_layers"]
 
 _libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_unless_mounted(path: Path) -> None:
+    """rmtree, but never into something still mounted (such as the interpreter's bind)."""
+    if os.path.ismount(path):
+        return
+    if path.is_dir() and not path.is_symlink():
+        for entry in path.iterdir():
+            if os.path.ismount(entry):
+                return
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def clean_stale_scratch() -> int:
+    """Unmount and remove scratch areas left by referee processes that died. Returns the count.
+
+    A process killed with SIGKILL cannot clean up; its scratch tmpfs (and the interpreter bind
+    inside) would otherwise stay mounted until reboot.
+    """
+    removed = 0
+    for path in Path(tempfile.gettempdir()).glob("referee-*-*"):
+        parts = path.name.split("-")
+        if len(parts) < 3 or not parts[1].isdigit() or _alive(int(parts[1])):
+            continue
+        with contextlib.suppress(OSError):
+            for inner in path.iterdir() if path.is_dir() else ():
+                _libc.umount2(str(inner).encode(), 2)
+            _libc.umount2(str(path).encode(), 2)
+            _remove_unless_mounted(path)
+            removed += 1
+    return removed
 
 
 class Scratch:
     """A directory for workspaces, a size-capped tmpfs when this process may mount one."""
 
     def __init__(self, size_mb: int = 4096) -> None:
-        self.path = Path(tempfile.mkdtemp(prefix="referee-"))
+        clean_stale_scratch()
+        self.path = Path(tempfile.mkdtemp(prefix=f"referee-{os.getpid()}-"))
         os.chmod(self.path, 0o711)
         self.is_tmpfs = False
         if os.geteuid() == 0 and os.environ.get("REFEREE_NO_TMPFS") != "1":
@@ -81,34 +124,58 @@ class Scratch:
         self._mounts.clear()
         if self.is_tmpfs:
             _libc.umount2(str(self.path).encode(), 2)  # MNT_DETACH: never blocks on a busy mount
-        shutil.rmtree(self.path, ignore_errors=True)
+        _remove_unless_mounted(self.path)
+
+
+_UID_LOCKS = Path(tempfile.gettempdir()) / "referee-uid-locks"
 
 
 class UidPool:
-    """Hands out distinct host uids to concurrent sandboxes (root) or the caller's own uid."""
+    """Hands out distinct host uids to concurrent sandboxes (root) or the caller's own uid.
 
-    def __init__(self, base: int | None = None, size: int = 1024) -> None:
+    A uid is claimed with an advisory lock on a file named after it, so that sandboxes of
+    *different* referee processes on one machine never share a uid (they would share its
+    RLIMIT_NPROC budget). The kernel drops the lock when the holder dies, so nothing leaks.
+    """
+
+    def __init__(self, base: int | None = None, size: int = 4096) -> None:
         self.privileged = os.geteuid() == 0
         self.base = base if base is not None else int(os.environ.get("REFEREE_UID_BASE", "61000"))
         self.size = size
-        self._free = list(range(self.base, self.base + size))
+        self._held: dict[int, int] = {}  # uid -> fd of its lock file
         self._lock = threading.Lock()
+        self._next = 0
 
     def acquire(self) -> int:
         if not self.privileged:
             return os.geteuid()
+        _UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
         with self._lock:
-            if not self._free:
-                raise SandboxError(
-                    f"all {self.size} sandbox uids are in use; lower concurrency or raise size"
-                )
-            return self._free.pop(0)
+            for step in range(self.size):
+                uid = self.base + (self._next + step) % self.size
+                if uid in self._held:
+                    continue
+                fd = os.open(_UID_LOCKS / str(uid), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    os.close(fd)
+                    continue
+                self._held[uid] = fd
+                self._next = (self._next + step + 1) % self.size
+                return uid
+        raise SandboxError(
+            f"all {self.size} sandbox uids from {self.base} are in use on this machine; "
+            "lower concurrency or set REFEREE_UID_BASE to a free range"
+        )
 
     def release(self, uid: int) -> None:
-        if self.privileged:
-            with self._lock, contextlib.suppress(ValueError):
-                if uid not in self._free:
-                    self._free.append(uid)
+        if not self.privileged:
+            return
+        with self._lock:
+            fd = self._held.pop(uid, None)
+        if fd is not None:
+            os.close(fd)  # closing the file drops the lock
 
 
 _NAMESPACE_LAYERS = ("bwrap", "userns", "pidns", "netns", "ipcns", "utsns", "mountns", "seccomp")
