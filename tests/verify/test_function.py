@@ -92,3 +92,13 @@ def test_a_task_without_recorded_tests_is_an_infra_error(verifier):
 def test_timeouts_are_failures(humaneval, verifier, timeout_case):
     v = verifier.verify(humaneval["HumanEval/2"], timeout_case)
     assert not v.passed and all(t.status in ("timeout", "missing") for t in v.tests)
+
+
+def test_a_verifier_crash_is_an_infra_error(humaneval, verifier, monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("bug in the verifier")
+
+    monkeypatch.setattr(verifier, "_judge", boom)
+    task = humaneval["HumanEval/0"]
+    v = verifier.verify(task, task.hidden["reference"])
+    assert not v.passed and v.reward == 0.0 and "verifier crashed" in v.infra_error

@@ -115,6 +115,13 @@ class FunctionVerifier:
 
     # ---- public -------------------------------------------------------------------------
     def verify(self, task: Task, completion: str, *, seed: int | None = None) -> Verdict:
+        """Judge ``completion`` for ``task``. Never raises: a verifier fault is an infra error."""
+        try:
+            return self._verify(task, completion, seed)
+        except Exception as e:  # a bug here must cost a retry, never hand out a reward
+            return Verdict.infra(task.id, f"verifier crashed: {type(e).__name__}: {e}", VERSION)
+
+    def _verify(self, task: Task, completion: str, seed: int | None) -> Verdict:
         t0 = time.perf_counter()
         try:
             spec = _spec(task)

@@ -75,6 +75,13 @@ class PytestVerifier:
         self.limits = Limits(timeout_s=timeout_s, memory_mb=2048, max_processes=256)
 
     def verify(self, task: Task, patch: str) -> Verdict:
+        """Judge ``patch`` for ``task``. Never raises: a verifier fault is an infra error."""
+        try:
+            return self._verify(task, patch)
+        except Exception as e:  # a bug here must cost a retry, never hand out a reward
+            return Verdict.infra(task.id, f"verifier crashed: {type(e).__name__}: {e}", VERSION)
+
+    def _verify(self, task: Task, patch: str) -> Verdict:
         t0 = time.perf_counter()
         try:
             files, tests, f2p, p2p = _spec(task)
