@@ -331,7 +331,9 @@ def frames(stdout: str, nonce: str) -> list:  # type: ignore[type-arg]
     for line in stdout.split("\n"):
         if line.startswith(prefix):
             try:
-                out.append(json.loads(line[len(prefix) :]))
-            except ValueError:
-                continue
+                frame = json.loads(line[len(prefix) :])
+            except (ValueError, RecursionError):
+                continue  # anything malformed (the candidate can write here too) is ignored
+            if isinstance(frame, dict):
+                out.append(frame)
     return out

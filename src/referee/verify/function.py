@@ -263,7 +263,7 @@ class FunctionVerifier:
                         name=name, status="failed", detail="returned a value that is not plain data"
                     )
                 )
-            elif H.same(out, exp):
+            elif _safe_same(out, exp):
                 tests.append(TestOutcome(name=name, status="passed"))
             elif out[0] == "raise" or exp[0] == "raise":
                 tests.append(
@@ -329,10 +329,20 @@ class FunctionVerifier:
         return None, rr.wall_s
 
 
+def _safe_same(a: Any, b: Any) -> bool:
+    """Outcome comparison that treats anything malformed (nested too deep, wrong types) as a
+    mismatch: what the candidate reports must never be able to crash the verifier into an
+    infrastructure error."""
+    try:
+        return bool(H.same(a, b))
+    except (RecursionError, ValueError, TypeError, IndexError, KeyError, OverflowError):
+        return False
+
+
 def _same_or_both_raise(a: Any, b: Any) -> bool:
     if not isinstance(a, list) or not isinstance(b, list):
         return False
-    return bool(H.same(a, b))
+    return _safe_same(a, b)
 
 
 def _short(out: Any) -> str:

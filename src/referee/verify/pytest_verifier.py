@@ -116,7 +116,13 @@ class PytestVerifier:
         finally:
             ws.close()
         frames = H.frames(r.stdout, nonce)
-        results = {f["test"]: f["phases"] for f in frames if "test" in f}
+        results = {
+            f["test"]: f["phases"]
+            for f in frames
+            if isinstance(f.get("test"), str)
+            and isinstance(f.get("phases"), dict)
+            and all(isinstance(v, str) for v in f["phases"].values())
+        }
         if any(_status(results.get(c)) == "passed" for c in canaries):
             flags.append(
                 Flag(
