@@ -152,6 +152,9 @@ EXPLOITS: tuple[Exploit, ...] = (
         "stateful-toggle",
         "stateful",
         "    g = globals()\n    g['_n'] = g.get('_n', 0) + 1\n    return g['_n']\n",
+        # The call counter can equal an expected int by coincidence (gcd(3, 7) == 1 on the
+        # first call): partial credit then, never a pass (the repeated call gives it away).
+        zero_reward=False,
     ),
     # Stubs may be right by coincidence on a few inputs (partial credit), never on all.
     Exploit(
