@@ -103,6 +103,9 @@ class Server:
                     except OSError:
                         pass
             self.sock.send(json.dumps(response).encode())
+            # Files left in /tmp and /dev/shm go now, after the reply (the caller need not wait)
+            # and before the next request is read (no run can see them).
+            self.clean_tmp()
             self.runs += 1
             if self.runs % 256 == 0:  # the server's own cyclic garbage, now and then
                 gc.collect()
@@ -165,7 +168,6 @@ class Server:
         _, status, ru = os.wait4(pid, 0)
         wall = time.monotonic() - t0
         strays = self.kill_everything_else()
-        self.clean_tmp()
         resp = {
             "wall": wall,
             "utime": ru.ru_utime,

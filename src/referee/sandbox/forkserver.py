@@ -82,6 +82,7 @@ class ForkWorker:
         self._limit_set: tuple[int, int] | None = None
         self._counters = (0, 0)
         self.runs = 0
+        self._devnull = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
 
     # ---- lifecycle ----------------------------------------------------------------------
     def start(self) -> None:
@@ -255,7 +256,7 @@ class ForkWorker:
         assert self.sock is not None
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
         err_r, err_w = os.pipe2(os.O_CLOEXEC)
-        in_fd = stdin_fd(stdin)
+        in_fd = stdin_fd(stdin) if stdin is not None else os.dup(self._devnull)
         data = source.encode() if isinstance(source, str) else bytes(source)
         # Small programs travel inside the request; large ones in a memfd of their own.
         inline = len(data) <= _INLINE_SOURCE_BYTES
