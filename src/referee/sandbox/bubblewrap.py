@@ -29,6 +29,7 @@ from referee.sandbox.process import (
     make_preexec,
     open_join_fds,
     spawn,
+    stdin_fd,
 )
 from referee.sandbox.result import ExecResult
 from referee.sandbox.view import SandboxView
@@ -38,18 +39,6 @@ __all__ = ["BubblewrapRunner"]
 
 # Processes bubblewrap itself needs on top of the program's: its parent and its pid-1 init.
 _BWRAP_PROCS = 3
-
-
-def stdin_fd(data: bytes | None) -> int:
-    """An fd to read ``data`` from (a sealed-off memfd), or /dev/null."""
-    if data is None:
-        return os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
-    fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
 
 
 class BubblewrapRunner:

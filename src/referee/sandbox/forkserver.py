@@ -26,7 +26,6 @@ from importlib import resources
 from typing import Any
 
 from referee.errors import SandboxError
-from referee.sandbox.bubblewrap import stdin_fd
 from referee.sandbox.cgroups import Cgroup, Cgroups
 from referee.sandbox.host import Scratch, UidPool, isolation_layers
 from referee.sandbox.limits import Limits
@@ -37,6 +36,7 @@ from referee.sandbox.process import (
     make_preexec,
     open_join_fds,
     spawn_long_lived,
+    stdin_fd,
 )
 from referee.sandbox.result import ExecResult
 from referee.sandbox.seccomp_policy import child_filter_bpf

@@ -25,6 +25,7 @@ __all__ = [
     "open_join_fds",
     "spawn",
     "spawn_long_lived",
+    "stdin_fd",
 ]
 
 RlimitSpec = Sequence[tuple[int, tuple[int, int]]]
@@ -230,3 +231,15 @@ def base_rlimits(
     if as_bytes is not None:
         limits.append((resource.RLIMIT_AS, (as_bytes, as_bytes)))
     return limits
+
+
+def stdin_fd(data: bytes | None) -> int:
+    """An fd to read ``data`` from (a sealed-off memfd), or /dev/null."""
+    if data is None:
+        return os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd

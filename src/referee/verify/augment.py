@@ -24,7 +24,7 @@ from referee.errors import TaskError
 from referee.sandbox import Limits, Sandbox
 from referee.tasks.model import Task
 from referee.verify import _harness as H
-from referee.verify.function import _program
+from referee.verify.function import harness_program
 
 __all__ = ["augment_task", "augment_tasks", "mutate_value"]
 
@@ -117,7 +117,7 @@ def augment_task(
         return task
     nonce = secrets.token_hex(8)
     order = list(range(len(fresh)))
-    program = _program(
+    program = harness_program(
         "run",
         source=task.payload["code_prompt"] + h["reference"],
         entry_point=task.payload["entry_point"],

@@ -37,7 +37,13 @@ from referee.verify import _harness as H
 from referee.verify.guard import scan
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict
 
-__all__ = ["HARNESS_MODULE", "HARNESS_SOURCE", "FunctionVerifier", "harness_sandbox"]
+__all__ = [
+    "HARNESS_MODULE",
+    "HARNESS_SOURCE",
+    "FunctionVerifier",
+    "harness_program",
+    "harness_sandbox",
+]
 
 HARNESS_MODULE = "referee_harness"
 HARNESS_SOURCE = resources.files("referee.verify").joinpath("_harness.py").read_text()
@@ -51,7 +57,8 @@ def harness_sandbox(**kwargs: Any) -> Sandbox:
     return Sandbox(preload=preload, **kwargs)
 
 
-def _program(call: str, **args: Any) -> str:
+def harness_program(call: str, **args: Any) -> str:
+    """A program calling ``referee_harness.<call>(**args)``, every value passed as JSON."""
     # Every value crosses as a JSON string literal: nothing of it is evaluated as code.
     lines = [f"import json, {HARNESS_MODULE} as H"]
     lines.append(
@@ -74,7 +81,9 @@ def _check_program(
     """
     args = {"inputs": spec["inputs"], "order": order, "timeout": timeout}
     if "__future__" in source:
-        return _program("run", source=source, entry_point=spec["entry_point"], nonce=nonce, **args)
+        return harness_program(
+            "run", source=source, entry_point=spec["entry_point"], nonce=nonce, **args
+        )
     literal = json.dumps(json.dumps(args))
     return (
         f"import {HARNESS_MODULE} as __referee_h, json as __referee_json\n"
@@ -310,7 +319,7 @@ class FunctionVerifier:
         got = {fr["i"]: fr["out"] for fr in H.frames(r.stdout, nonce) if "i" in fr}
         table = [[inp[0], inp[1], got[i]] for i, inp in enumerate(spec["inputs"]) if i in got]
         replay_nonce = secrets.token_hex(8)
-        program = _program(
+        program = harness_program(
             "replay",
             prompt=spec["code_prompt"],
             test=spec["test"],

@@ -15,7 +15,7 @@ from referee.errors import TaskError
 from referee.sandbox import Limits, Sandbox
 from referee.tasks.model import Task
 from referee.verify import _harness as H
-from referee.verify.function import _program
+from referee.verify.function import harness_program
 
 __all__ = ["record_function_task", "record_function_tasks", "record_generated_task"]
 
@@ -27,7 +27,7 @@ def record_function_task(sandbox: Sandbox, task: Task, *, timeout_s: float = 60.
         if key not in where:
             raise TaskError(f"task {task.id!r}: cannot record tests without {key!r}")
     nonce = secrets.token_hex(8)
-    program = _program(
+    program = harness_program(
         "record",
         source=p["code_prompt"] + h["reference"],
         test=h["test"],
@@ -76,7 +76,7 @@ def record_generated_task(sandbox: Sandbox, task: Task, *, examples: int = 2) ->
         raise TaskError(f"task {task.id!r} has no generated inputs to record")
     inputs = [[H.encode(list(args)), H.encode({})] for args in h["generated_inputs"]]
     nonce = secrets.token_hex(8)
-    program = _program(
+    program = harness_program(
         "run",
         source=p["code_prompt"] + h["reference"],
         entry_point=p["entry_point"],
