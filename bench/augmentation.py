@@ -4,86 +4,38 @@ augmented tests catch.
     .venv/bin/python bench/augmentation.py [--per-task 12] [--extra 40]
 
 Wrong-but-plausible solutions are made mechanically: single-point mutations of each canonical
-solution (``<`` <-> ``<=``, ``>`` <-> ``>=``, an integer constant +-1, ``+`` <-> ``-``,
-``and`` <-> ``or``). Each mutant is verified against the task's own recorded tests, and those that
-pass are verified again with the augmented tests. A mutant that passes both may be equivalent to
-the original (no test can catch it) or a miss; the script reports both counts, and checks that all
-164 canonical solutions still pass with augmentation (no false negatives).
+solution by ``referee.synth.mutate`` (comparisons, arithmetic and boolean operators, negated
+conditions, integer constants +-1, dropped return values). Each mutant is verified against the
+task's own recorded tests, and those that pass are verified again with the augmented tests. A
+mutant that passes both may be equivalent to the original (no test can catch it) or a miss; the
+script reports both counts, and checks that all 164 canonical solutions still pass with
+augmentation (no false negatives).
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
-import copy
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import machine, save
+from referee.synth.mutate import apply_mutation, find_mutations
 from referee.tasks.humaneval import humaneval_tasks
 from referee.tasks.model import Task
 from referee.verify.augment import augment_tasks
 from referee.verify.function import FunctionVerifier, harness_sandbox
 from referee.verify.record import record_function_tasks
 
-SWAPS: dict[type, type] = {
-    ast.Lt: ast.LtE,
-    ast.LtE: ast.Lt,
-    ast.Gt: ast.GtE,
-    ast.GtE: ast.Gt,
-    ast.Add: ast.Sub,
-    ast.Sub: ast.Add,
-    ast.And: ast.Or,
-    ast.Or: ast.And,
-}
-
-
-def _sites(func: ast.FunctionDef) -> list[tuple[int, str]]:
-    sites = []
-    for n, node in enumerate(ast.walk(func)):
-        if isinstance(node, ast.Compare):
-            sites += [(n, f"cmp{k}") for k, op in enumerate(node.ops) if type(op) in SWAPS]
-        elif isinstance(node, ast.BinOp | ast.BoolOp) and type(node.op) in SWAPS:
-            sites.append((n, "op"))
-        elif isinstance(node, ast.Constant) and type(node.value) is int:
-            sites += [(n, "+1"), (n, "-1")]
-    return sites
-
-
-def _apply(func: ast.FunctionDef, site: tuple[int, str]) -> ast.FunctionDef:
-    func = copy.deepcopy(func)
-    for n, node in enumerate(ast.walk(func)):
-        if n != site[0]:
-            continue
-        kind = site[1]
-        if kind.startswith("cmp"):
-            k = int(kind[3:])
-            node.ops[k] = SWAPS[type(node.ops[k])]()  # type: ignore[attr-defined]
-        elif kind == "op":
-            node.op = SWAPS[type(node.op)]()  # type: ignore[attr-defined]
-        else:
-            node.value += 1 if kind == "+1" else -1  # type: ignore[attr-defined]
-    return func
-
 
 def mutants(task: Task, limit: int) -> list[str]:
-    """Completions that redefine the entry point with one mutation each."""
+    """Completions that redefine the module with one mutation of the entry point each."""
     source = task.payload["code_prompt"] + task.hidden["reference"]
-    tree = ast.parse(source)
-    func = next(
-        n
-        for n in tree.body
-        if isinstance(n, ast.FunctionDef) and n.name == task.payload["entry_point"]
-    )
-    seen = {ast.unparse(func)}
     out = []
-    for site in _sites(func):
-        code = ast.unparse(_apply(func, site))
-        if code not in seen:
-            seen.add(code)
-            out.append("    pass\n\n" + code + "\n")
+    for m in find_mutations(source, function=task.payload["entry_point"]):
+        # The completion continues the prompt's stub, then redefines everything mutated.
+        out.append("    pass\n\n" + apply_mutation(source, m))
         if len(out) >= limit:
             break
     return out

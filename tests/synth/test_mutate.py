@@ -59,3 +59,14 @@ def test_mutants_of_humaneval_solutions_are_valid_python(problem):
         out = apply_mutation(source, m)
         ast.parse(out)
         assert out != source
+
+
+def test_conditions_written_without_a_space_still_negate_cleanly():
+    src = (
+        "def f(x):\n    if(x > 1):\n        return 1\n    while(x):\n        x -= 1\n    return 0\n"
+    )
+    for m in find_mutations(src):
+        if m.operator == "negate-condition":
+            out = apply_mutation(src, m)
+            ast.parse(out)
+            assert "if not (" in out or "while not (" in out

@@ -198,7 +198,12 @@ def _change(node: cst.CSTNode) -> cst.CSTNode:
         return node.with_changes(operator=_BOOL_SWAPS[type(node.operator)]())
     if isinstance(node, cst.If | cst.While):
         test = node.test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        return node.with_changes(test=cst.UnaryOperation(operator=cst.Not(), expression=test))
+        negated = cst.UnaryOperation(operator=cst.Not(), expression=test)
+        # `if(x):` is valid Python but `ifnot (x):` is not: the keyword needs its space back.
+        space = cst.SimpleWhitespace(" ")
+        if isinstance(node, cst.If):
+            return node.with_changes(test=negated, whitespace_before_test=space)
+        return node.with_changes(test=negated, whitespace_after_while=space)
     if isinstance(node, cst.Integer):
         value = int(node.value, 0)
         # Up from zero, otherwise down by one: both are the classic off-by-one.
