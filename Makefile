@@ -23,6 +23,7 @@ typecheck: bootstrap
 bench: bootstrap
 	$(PY) bench/overhead.py
 	$(PY) bench/humaneval_throughput.py
+	$(PY) bench/augmentation.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
