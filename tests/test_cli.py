@@ -198,3 +198,9 @@ def test_tasks_generate(tmp_path):
     assert p.returncode == 0, p.stderr
     rows = [json.loads(x) for x in referee("tasks", "list", str(out), "--json").stdout.splitlines()]
     assert rows[0]["id"] == "proc/recurrence-d0-s0-v1" and len(rows) == 5
+
+
+def test_demo_holds_every_expectation():
+    p = referee("demo")
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert b"all expectations held" in p.stderr
