@@ -178,3 +178,20 @@ def test_workers_outlive_the_thread_that_started_them():
         assert proc.poll() is None
         assert sb.run_python("print(1)").stdout == "1\n"
         assert sb.pool.workers[0].proc is proc
+
+
+def test_python_paths_are_importable_read_only(tmp_path):
+    from referee.sandbox import Sandbox
+
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "extra_mod.py").write_text("VALUE = 'from the repo venv'\n")
+    with Sandbox(python_workers=1, python_paths=(tmp_path / "site",)) as sb:
+        assert sb.python_paths == ["/opt/paths/0"]
+        src = (
+            "import sys\nsys.path.insert(0, '/opt/paths/0')\nimport extra_mod\n"
+            "print(extra_mod.VALUE)\ntry:\n    open('/opt/paths/0/x', 'w')\n"
+            "except OSError as e:\n    print('read-only', e.errno)"
+        )
+        r = sb.run(["python3", "-c", src])
+        assert r.stdout == "from the repo venv\nread-only 30\n", r
+        assert sb.run_python(src).stdout == r.stdout

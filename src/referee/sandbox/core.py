@@ -34,11 +34,13 @@ from referee.sandbox.result import ExecResult
 from referee.sandbox.view import SandboxView
 from referee.sandbox.workspace import Workspace
 
-__all__ = ["PACKAGES_MOUNT", "Backend", "Sandbox"]
+__all__ = ["PACKAGES_MOUNT", "PATHS_MOUNT", "Backend", "Sandbox"]
 
 Backend = Literal["bwrap", "local"]
 #: Where ``python_packages`` appear inside the sandbox (add it to ``sys.path`` to import them).
 PACKAGES_MOUNT = "/opt/packages"
+#: Where ``python_paths`` appear: ``/opt/paths/0``, ``/opt/paths/1``, ... in the order given.
+PATHS_MOUNT = "/opt/paths"
 
 
 class Sandbox:
@@ -50,7 +52,9 @@ class Sandbox:
 
     ``python_workers`` is the size of the fork-server pool (default: one more than CPUs).
     ``python_packages`` names host packages (pure Python: pytest and what it needs) to make
-    visible read-only at ``/opt/packages``; nothing else of site-packages is.
+    visible read-only at ``/opt/packages``; nothing else of site-packages is. ``python_paths``
+    are whole directories (a repository's own site-packages) made visible read-only at
+    ``/opt/paths/<i>``; ``self.python_paths`` lists those mount points.
     ``limits`` are the defaults for runs that pass none. ``preload`` maps module names to
     source that every fast-path worker compiles once at start, so runs import them for free.
     """
@@ -64,12 +68,14 @@ class Sandbox:
         scratch_mb: int = 4096,
         preload: dict[str, str] | None = None,
         python_packages: tuple[str, ...] = (),
+        python_paths: tuple[str | Path, ...] = (),
     ) -> None:
         if backend not in ("bwrap", "local"):
             raise ConfigError(f"unknown sandbox backend {backend!r}; use 'bwrap' or 'local'")
         self.backend = backend
         self.limits = limits or Limits()
         self.preload = dict(preload or {})
+        self.python_paths: list[str] = []
         # One worker more than cores: while one worker's run computes, another's supervisor and
         # the host are busy with the previous result (measured: 2 cores, 3 workers, +25%).
         self.python_workers = python_workers or (os.cpu_count() or 1) + 1
@@ -86,7 +92,10 @@ class Sandbox:
             python_source = self._scratch.expose(Path(sys.base_prefix), "python")
             self.view = SandboxView(
                 python_source=python_source,
-                extra_ro_binds=tuple(self._package_binds(python_packages)),
+                extra_ro_binds=(
+                    *self._package_binds(python_packages),
+                    *self._path_binds(python_paths),
+                ),
             )
             self._cgroups = detect_cgroups()
             self.uids = UidPool()
@@ -111,6 +120,19 @@ class Sandbox:
             source = origin.parent if origin.name == "__init__.py" else origin
             exposed = self._scratch.expose(source, f"pkg-{name}")
             binds.append((str(exposed), f"{PACKAGES_MOUNT}/{source.name}"))
+        return binds
+
+    def _path_binds(self, paths: tuple[str | Path, ...]) -> list[tuple[str, str]]:
+        """Whole directories (a per-repository site-packages, say) read-only at /opt/paths/<i>."""
+        assert self._scratch is not None
+        binds = []
+        for i, path in enumerate(paths):
+            source = Path(path).resolve()
+            if not source.is_dir():
+                raise ConfigError(f"python path {str(path)!r} is not a directory")
+            exposed = self._scratch.expose(source, f"path-{i}")
+            binds.append((str(exposed), f"{PATHS_MOUNT}/{i}"))
+        self.python_paths = [f"{PATHS_MOUNT}/{i}" for i in range(len(paths))]
         return binds
 
     # ---- running ------------------------------------------------------------------------
