@@ -25,6 +25,7 @@ from referee.sandbox.limits import Limits
 from referee.sandbox.outcome import RawOutcome, to_result
 from referee.sandbox.process import (
     OutputCollector,
+    Reaper,
     base_rlimits,
     make_preexec,
     open_join_fds,
@@ -153,21 +154,12 @@ class BubblewrapRunner:
                 collector.unwatch(status_r)
 
         collector.watch(status_r, read_status)
-        exited: list[tuple[int, int, object]] = []
-
-        def reaped() -> bool:
-            if not exited:
-                pid, st, ru = os.wait4(proc.pid, os.WNOHANG)
-                if pid:
-                    exited.append((pid, st, ru))
-            return bool(exited)
-
-        finished = collector.pump(t0 + limits.timeout_s, stop=reaped)
+        reaper = Reaper(proc.pid)
+        finished = collector.pump(t0 + limits.timeout_s, stop=reaper)
         timed_out = not finished
         if timed_out:
             self._kill(proc.pid, group)
-        if not exited:
-            exited.append(os.wait4(proc.pid, 0))
+        status, ru = reaper.wait()
         proc.returncode = 0  # reaped by hand above; keep Popen from waiting again
         wall = time.monotonic() - t0
         # Drain what the killed tree left in the pipes, briefly.
@@ -180,11 +172,10 @@ class BubblewrapRunner:
                 status_chunks.append(chunk)
         os.close(status_r)
         out, out_trunc, err, err_trunc = collector.finish()
-        _, status, ru = exited[0]
         stats = group.stats() if group is not None else None
         strays = group.kill_all() if group is not None else 0
-        started, exit_code = _parse_status(b"".join(status_chunks))
-        code, sig = _code_and_signal(exit_code, status)
+        started = _child_started(b"".join(status_chunks))
+        code, sig = _code_and_signal(status)
         # bubblewrap reports its own setup failures as "bwrap: ..." with exit code 1, before the
         # program could have written anything.
         if code == 1 and err.startswith(b"bwrap: execvp "):
@@ -197,7 +188,7 @@ class BubblewrapRunner:
             )
         if timed_out:
             code = None
-        cpu_s = ru.ru_utime + ru.ru_stime  # type: ignore[attr-defined]
+        cpu_s = ru.ru_utime + ru.ru_stime
         if stats is not None and stats.cpu_s is not None:
             cpu_s = stats.cpu_s  # the cgroup counts every process, reaped or not
         raw = RawOutcome(
@@ -206,7 +197,7 @@ class BubblewrapRunner:
             timed_out=timed_out,
             wall_s=wall,
             cpu_s=cpu_s,
-            maxrss_bytes=ru.ru_maxrss * 1024,  # type: ignore[attr-defined]
+            maxrss_bytes=ru.ru_maxrss * 1024,
             stdout=out,
             stderr=err,
             stdout_truncated=out_trunc,
@@ -228,7 +219,7 @@ class BubblewrapRunner:
             group.kill_all()
 
 
-def _parse_status(data: bytes) -> tuple[bool, int | None]:
+def _child_started(data: bytes) -> bool:
     """Whether bubblewrap got as far as starting the child.
 
     The exit code is taken from the wait status, never from this channel: it is bubblewrap's,
@@ -239,15 +230,14 @@ def _parse_status(data: bytes) -> tuple[bool, int | None]:
         with contextlib.suppress(ValueError):
             if "child-pid" in json.loads(line):
                 started = True
-    return started, None
+    return started
 
 
-def _code_and_signal(exit_code: int | None, status: int) -> tuple[int | None, int | None]:
+def _code_and_signal(status: int) -> tuple[int | None, int | None]:
     """bubblewrap reports a child killed by signal N as exit code 128+N, like a shell."""
-    if exit_code is None:
-        if os.WIFSIGNALED(status):
-            return None, os.WTERMSIG(status)
-        exit_code = os.waitstatus_to_exitcode(status)
+    if os.WIFSIGNALED(status):
+        return None, os.WTERMSIG(status)
+    exit_code = os.waitstatus_to_exitcode(status)
     if 128 < exit_code <= 128 + 64:
         return None, exit_code - 128
     return exit_code, None

@@ -148,11 +148,8 @@ class Sandbox:
     ) -> ExecResult:
         """Run a command in a fresh sandbox. ``files`` go into the workspace first."""
         limits = limits or self.limits
-        if self._local is not None:
-            return self._local.run(
-                argv, files=files, stdin=stdin, limits=limits, workspace=workspace, env=env
-            )
-        return self._runner.run(
+        runner = self._local if self._local is not None else self._runner
+        return runner.run(
             argv, files=files, stdin=stdin, limits=limits, workspace=workspace, env=env
         )
 
@@ -174,18 +171,8 @@ class Sandbox:
         concurrent calls use different workers.
         """
         limits = limits or self.limits
-        if self._local is not None:
-            return self._local.run_python(
-                source,
-                name=name,
-                argv=argv,
-                files=files,
-                stdin=stdin,
-                limits=limits,
-                workspace=workspace,
-                env=env,
-            )
-        return self.pool.run(
+        run = self._local.run_python if self._local is not None else self.pool.run
+        return run(
             source,
             name=name,
             argv=argv,

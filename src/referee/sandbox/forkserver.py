@@ -19,7 +19,6 @@ import os
 import queue
 import socket
 import subprocess
-import threading
 import time
 from collections.abc import Mapping
 from importlib import resources
@@ -81,7 +80,6 @@ class ForkWorker:
         self.baseline = 0
         self._limit_set: tuple[int, int] | None = None
         self._counters = (0, 0)
-        self.runs = 0
         self._devnull = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
 
     # ---- lifecycle ----------------------------------------------------------------------
@@ -123,11 +121,11 @@ class ForkWorker:
                 os.close(jfd)
         self.sock = host_sock
         host_sock.settimeout(_START_TIMEOUT_S)
+        problem = ""
         try:
             hello = json.loads(host_sock.recv(1 << 16) or b"null")
         except (OSError, ValueError) as e:
-            hello = None
-            err = e
+            hello, problem = None, f" ({e})"
         if not isinstance(hello, dict):
             stderr = b""
             if self.proc.stderr is not None:
@@ -136,8 +134,7 @@ class ForkWorker:
                     stderr = self.proc.stderr.read()
             self.close()
             raise SandboxError(
-                f"fork server did not start: {stderr.decode(errors='replace')[-2000:]}"
-                f"{locals().get('err', '')}"
+                f"fork server did not start: {stderr.decode(errors='replace')[-2000:]}{problem}"
             )
         server_pid = int(hello["pid"])
         host_sock.send(child_filter_bpf((1, server_pid)))
@@ -241,7 +238,6 @@ class ForkWorker:
         finally:
             with contextlib.suppress(OSError):
                 ws.clear()
-        self.runs += 1
         return to_result(raw, limits, isolation=self.isolation(), backend="bwrap-forkserver")
 
     def _exchange(
@@ -308,6 +304,14 @@ class ForkWorker:
         wall = time.monotonic() - t0
         out, out_trunc, err, err_trunc = collector.finish()
         stats = self.group.stats() if self.group is not None else None
+        common: dict[str, Any] = {
+            "stdout": out,
+            "stderr": err,
+            "stdout_truncated": out_trunc,
+            "stderr_truncated": err_trunc,
+            "stats": stats,
+            "memory_baseline": self.baseline,
+        }
         if not in_time or not reply or not reply[0]:
             # The server is gone or hung: the run took it down. Replace the worker.
             lost = not reply or not reply[0]
@@ -320,13 +324,8 @@ class ForkWorker:
                 wall_s=wall,
                 cpu_s=0.0,
                 maxrss_bytes=0,
-                stdout=out,
-                stderr=err,
-                stdout_truncated=out_trunc,
-                stderr_truncated=err_trunc,
-                stats=stats,
-                memory_baseline=self.baseline,
                 extra_violations=("supervisor-lost",) if lost and in_time else (),
+                **common,
             )
         resp: dict[str, Any] = json.loads(reply[0])
         if "fatal" in resp:
@@ -342,14 +341,9 @@ class ForkWorker:
             wall_s=float(resp["wall"]),
             cpu_s=float(resp["utime"]) + float(resp["stime"]),
             maxrss_bytes=int(resp["maxrss_kb"]) * 1024,
-            stdout=out,
-            stderr=err,
-            stdout_truncated=out_trunc,
-            stderr_truncated=err_trunc,
-            stats=stats,
-            memory_baseline=self.baseline,
             strays=int(resp["strays"]),
             rlimit_as=self.group is None,
+            **common,
         )
 
 
@@ -370,7 +364,6 @@ class ForkServerPool:
             raise SandboxError("a fork-server pool needs at least one worker")
         self._idle: queue.Queue[ForkWorker] = queue.Queue()
         self.workers: list[ForkWorker] = []
-        self._lock = threading.Lock()
         for i in range(workers):
             w = ForkWorker(
                 view, cgroups=cgroups, scratch=scratch, uids=uids, index=i, preload=preload

@@ -11,7 +11,7 @@ that ``Limits()`` is always a sensible choice for untrusted code.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from referee.errors import ConfigError
 
@@ -41,7 +41,6 @@ class Limits:
     workspace_mb: int = 256
     stdout_bytes: int = 1 << 20
     stderr_bytes: int = 1 << 20
-    extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         _positive("timeout_s", self.timeout_s)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from referee.sandbox.limits import Limits
 from referee.sandbox.outcome import RawOutcome, to_result
-from referee.sandbox.process import OutputCollector, base_rlimits, make_preexec
+from referee.sandbox.process import OutputCollector, Reaper, base_rlimits, make_preexec
 from referee.sandbox.result import ExecResult
 from referee.sandbox.workspace import Workspace
 
@@ -110,24 +110,14 @@ class LocalRunner:
             os.close(out_w)
             os.close(err_w)
             collector = OutputCollector(out_r, err_r, limits.stdout_bytes, limits.stderr_bytes)
-            exited: list[tuple[int, int, object]] = []
-
-            def reaped() -> bool:
-                if not exited:
-                    pid, st, ru = os.wait4(proc.pid, os.WNOHANG)
-                    if pid:
-                        exited.append((pid, st, ru))
-                return bool(exited)
-
-            done = collector.pump(t0 + limits.timeout_s, stop=reaped)
+            reaper = Reaper(proc.pid)
+            done = collector.pump(t0 + limits.timeout_s, stop=reaper)
             if not done:
                 try:
                     os.killpg(proc.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            if not exited:
-                exited.append(os.wait4(proc.pid, 0))
-            _, status, ru = exited[0]
+            status, ru = reaper.wait()
             proc.returncode = 0
             wall = time.monotonic() - t0
             out, ot, err, et = collector.finish()
@@ -137,8 +127,8 @@ class LocalRunner:
             signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
             timed_out=not done,
             wall_s=wall,
-            cpu_s=ru.ru_utime + ru.ru_stime,  # type: ignore[attr-defined]
-            maxrss_bytes=ru.ru_maxrss * 1024,  # type: ignore[attr-defined]
+            cpu_s=ru.ru_utime + ru.ru_stime,
+            maxrss_bytes=ru.ru_maxrss * 1024,
             stdout=out,
             stderr=err,
             stdout_truncated=ot,

@@ -17,9 +17,11 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = [
     "OutputCollector",
+    "Reaper",
     "RlimitSpec",
     "make_preexec",
     "open_join_fds",
@@ -41,25 +43,14 @@ def make_preexec(
     uid: int | None,
     join_fds: Sequence[int],
     rlimits: RlimitSpec,
-    oom_score_adj: int | None = None,
 ) -> Callable[[], None]:
     """The function run in the forked child just before ``exec(bwrap)``."""
     join = tuple(join_fds)
     limits = tuple(rlimits)
-    adj = None if oom_score_adj is None else str(oom_score_adj).encode()
 
     def preexec() -> None:
         for fd in join:
             os.write(fd, b"0")  # "0" moves the writing process itself
-        if adj is not None:
-            try:  # lowering needs CAP_SYS_RESOURCE, which containers often lack
-                fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
-                try:
-                    os.write(fd, adj)
-                finally:
-                    os.close(fd)
-            except OSError:
-                pass
         for res, value in limits:
             resource.setrlimit(res, value)
         if uid is not None and os.geteuid() == 0:
@@ -70,25 +61,39 @@ def make_preexec(
     return preexec
 
 
+class Reaper:
+    """Waits for one child by hand (``Popen.poll`` would reap it and lose its rusage).
+
+    Call it as a ``stop`` predicate while output is pumped; :meth:`wait` blocks for the rest.
+    """
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.exited: tuple[int, Any] | None = None  # (wait status, rusage)
+
+    def __call__(self) -> bool:
+        if self.exited is None:
+            pid, status, ru = os.wait4(self.pid, os.WNOHANG)
+            if pid:
+                self.exited = (status, ru)
+        return self.exited is not None
+
+    def wait(self) -> tuple[int, Any]:
+        if self.exited is None:
+            _, status, ru = os.wait4(self.pid, 0)
+            self.exited = (status, ru)
+        return self.exited
+
+
 # bubblewrap's --die-with-parent is PR_SET_PDEATHSIG, which fires when the *thread* that forked
 # it exits, not the process. Long-lived sandboxes (fork-server workers) are therefore spawned from
 # this one thread, which lives as long as the process, never from a caller's (pool) thread.
 _SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="referee-spawner")
 
 
-def spawn_long_lived(
-    argv: list[str],
-    *,
-    pass_fds: Sequence[int],
-    stdin: int,
-    stdout: int,
-    stderr: int,
-    preexec: Callable[[], None],
-) -> subprocess.Popen[bytes]:
-    """Like :func:`spawn`, for a process that must outlive the calling thread."""
-    return _SPAWNER.submit(
-        spawn, argv, pass_fds=pass_fds, stdin=stdin, stdout=stdout, stderr=stderr, preexec=preexec
-    ).result()
+def spawn_long_lived(argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+    """:func:`spawn` (same arguments), for a process that must outlive the calling thread."""
+    return _SPAWNER.submit(spawn, argv, **kwargs).result()
 
 
 def spawn(

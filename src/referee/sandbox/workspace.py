@@ -134,14 +134,14 @@ class Workspace:
     def read_all(self, *, max_files: int = 10_000, max_bytes: int = 64 << 20) -> dict[str, bytes]:
         """Every regular file (relative path -> bytes). Links and special files are skipped."""
         out: dict[str, bytes] = {}
-        budget = [max_bytes]
-        for rel, _kind, _mode, dfd, name in self._walk():
-            if _kind != "file":
+        budget = max_bytes
+        for rel, kind, _mode, dfd, name in self._walk():
+            if kind != "file":
                 continue
             if len(out) >= max_files:
                 raise ConfigError(f"workspace has more than {max_files} files; raise max_files")
-            data = _read_regular(dfd, name, budget[0], rel)
-            budget[0] -= len(data)
+            data = _read_regular(dfd, name, budget, rel)
+            budget -= len(data)
             out[rel] = data
         return out
 
