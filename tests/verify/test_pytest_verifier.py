@@ -68,3 +68,14 @@ def test_patches_touching_tests_or_config_are_flagged(tasks, pv):
         exploit = next(e for e in PYTEST_EXPLOITS if e.name == name)
         flags = pv.verify(tasks[0], exploit.make(tasks[0])).flags
         assert "touches-tests-or-config" in {f.kind for f in flags}
+
+
+def test_a_grader_that_cannot_start_is_an_infra_error_not_a_zero(tasks):
+    from referee.sandbox import Sandbox
+    from referee.verify.pytest_verifier import PytestVerifier
+
+    # A sandbox without the grader's pytest: the runner fails before any candidate code runs.
+    with Sandbox(python_workers=1) as sb:
+        v = PytestVerifier(sb).verify(tasks[0], tasks[0].hidden["reference_patch"])
+    assert v.infra_error and "did not start" in v.infra_error
+    assert not v.passed and v.reward == 0.0

@@ -46,6 +46,9 @@ class GraderPlugin:
 def main():
     import pytest
 
+    # No candidate code has run yet: from here on, a missing report is the candidate's doing,
+    # before here it is the grader's (pytest could not even be imported).
+    _emit({"ready": True})
     # The repository root is importable, as with `python -m pytest` run from it.
     sys.path.insert(1, "/workspace")
     args = [

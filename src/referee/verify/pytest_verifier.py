@@ -116,6 +116,13 @@ class PytestVerifier:
         finally:
             ws.close()
         frames = H.frames(r.stdout, nonce)
+        if not any(f.get("ready") is True for f in frames):
+            return Verdict.infra(
+                task.id,
+                f"the grader's pytest runner did not start ({r.summary()}): "
+                + r.stderr.strip()[-500:],
+                VERSION,
+            )
         results = {
             f["test"]: f["phases"]
             for f in frames
