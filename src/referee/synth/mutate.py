@@ -1,15 +1,18 @@
 """Mutation operators for bug-injection tasks, on libcst trees so that formatting survives.
 
-A mutation is a single, small, plausible change at one place of a function: a comparison made
-strict or loose, an arithmetic or boolean operator swapped, a condition negated, an integer
-constant moved by one, a slice or ``range`` bound shifted, a ``return`` value dropped. Because
-libcst keeps whitespace and comments, the diff between the original and the mutant is the one
-token or expression that changed, as in a real edit.
+A mutation is one small, plausible change at one place of a function: a comparison made strict
+or loose, an arithmetic or boolean operator swapped, a condition negated, an integer constant
+moved by one, a ``return`` value dropped, a guard (an ``if`` block) or an assignment removed,
+the branches of an ``if``/``else`` swapped, ``break`` and ``continue`` exchanged, or one call
+exchanged for its sibling (``min``/``max``, ``lower``/``upper``...). Because libcst keeps
+whitespace and comments, the diff between the original and the mutant is the edit itself, as in
+a real change. Sites are named by the qualified name of the innermost function holding them
+(``Class.method``, ``outer.inner``), the same names the coverage map uses.
 
 >>> src = "def f(xs):\\n    return [x for x in xs if x > 0]  # positives\\n"
 >>> m = find_mutations(src)[0]
->>> m.operator, m.line
-('comparison', 2)
+>>> m.operator, m.line, m.function
+('comparison', 2, 'f')
 >>> print(apply_mutation(src, m), end="")
 def f(xs):
     return [x for x in xs if x >= 0]  # positives
@@ -44,6 +47,19 @@ _ARITH_SWAPS: dict[type[cst.CSTNode], type[cst.CSTNode]] = {
     cst.Modulo: cst.FloorDivide,
 }
 _BOOL_SWAPS: dict[type[cst.CSTNode], type[cst.CSTNode]] = {cst.And: cst.Or, cst.Or: cst.And}
+# Sibling calls a programmer confuses; both directions.
+_CALL_PAIRS = [
+    ("min", "max"),
+    ("any", "all"),
+    ("lower", "upper"),
+    ("lstrip", "rstrip"),
+    ("startswith", "endswith"),
+    ("find", "rfind"),
+    ("index", "rindex"),
+    ("split", "rsplit"),
+    ("keys", "values"),
+]
+_CALL_SWAPS = {a: b for a, b in _CALL_PAIRS} | {b: a for a, b in _CALL_PAIRS}
 
 #: Operator name -> what it does, for prompts and reports.
 OPERATORS: dict[str, str] = {
@@ -53,12 +69,17 @@ OPERATORS: dict[str, str] = {
     "negate-condition": "the condition of an `if` or `while` negated",
     "constant": "an integer constant moved by one",
     "drop-return-value": "a `return <value>` turned into `return None`",
+    "remove-conditional": "an `if` block without `else` removed (a guard or a special case)",
+    "swap-if-else": "the bodies of an `if` and its `else` swapped",
+    "remove-assignment": "an assignment or augmented assignment removed",
+    "break-continue": "`break` and `continue` exchanged",
+    "call-swap": "a call exchanged for its sibling (min/max, any/all, lower/upper, ...)",
 }
 
 
 @dataclass(frozen=True)
 class Mutation:
-    """One place and one change; ``index`` is its rank among the sites of ``operator``."""
+    """One place and one change; ``index`` ranks it among ``operator``'s sites in ``function``."""
 
     operator: str
     index: int
@@ -67,135 +88,134 @@ class Mutation:
     description: str
 
 
-class _Finder(cst.CSTVisitor):
+def _call_name(node: cst.Call) -> cst.Name | None:
+    func = node.func
+    name = func.attr if isinstance(func, cst.Attribute) else func
+    return name if isinstance(name, cst.Name) and name.value in _CALL_SWAPS else None
+
+
+def _sites(node: cst.CSTNode) -> list[tuple[str, str]]:
+    """The (operator, description) pairs that apply at ``node``; one walk defines them all."""
+    if isinstance(node, cst.ComparisonTarget) and type(node.operator) in _COMPARE_SWAPS:
+        new = _COMPARE_SWAPS[type(node.operator)].__name__
+        return [("comparison", f"{type(node.operator).__name__} -> {new}")]
+    if isinstance(node, cst.BinaryOperation) and type(node.operator) in _ARITH_SWAPS:
+        new = _ARITH_SWAPS[type(node.operator)].__name__
+        return [("arithmetic", f"{type(node.operator).__name__} -> {new}")]
+    if isinstance(node, cst.BooleanOperation):
+        return [("boolean", f"{type(node.operator).__name__} swapped")]
+    if isinstance(node, cst.If):
+        out = [("negate-condition", "if condition negated")]
+        if node.orelse is None:
+            out.append(("remove-conditional", "if block removed"))
+        elif isinstance(node.orelse, cst.Else):
+            out.append(("swap-if-else", "if and else bodies swapped"))
+        return out
+    if isinstance(node, cst.While):
+        return [("negate-condition", "while condition negated")]
+    if isinstance(node, cst.Integer):
+        return [("constant", f"{node.value} -> {node.value} +/- 1")]
+    if isinstance(node, cst.Return) and node.value is not None:
+        if not (isinstance(node.value, cst.Name) and node.value.value == "None"):
+            return [("drop-return-value", "return value dropped")]
+    if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
+        if isinstance(node.body[0], cst.Assign | cst.AugAssign):
+            return [("remove-assignment", "assignment removed")]
+    if isinstance(node, cst.Break | cst.Continue):
+        return [("break-continue", f"{type(node).__name__.lower()} exchanged")]
+    if isinstance(node, cst.Call) and (name := _call_name(node)) is not None:
+        return [("call-swap", f"{name.value} -> {_CALL_SWAPS[name.value]}")]
+    return []
+
+
+class _Scoped(cst.CSTVisitor):
+    """Tracks the qualified name of the innermost function (None outside any function)."""
+
+    def __init__(self) -> None:
+        self.scope: list[tuple[str, str]] = []  # (kind, name)
+
+    @property
+    def function(self) -> str | None:
+        if not self.scope or self.scope[-1][0] != "def":
+            return None
+        return ".".join(name for _, name in self.scope)
+
+    def _enter(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.FunctionDef):
+            self.scope.append(("def", node.name.value))
+        elif isinstance(node, cst.ClassDef):
+            self.scope.append(("class", node.name.value))
+
+    def _leave(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.FunctionDef | cst.ClassDef):
+            self.scope.pop()
+
+
+class _Finder(_Scoped):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init__(self, only: str | None) -> None:
+        super().__init__()
         self.only = only
-        self.stack: list[str] = []
         self.found: list[Mutation] = []
-        self.counts: dict[str, int] = {}
+        self.counts: dict[tuple[str, str], int] = {}
 
-    def _add(self, operator: str, node: cst.CSTNode, description: str) -> None:
-        if self.only is not None and (not self.stack or self.stack[-1] != self.only):
-            return
-        line = self.get_metadata(PositionProvider, node).start.line
-        index = self.counts.get(operator, 0)
-        self.counts[operator] = index + 1
-        fn = self.stack[-1] if self.stack else None
-        self.found.append(Mutation(operator, index, line, fn, description))
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        fn = self.function
+        if fn is not None and (self.only is None or fn == self.only):
+            for operator, description in _sites(node):
+                line = self.get_metadata(PositionProvider, node).start.line
+                index = self.counts.get((fn, operator), 0)
+                self.counts[(fn, operator)] = index + 1
+                self.found.append(Mutation(operator, index, line, fn, description))
+        self._enter(node)
+        return True
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.stack.append(node.name.value)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.stack.pop()
-
-    def visit_ComparisonTarget(self, node: cst.ComparisonTarget) -> None:
-        if type(node.operator) in _COMPARE_SWAPS:
-            new = _COMPARE_SWAPS[type(node.operator)].__name__
-            self._add("comparison", node, f"{type(node.operator).__name__} -> {new}")
-
-    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if type(node.operator) in _ARITH_SWAPS:
-            new = _ARITH_SWAPS[type(node.operator)].__name__
-            self._add("arithmetic", node, f"{type(node.operator).__name__} -> {new}")
-
-    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
-        self._add("boolean", node, f"{type(node.operator).__name__} swapped")
-
-    def visit_If(self, node: cst.If) -> None:
-        self._add("negate-condition", node, "if condition negated")
-
-    def visit_While(self, node: cst.While) -> None:
-        self._add("negate-condition", node, "while condition negated")
-
-    def visit_Integer(self, node: cst.Integer) -> None:
-        self._add("constant", node, f"{node.value} -> {node.value} +/- 1")
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if node.value is not None and not (
-            isinstance(node.value, cst.Name) and node.value.value == "None"
-        ):
-            self._add("drop-return-value", node, "return value dropped")
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._leave(original_node)
 
 
 class _Applier(cst.CSTTransformer):
     """Finds the target in the same pre-order walk as the finder, then changes that node."""
 
     def __init__(self, target: Mutation) -> None:
+        super().__init__()
         self.target = target
-        self.counts: dict[str, int] = {}
-        self.stack: list[str] = []
+        self.scope = _Scoped()
+        self.counts: dict[tuple[str, str], int] = {}
         self.node: cst.CSTNode | None = None
 
-    def _count(self, operator: str, node: cst.CSTNode) -> None:
-        if self.target.function is not None and (
-            not self.stack or self.stack[-1] != self.target.function
-        ):
-            return
-        index = self.counts.get(operator, 0)
-        self.counts[operator] = index + 1
-        if operator == self.target.operator and index == self.target.index:
-            self.node = node
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        fn = self.scope.function
+        if fn is not None and (self.target.function is None or fn == self.target.function):
+            for operator, _ in _sites(node):
+                index = self.counts.get((fn, operator), 0)
+                self.counts[(fn, operator)] = index + 1
+                if operator == self.target.operator and index == self.target.index:
+                    self.node = node
+        self.scope._enter(node)
+        return True
 
-    @property
-    def done(self) -> bool:
-        return self.node is not None
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.stack.append(node.name.value)
-
-    def leave_FunctionDef(
-        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
-    ) -> cst.FunctionDef:
-        self.stack.pop()
-        return updated_node
-
-    # The same sites, in the same order, as _Finder.
-    def visit_ComparisonTarget(self, node: cst.ComparisonTarget) -> None:
-        if type(node.operator) in _COMPARE_SWAPS:
-            self._count("comparison", node)
-
-    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if type(node.operator) in _ARITH_SWAPS:
-            self._count("arithmetic", node)
-
-    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
-        self._count("boolean", node)
-
-    def visit_If(self, node: cst.If) -> None:
-        self._count("negate-condition", node)
-
-    def visit_While(self, node: cst.While) -> None:
-        self._count("negate-condition", node)
-
-    def visit_Integer(self, node: cst.Integer) -> None:
-        self._count("constant", node)
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if node.value is not None and not (
-            isinstance(node.value, cst.Name) and node.value.value == "None"
-        ):
-            self._count("drop-return-value", node)
-
-    # The change itself, on the one node found.
     def on_leave(  # type: ignore[override]
         self, original_node: cst.CSTNode, updated_node: cst.CSTNode
     ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
-        out = super().on_leave(original_node, updated_node)
-        if original_node is not self.node or not isinstance(out, cst.CSTNode):
-            return out
-        return _change(out)
+        self.scope._leave(original_node)
+        if original_node is not self.node:
+            return updated_node
+        return _change(updated_node, self.target.operator)
 
 
-def _change(node: cst.CSTNode) -> cst.CSTNode:
+def _change(node: cst.CSTNode, operator: str) -> cst.CSTNode | cst.RemovalSentinel:
     if isinstance(node, cst.ComparisonTarget):
         return node.with_changes(operator=_COMPARE_SWAPS[type(node.operator)]())
     if isinstance(node, cst.BinaryOperation):
         return node.with_changes(operator=_ARITH_SWAPS[type(node.operator)]())
     if isinstance(node, cst.BooleanOperation):
         return node.with_changes(operator=_BOOL_SWAPS[type(node.operator)]())
+    if operator == "remove-conditional" or operator == "remove-assignment":
+        return cst.RemoveFromParent()
+    if operator == "swap-if-else" and isinstance(node, cst.If) and isinstance(node.orelse, cst.Else):
+        return node.with_changes(body=node.orelse.body, orelse=node.orelse.with_changes(body=node.body))
     if isinstance(node, cst.If | cst.While):
         test = node.test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         negated = cst.UnaryOperation(operator=cst.Not(), expression=test)
@@ -210,20 +230,41 @@ def _change(node: cst.CSTNode) -> cst.CSTNode:
         return node.with_changes(value=str(value + 1 if value == 0 else value - 1))
     if isinstance(node, cst.Return):
         return node.with_changes(value=cst.Name("None"))
-    raise AssertionError(f"no change defined for {type(node).__name__}")
+    if isinstance(node, cst.Break):
+        return cst.Continue(semicolon=node.semicolon)
+    if isinstance(node, cst.Continue):
+        return cst.Break(semicolon=node.semicolon)
+    if isinstance(node, cst.Call) and (name := _call_name(node)) is not None:
+        new = name.with_changes(value=_CALL_SWAPS[name.value])
+        if isinstance(node.func, cst.Attribute):
+            return node.with_changes(func=node.func.with_changes(attr=new))
+        return node.with_changes(func=new)
+    raise AssertionError(f"no change defined for {type(node).__name__} ({operator})")
 
 
 def find_mutations(source: str, function: str | None = None) -> list[Mutation]:
-    """Every mutation site of ``source`` (only inside ``function`` when given), in source order."""
+    """Every mutation site of ``source`` in source order; only inside ``function`` when given.
+
+    ``function`` is a qualified name (``Class.method``); sites outside any function are never
+    returned (a mutated module constant is rarely a realistic bug).
+    """
     finder = _Finder(function)
     MetadataWrapper(cst.parse_module(source)).visit(finder)
     return sorted(finder.found, key=lambda m: (m.line, m.operator, m.index))
 
 
 def apply_mutation(source: str, mutation: Mutation) -> str:
-    """``source`` with ``mutation`` applied; everything else byte for byte the same."""
+    """``source`` with ``mutation`` applied; everything else byte for byte the same.
+
+    Raises ``ValueError`` when the site is gone, or when the change would leave invalid Python
+    (removing the only statement of a block): such a mutation is simply not a candidate.
+    """
     applier = _Applier(mutation)
-    out = cst.parse_module(source).visit(applier)
-    if not applier.done:
+    try:
+        code = cst.parse_module(source).visit(applier).code
+        compile(code, "<mutant>", "exec")
+    except (SyntaxError, cst.CSTValidationError, ValueError) as e:
+        raise ValueError(f"mutation leaves invalid Python: {mutation}: {e}") from None
+    if applier.node is None:
         raise ValueError(f"mutation site not found: {mutation}")
-    return out.code
+    return code
