@@ -214,8 +214,14 @@ def _change(node: cst.CSTNode, operator: str) -> cst.CSTNode | cst.RemovalSentin
         return node.with_changes(operator=_BOOL_SWAPS[type(node.operator)]())
     if operator == "remove-conditional" or operator == "remove-assignment":
         return cst.RemoveFromParent()
-    if operator == "swap-if-else" and isinstance(node, cst.If) and isinstance(node.orelse, cst.Else):
-        return node.with_changes(body=node.orelse.body, orelse=node.orelse.with_changes(body=node.body))
+    if (
+        operator == "swap-if-else"
+        and isinstance(node, cst.If)
+        and isinstance(node.orelse, cst.Else)
+    ):
+        return node.with_changes(
+            body=node.orelse.body, orelse=node.orelse.with_changes(body=node.body)
+        )
     if isinstance(node, cst.If | cst.While):
         test = node.test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         negated = cst.UnaryOperation(operator=cst.Not(), expression=test)

@@ -1,10 +1,28 @@
 """The grader-owned pytest runner: runs inside the sandbox as ``python3 -I -c <this file>``.
 
-Arguments arrive as one JSON object in ``argv[1]``: ``nonce``, ``ids`` (test node ids to run).
-It starts pytest with every way a repository could change the outcome switched off: no
-configuration file of the repository (``-c /dev/null``), no ``conftest.py`` (``--noconftest``),
-no plugin autoloading, no cache, empty ``addopts``; the grader's own plugin records every test's
-setup, call and teardown and emits one frame per test on fd 1 (``\\x1eREF <nonce> <json>``).
+Arguments arrive as one JSON object in ``argv[1]``:
+
+* ``nonce``: the frame prefix; ``ids``: test node ids or test files to run;
+* ``paths`` (optional): extra ``sys.path`` entries, before the workspace (a repository's
+  ``src/`` folder, its dependencies at ``/opt/paths/<i>``);
+* ``conftests`` (optional): the repository's own ``conftest.py`` files (restored pristine by the
+  verifier). When given, every other ``conftest.py`` in the workspace is deleted before pytest
+  starts and these are allowed, so the fixtures a real suite needs keep working and a
+  candidate's conftest never loads; without it no ``conftest.py`` loads at all;
+* ``variants`` (optional, synthesis only): a list of ``{"id", "files", "ids"}``. pytest is
+  imported once; each variant's files are written over the workspace, a forked child runs its
+  tests (frames carry ``"variant"``), then the original files are put back. This is how the
+  mutants of one repository are validated without paying interpreter and pytest start-up for
+  each; candidate solutions never use it (each gets its own sandbox run);
+* ``coverage`` (optional): a list of folders to measure; then every test runs in its own
+  coverage context and a final frame maps each function (``path::Qualified.name``) to the tests
+  that executed its body.
+
+pytest starts with every other way a repository could change the outcome switched off: no
+configuration file of the repository (``-c /dev/null``), no plugin autoloading, no cache, empty
+``addopts``. The grader's own plugin records every test's setup, call and teardown and emits one
+frame per test on fd 1 (``\\x1eREF <nonce> <json>``), with its duration and, for a failure, the
+tail of pytest's report (what a developer would read; the synthesis prompts quote it).
 """
 
 import json
@@ -15,49 +33,193 @@ sys.path.insert(0, "/opt/packages")
 os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 os.environ.pop("PYTEST_ADDOPTS", None)
 
-_ARGS = json.loads(sys.argv[1])
+# The arguments come in argv[1], or on stdin when argv[1] is "-" (variants can be megabytes).
+_ARGS = json.loads(sys.stdin.read() if sys.argv[1] == "-" else sys.argv[1])
+# Variants rewrite source files in place, often within the same second and at the same size;
+# cached bytecode keyed on (mtime, size) would then run the previous variant's code.
+sys.dont_write_bytecode = True
 _PREFIX = ("\x1eREF " + _ARGS["nonce"] + " ").encode()
 _write = os.write
+_REPORT_CHARS = 1500
+
+
+_TAG = {}
 
 
 def _emit(obj):
+    obj = {**obj, **_TAG}
     data = b"\n" + _PREFIX + json.dumps(obj).encode() + b"\n"  # own line, whatever came before
     while data:
         data = data[_write(1, data) :]
 
 
 class GraderPlugin:
-    def __init__(self):
+    def __init__(self, cov):
         self.state = {}
+        self.cov = cov
 
     def pytest_collection_finish(self, session):
         _emit({"collected": [item.nodeid for item in session.items]})
 
+    def pytest_runtest_setup(self, item):
+        if self.cov is not None:
+            self.cov.switch_context(item.nodeid)
+
     def pytest_runtest_logreport(self, report):
-        st = self.state.setdefault(report.nodeid, {})
-        if hasattr(report, "wasxfail"):
-            st[report.when] = "xfail"
-        else:
-            st[report.when] = report.outcome
+        st = self.state.setdefault(report.nodeid, {"phases": {}, "duration": 0.0})
+        st["phases"][report.when] = "xfail" if hasattr(report, "wasxfail") else report.outcome
+        st["duration"] += float(getattr(report, "duration", 0.0) or 0.0)
+        if report.failed and "report" not in st:
+            try:
+                text = str(report.longreprtext)
+            except Exception:
+                text = ""
+            st["report"] = text[-_REPORT_CHARS:]
         if report.when == "teardown":
-            _emit({"test": report.nodeid, "phases": st})
+            _emit({"test": report.nodeid, **st})
+            if self.cov is not None:
+                self.cov.switch_context("")
+
+
+def _function_spans(path):
+    """(first body line, last line, qualified name) of every function in ``path``."""
+    import ast
+
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    spans = []
+
+    def walk(node, prefix, in_def):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = prefix + child.name
+                spans.append((child.body[0].lineno, child.end_lineno, name))
+                walk(child, name + ".", True)
+            elif isinstance(child, ast.ClassDef):
+                walk(child, prefix + child.name + ".", in_def)
+            else:
+                walk(child, prefix, in_def)
+
+    walk(tree, "", False)
+    # Innermost first, so that a nested function's lines belong to it and not its parent.
+    spans.sort(key=lambda s: s[1] - s[0])
+    return spans
+
+
+def _coverage_frame(cov):
+    data = cov.get_data()
+    contexts, index, functions = [], {}, {}
+    for path in sorted(data.measured_files()):
+        if not path.startswith("/workspace/"):
+            continue
+        rel = path[len("/workspace/") :]
+        spans = _function_spans(path)
+        by_line = data.contexts_by_lineno(path)
+        for line, ctxs in by_line.items():
+            owner = next((name for lo, hi, name in spans if lo <= line <= hi), None)
+            if owner is None:
+                continue
+            key = rel + "::" + owner
+            bucket = functions.setdefault(key, set())
+            for ctx in ctxs:
+                if ctx:
+                    if ctx not in index:
+                        index[ctx] = len(contexts)
+                        contexts.append(ctx)
+                    bucket.add(index[ctx])
+    return {
+        "coverage": {
+            "contexts": contexts,
+            "functions": {k: sorted(v) for k, v in functions.items()},
+        }
+    }
+
+
+def _prune_conftests(allowed):
+    for folder, _dirs, names in os.walk("/workspace"):
+        if "conftest.py" in names:
+            path = os.path.join(folder, "conftest.py")
+            if path[len("/workspace/") :] not in allowed:
+                os.unlink(path)
+
+
+def _run_variants(pytest, base_args):
+    import signal
+    import time
+
+    for variant in _ARGS["variants"]:
+        originals = {}
+        for rel, text in variant["files"].items():
+            path = "/workspace/" + rel
+            try:
+                with open(path, "rb") as f:
+                    originals[path] = f.read()
+            except FileNotFoundError:
+                originals[path] = None
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        start = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            _TAG["variant"] = variant["id"]
+            try:
+                code = pytest.main([*base_args, *variant["ids"]], plugins=[GraderPlugin(None)])
+                _emit({"variant_done": int(code)})
+            finally:
+                os._exit(0)
+        deadline = start + float(variant.get("timeout_s", 60))
+        while True:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                _emit({"variant": variant["id"], "variant_timeout": True})
+                break
+            time.sleep(0.002)
+        _emit({"variant": variant["id"], "variant_wall_s": time.monotonic() - start})
+        for path, data in originals.items():
+            if data is None:
+                os.unlink(path)
+            else:
+                with open(path, "wb") as f:
+                    f.write(data)
 
 
 def main():
     import pytest
 
+    allowed = _ARGS.get("conftests")
+    if allowed is not None:
+        _prune_conftests(set(allowed))
+
+    cov = None
+    if _ARGS.get("coverage"):
+        import coverage
+
+        cov = coverage.Coverage(
+            data_file=None,
+            config_file=False,
+            source=["/workspace/" + p if p else "/workspace" for p in _ARGS["coverage"]],
+        )
     # No candidate code has run yet: from here on, a missing report is the candidate's doing,
     # before here it is the grader's (pytest could not even be imported).
     _emit({"ready": True})
-    # The repository root is importable, as with `python -m pytest` run from it.
-    sys.path.insert(1, "/workspace")
+    # The repository root is importable, as with `python -m pytest` run from it; source roots
+    # (a src/ layout) and the repository's dependencies come first.
+    for i, p in enumerate(_ARGS.get("paths", [])):
+        sys.path.insert(1 + i, p)
+    sys.path.insert(1 + len(_ARGS.get("paths", [])), "/workspace")
     args = [
         "-q",
         "-c",
         "/dev/null",
         "--rootdir",
         "/workspace",
-        "--noconftest",
         "-p",
         "no:cacheprovider",
         "-p",
@@ -67,9 +229,19 @@ def main():
         "-o",
         "python_files=test_*.py *_test.py",
         "--import-mode=prepend",
+        *([] if allowed is not None else ["--noconftest"]),
         *_ARGS["ids"],
     ]
-    code = pytest.main(args, plugins=[GraderPlugin()])
+    if _ARGS.get("variants"):
+        _run_variants(pytest, args[: -len(_ARGS["ids"])] if _ARGS["ids"] else args)
+        _emit({"done": 0})
+        return
+    if cov is not None:
+        cov.start()
+    code = pytest.main(args, plugins=[GraderPlugin(cov)])
+    if cov is not None:
+        cov.stop()
+        _emit(_coverage_frame(cov))
     _emit({"done": int(code)})
 
 

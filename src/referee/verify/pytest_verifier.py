@@ -25,20 +25,29 @@ from __future__ import annotations
 import re
 import secrets
 import time
-from importlib import resources
+from dataclasses import dataclass
 from typing import Any
 
-from referee.errors import RefereeError, VerifierError
+from referee.errors import ConfigError, RefereeError, StoreError, VerifierError
 from referee.sandbox import Limits, Sandbox, Workspace
+from referee.tasks.artifacts import ArtifactStore
+from referee.tasks.environment import RepoEnvironment
 from referee.tasks.model import Task
-from referee.verify import _harness as H
+from referee.verify.repo_run import GRADER_PACKAGES, RepoSandboxes, run_pytest
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict
 
-__all__ = ["PYTEST_PACKAGES", "PytestVerifier", "pytest_sandbox", "touched_paths"]
+__all__ = [
+    "PYTEST_PACKAGES",
+    "PytestVerifier",
+    "RepoState",
+    "apply_patch",
+    "pytest_sandbox",
+    "repo_state",
+    "touched_paths",
+]
 
 VERSION = "pytest@1"
-PYTEST_PACKAGES = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "pygments")
-RUNNER_SOURCE = resources.files("referee.verify").joinpath("_pytest_runner.py").read_text()
+PYTEST_PACKAGES = GRADER_PACKAGES
 _CONFIG_FILES = {
     "pytest.ini",
     "tox.ini",
@@ -65,14 +74,28 @@ def touched_paths(patch: str) -> list[str]:
 
 
 class PytestVerifier:
-    """Verifies patches for repository tasks (``payload.files``, ``hidden.tests``, F2P/P2P)."""
+    """Verifies patches for repository tasks.
+
+    Two task shapes: files inline (``payload.files``, ``hidden.tests``; small hand-made tasks)
+    or a repository snapshot (``payload.repo``: snapshot digest, artifact store, source roots,
+    dependency environment; ``payload.overrides``: the starting state's changed files), as
+    ``referee synth`` writes them. Both list ``hidden.fail_to_pass`` and ``pass_to_pass``.
+    """
 
     name = "pytest"
 
-    def __init__(self, sandbox: Sandbox | None = None, *, timeout_s: float = 120.0) -> None:
+    def __init__(
+        self,
+        sandbox: Sandbox | None = None,
+        *,
+        timeout_s: float = 120.0,
+        store: ArtifactStore | None = None,
+    ) -> None:
         self._own = sandbox is None
         self.sandbox = sandbox or pytest_sandbox()
         self.limits = Limits(timeout_s=timeout_s, memory_mb=2048, max_processes=256)
+        self.store = store
+        self._repo_boxes = RepoSandboxes()
 
     def verify(self, task: Task, patch: str) -> Verdict:
         """Judge ``patch`` for ``task``. Never raises: a verifier fault is an infra error."""
@@ -84,53 +107,54 @@ class PytestVerifier:
     def _verify(self, task: Task, patch: str) -> Verdict:
         t0 = time.perf_counter()
         try:
-            files, tests, f2p, p2p = _spec(task)
-        except VerifierError as e:
+            state = repo_state(task, self.store)
+        except (VerifierError, StoreError, ConfigError) as e:
             return Verdict.infra(task.id, str(e), VERSION)
+        f2p, p2p = state.f2p, state.p2p
         flags = [
             Flag(kind="touches-tests-or-config", evidence=path)
             for path in touched_paths(patch)
-            if path in tests or path.rsplit("/", 1)[-1] in _CONFIG_FILES
+            if path in state.tests or path.rsplit("/", 1)[-1] in _CONFIG_FILES
         ]
-        ws = self.sandbox.workspace()
         try:
-            ws.write(files)
-            applied = self._apply(ws, patch)
+            sandbox = (
+                self._repo_boxes.get(state.environment.ensure())
+                if state.environment is not None
+                else self.sandbox
+            )
+            ws = sandbox.workspace()
+        except RefereeError as e:
+            return Verdict.infra(task.id, f"sandbox: {e}", VERSION)
+        try:
+            ws.write(state.files)
+            applied = self._apply(sandbox, ws, patch)
             if applied is not None:
                 return self._all(
                     task, f2p, p2p, "failed", f"patch does not apply: {applied}", flags, t0
                 )
-            ws.write(tests)  # pristine test files, whatever the patch did to them
-            canaries = self._plant_canaries(ws, tests)
-            nonce = secrets.token_hex(8)
-            args = {"nonce": nonce, "ids": [*f2p, *p2p, *canaries]}
-            import json
-
-            r = self.sandbox.run(
-                ["python3", "-I", "-c", RUNNER_SOURCE, json.dumps(args)],
-                workspace=ws,
+            ws.write(state.tests)  # pristine test files, whatever the patch did to them
+            canaries = self._plant_canaries(ws, state.tests)
+            run = run_pytest(
+                sandbox,
+                ws,
+                [*f2p, *p2p, *canaries],
+                source_roots=state.source_roots,
+                conftests=state.conftests,
                 limits=self.limits,
             )
         except RefereeError as e:
             return Verdict.infra(task.id, f"sandbox: {e}", VERSION)
         finally:
             ws.close()
-        frames = H.frames(r.stdout, nonce)
-        if not any(f.get("ready") is True for f in frames):
+        r = run.exec
+        if not run.ready:
             return Verdict.infra(
                 task.id,
                 f"the grader's pytest runner did not start ({r.summary()}): "
                 + r.stderr.strip()[-500:],
                 VERSION,
             )
-        results = {
-            f["test"]: f["phases"]
-            for f in frames
-            if isinstance(f.get("test"), str)
-            and isinstance(f.get("phases"), dict)
-            and all(isinstance(v, str) for v in f["phases"].values())
-        }
-        if any(_status(results.get(c)) == "passed" for c in canaries):
+        if any(run.status(c) == "passed" for c in canaries):
             flags.append(
                 Flag(
                     kind="forged-report",
@@ -138,14 +162,11 @@ class PytestVerifier:
                 )
             )
             return self._all(task, f2p, p2p, "failed", "report forged", flags, t0)
-        tests_out = []
-        for group, ids in (("FAIL_TO_PASS", f2p), ("PASS_TO_PASS", p2p)):
-            for nodeid in ids:
-                phases = results.get(nodeid)
-                status: TestStatus = _status(phases)
-                if phases is None and r.timed_out:
-                    status = "timeout"
-                tests_out.append(TestOutcome(name=nodeid, status=status, detail=group))
+        tests_out = [
+            TestOutcome(name=nodeid, status=run.status(nodeid), detail=group)
+            for group, ids in (("FAIL_TO_PASS", f2p), ("PASS_TO_PASS", p2p))
+            for nodeid in ids
+        ]
         passed_n = sum(t.status == "passed" for t in tests_out)
         return Verdict(
             task_id=task.id,
@@ -157,16 +178,9 @@ class PytestVerifier:
             verifier=VERSION,
         )
 
-    def _apply(self, ws: Workspace, patch: str) -> str | None:
-        if not patch.strip():
-            return None
-        name = f".referee-{secrets.token_hex(4)}.diff"
-        ws.write({name: patch})
-        r = self.sandbox.run(
-            ["git", "apply", "--whitespace=nowarn", name], workspace=ws, limits=Limits(timeout_s=30)
-        )
-        (ws.root / name).unlink(missing_ok=True)
-        return None if r.exit_code == 0 else (r.stderr.strip()[-300:] or r.summary())
+    @staticmethod
+    def _apply(sandbox: Sandbox, ws: Workspace, patch: str) -> str | None:
+        return apply_patch(sandbox, ws, patch)
 
     @staticmethod
     def _plant_canaries(ws: Workspace, tests: dict[str, str]) -> list[str]:
@@ -205,6 +219,7 @@ class PytestVerifier:
         )
 
     def close(self) -> None:
+        self._repo_boxes.close()
         if self._own:
             self.sandbox.close()
 
@@ -213,6 +228,67 @@ class PytestVerifier:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def apply_patch(sandbox: Sandbox, ws: Workspace, patch: str) -> str | None:
+    """``git apply`` ``patch`` in the sandbox; None if it applied, else why not."""
+    if not patch.strip():
+        return None
+    name = f".referee-{secrets.token_hex(4)}.diff"
+    ws.write({name: patch})
+    r = sandbox.run(
+        ["git", "apply", "--whitespace=nowarn", name], workspace=ws, limits=Limits(timeout_s=30)
+    )
+    (ws.root / name).unlink(missing_ok=True)
+    return None if r.exit_code == 0 else (r.stderr.strip()[-300:] or r.summary())
+
+
+@dataclass(frozen=True)
+class RepoState:
+    """Everything needed to rebuild a repository task's starting state and judge it."""
+
+    files: dict[str, bytes | str]
+    tests: dict[str, bytes | str]
+    f2p: list[str]
+    p2p: list[str]
+    source_roots: tuple[str, ...] = ("",)
+    conftests: list[str] | None = None
+    environment: RepoEnvironment | None = None
+
+
+def repo_state(task: Task, store: ArtifactStore | None = None) -> RepoState:
+    """The starting state of a repository task, in either of its two shapes."""
+    f2p = list(task.hidden.get("fail_to_pass", []))
+    p2p = list(task.hidden.get("pass_to_pass", []))
+    if not f2p and not p2p:
+        raise VerifierError(f"task {task.id!r} lists no FAIL_TO_PASS or PASS_TO_PASS tests")
+    repo = task.payload.get("repo")
+    if isinstance(repo, dict):
+        store = store or ArtifactStore(repo.get("store"))
+        snapshot: dict[str, bytes | str] = dict(store.get_files(str(repo.get("snapshot"))))
+        overrides = task.payload.get("overrides", {})
+        if not isinstance(overrides, dict):
+            raise VerifierError(f"task {task.id!r}: payload.overrides must map paths to text")
+        pristine = [*repo.get("test_files", []), *repo.get("conftests", [])]
+        tests = {p: snapshot[p] for p in pristine if p in snapshot}
+        env = repo.get("environment") or {}
+        return RepoState(
+            files={**snapshot, **overrides},
+            tests=tests,
+            f2p=f2p,
+            p2p=p2p,
+            source_roots=tuple(repo.get("source_roots", [""])),
+            conftests=list(repo.get("conftests", [])),
+            environment=RepoEnvironment(tuple(env.get("requirements", []))),
+        )
+    files = task.payload.get("files")
+    tests_inline = task.hidden.get("tests")
+    if not isinstance(files, dict) or not isinstance(tests_inline, dict) or not tests_inline:
+        raise VerifierError(
+            f"task {task.id!r} is not a repository task (payload.repo or payload.files, "
+            "hidden.tests)"
+        )
+    return RepoState(files=files, tests=tests_inline, f2p=f2p, p2p=p2p)
 
 
 def _reward(tests: list[TestOutcome]) -> float:
@@ -228,30 +304,3 @@ def _reward(tests: list[TestOutcome]) -> float:
     if not f2p:
         return kept
     return sum(f2p) / len(f2p) * kept
-
-
-def _status(phases: dict[str, str] | None) -> TestStatus:
-    if phases is None:
-        return "missing"
-    values = set(phases.values())
-    if "xfail" in values or "skipped" in values:
-        return "skipped"
-    if phases.get("setup") == "failed" or phases.get("teardown") == "failed":
-        return "error"
-    if phases.get("call") == "passed" and values <= {"passed"}:
-        return "passed"
-    return "failed"
-
-
-def _spec(task: Task) -> tuple[dict[str, str], dict[str, str], list[str], list[str]]:
-    files = task.payload.get("files")
-    tests = task.hidden.get("tests")
-    f2p = task.hidden.get("fail_to_pass", [])
-    p2p = task.hidden.get("pass_to_pass", [])
-    if not isinstance(files, dict) or not isinstance(tests, dict) or not tests:
-        raise VerifierError(
-            f"task {task.id!r} is not a repository task (payload.files, hidden.tests)"
-        )
-    if not f2p and not p2p:
-        raise VerifierError(f"task {task.id!r} lists no FAIL_TO_PASS or PASS_TO_PASS tests")
-    return files, tests, list(f2p), list(p2p)

@@ -1,0 +1,263 @@
+"""One pytest run of a repository state in the sandbox, read back as plain data.
+
+Shared by the pytest verifier and by task synthesis (baseline runs, validation of mutants):
+write the files into a fresh workspace, start the grader's runner (``_pytest_runner``) with the
+repository's source roots and dependencies on ``sys.path``, and turn its frames into a
+:class:`TestRun`. ``RepoSandboxes`` keeps one sandbox per dependency environment, since the
+environment is bound into the sandbox when it starts.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from referee.sandbox import ExecResult, Limits, Sandbox, Workspace
+from referee.verify import _harness as H
+
+__all__ = [
+    "GRADER_PACKAGES",
+    "RUNNER_SOURCE",
+    "RepoSandboxes",
+    "TestResult",
+    "TestRun",
+    "Variant",
+    "VariantRun",
+    "parse_frames",
+    "run_pytest",
+    "run_variants",
+    "status_of",
+]
+
+#: What the grader's runner imports: pytest, its dependencies and coverage.py.
+GRADER_PACKAGES = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "pygments")
+COVERAGE_PACKAGES = ("coverage",)
+RUNNER_SOURCE = resources.files("referee.verify").joinpath("_pytest_runner.py").read_text()
+
+Status = Literal["passed", "failed", "error", "skipped", "timeout", "missing"]
+
+
+def status_of(phases: Mapping[str, str] | None) -> Status:
+    """One test's outcome from its phases: skipped and xfailed count as not passed."""
+    if phases is None:
+        return "missing"
+    values = set(phases.values())
+    if "xfail" in values or "skipped" in values:
+        return "skipped"
+    if phases.get("setup") == "failed" or phases.get("teardown") == "failed":
+        return "error"
+    if phases.get("call") == "passed" and values <= {"passed"}:
+        return "passed"
+    return "failed"
+
+
+@dataclass(frozen=True)
+class TestResult:
+    status: Status
+    duration_s: float = 0.0
+    report: str = ""
+
+
+@dataclass
+class TestRun:
+    """What one run reported. ``ready`` is false when pytest never started (an infra fault)."""
+
+    results: dict[str, TestResult]
+    ready: bool
+    exec: ExecResult
+    collected: list[str] | None = None
+    coverage: dict[str, list[str]] | None = None
+    canaries: list[str] = field(default_factory=list)
+
+    @property
+    def wall_s(self) -> float:
+        return self.exec.wall_s
+
+    def status(self, nodeid: str) -> Status:
+        r = self.results.get(nodeid)
+        if r is None:
+            return "timeout" if self.exec.timed_out else "missing"
+        return r.status
+
+    def passed(self) -> set[str]:
+        return {k for k, v in self.results.items() if v.status == "passed"}
+
+
+class RepoSandboxes:
+    """One sandbox per dependency environment (its ``site-packages``), made on first use."""
+
+    def __init__(self, **sandbox_kwargs: Any) -> None:
+        self._kwargs = sandbox_kwargs
+        self._boxes: dict[str, Sandbox] = {}
+        self._lock = threading.Lock()
+
+    def get(self, site_packages: Path | None) -> Sandbox:
+        key = str(site_packages or "")
+        with self._lock:
+            if key not in self._boxes:
+                self._boxes[key] = Sandbox(
+                    python_packages=GRADER_PACKAGES + COVERAGE_PACKAGES,
+                    python_paths=(site_packages,) if site_packages else (),
+                    **self._kwargs,
+                )
+            return self._boxes[key]
+
+    def close(self) -> None:
+        with self._lock:
+            for box in self._boxes.values():
+                box.close()
+            self._boxes.clear()
+
+
+def run_pytest(
+    sandbox: Sandbox,
+    files: Mapping[str, bytes | str] | Workspace,
+    ids: list[str],
+    *,
+    source_roots: tuple[str, ...] | list[str] = ("",),
+    conftests: list[str] | None = None,
+    coverage: list[str] | None = None,
+    limits: Limits | None = None,
+) -> TestRun:
+    """Run ``ids`` (node ids or test files) on ``files`` with the grader's runner.
+
+    ``files`` may be a prepared :class:`Workspace` (the verifier applies a patch first); it is
+    left for the caller to close. Raises :class:`~referee.errors.RefereeError` only for faults
+    before the run (the sandbox could not start).
+    """
+    nonce = secrets.token_hex(8)
+    paths = [f"/workspace/{r}" for r in source_roots if r] + list(sandbox.python_paths)
+    args: dict[str, Any] = {"nonce": nonce, "ids": ids, "paths": paths}
+    if conftests is not None:
+        args["conftests"] = conftests
+    if coverage is not None:
+        args["coverage"] = coverage
+    limits = limits or Limits(timeout_s=300, memory_mb=2048, max_processes=256)
+    argv = ["python3", "-I", "-c", RUNNER_SOURCE, json.dumps(args)]
+    if isinstance(files, Workspace):
+        r = sandbox.run(argv, workspace=files, limits=limits)
+    else:
+        r = sandbox.run(argv, files=files, limits=limits)
+    return parse_frames(r, nonce)
+
+
+def parse_frames(r: ExecResult, nonce: str) -> TestRun:
+    frames = H.frames(r.stdout, nonce)
+    results: dict[str, TestResult] = {}
+    collected: list[str] | None = None
+    coverage: dict[str, list[str]] | None = None
+    for f in frames:
+        test, phases = f.get("test"), f.get("phases")
+        if isinstance(test, str) and isinstance(phases, dict):
+            if not all(isinstance(v, str) for v in phases.values()):
+                continue
+            duration = f.get("duration")
+            report = f.get("report")
+            results[test] = TestResult(
+                status=status_of(phases),
+                duration_s=float(duration) if isinstance(duration, int | float) else 0.0,
+                report=report if isinstance(report, str) else "",
+            )
+        elif isinstance(f.get("collected"), list):
+            collected = [c for c in f["collected"] if isinstance(c, str)]
+        elif isinstance(f.get("coverage"), dict):
+            coverage = _coverage_map(f["coverage"])
+    ready = any(f.get("ready") is True for f in frames)
+    return TestRun(results=results, ready=ready, exec=r, collected=collected, coverage=coverage)
+
+
+def _coverage_map(frame: dict[str, Any]) -> dict[str, list[str]]:
+    contexts = frame.get("contexts", [])
+    functions = frame.get("functions", {})
+    if not isinstance(contexts, list) or not isinstance(functions, dict):
+        return {}
+    out: dict[str, list[str]] = {}
+    for key, idxs in functions.items():
+        if isinstance(key, str) and isinstance(idxs, list):
+            out[key] = [contexts[i] for i in idxs if isinstance(i, int) and 0 <= i < len(contexts)]
+    return out
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A state of the repository for :func:`run_variants`: files written over the base."""
+
+    id: str
+    files: dict[str, str]
+    ids: list[str]
+    timeout_s: float = 60.0
+
+
+@dataclass
+class VariantRun:
+    results: dict[str, TestResult]
+    timed_out: bool
+    wall_s: float
+    finished: bool
+
+    def status(self, nodeid: str) -> Status:
+        r = self.results.get(nodeid)
+        if r is None:
+            return "timeout" if self.timed_out else "missing"
+        return r.status
+
+
+def run_variants(
+    sandbox: Sandbox,
+    files: Mapping[str, bytes | str],
+    variants: list[Variant],
+    *,
+    source_roots: tuple[str, ...] | list[str] = ("",),
+    conftests: list[str] | None = None,
+) -> tuple[dict[str, VariantRun], TestRun]:
+    """Run each variant's tests in one sandbox run (pytest imported once, a fork per variant).
+
+    For synthesis' own states (mutants, stubs), never for candidate solutions. A variant missing
+    from the result (the run died before it) is absent from the mapping: the caller records an
+    infrastructure failure for it rather than a verdict.
+    """
+    nonce = secrets.token_hex(8)
+    paths = [f"/workspace/{r}" for r in source_roots if r] + list(sandbox.python_paths)
+    args: dict[str, Any] = {
+        "nonce": nonce,
+        "ids": [],
+        "paths": paths,
+        "variants": [
+            {"id": v.id, "files": v.files, "ids": v.ids, "timeout_s": v.timeout_s} for v in variants
+        ],
+    }
+    if conftests is not None:
+        args["conftests"] = conftests
+    total = sum(v.timeout_s for v in variants) + 60
+    limits = Limits(timeout_s=total, memory_mb=2048, max_processes=256, stdout_bytes=64 << 20)
+    r = sandbox.run(
+        ["python3", "-I", "-c", RUNNER_SOURCE, "-"], files=files, limits=limits,
+        stdin=json.dumps(args).encode(),
+    )  # fmt: skip
+    frames = H.frames(r.stdout, nonce)
+    out: dict[str, VariantRun] = {}
+    for f in frames:
+        vid = f.get("variant")
+        if not isinstance(vid, str):
+            continue
+        run = out.setdefault(vid, VariantRun({}, False, 0.0, False))
+        test, phases = f.get("test"), f.get("phases")
+        if isinstance(test, str) and isinstance(phases, dict):
+            run.results[test] = TestResult(
+                status=status_of(phases),
+                duration_s=float(f.get("duration") or 0.0),
+                report=f.get("report") if isinstance(f.get("report"), str) else "",
+            )
+        if f.get("variant_timeout") is True:
+            run.timed_out = True
+        if isinstance(f.get("variant_wall_s"), int | float):
+            run.wall_s = float(f["variant_wall_s"])
+            run.finished = True
+    base = parse_frames(r, nonce)
+    return {k: v for k, v in out.items() if v.finished}, base
