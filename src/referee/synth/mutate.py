@@ -21,6 +21,7 @@ def f(xs):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -75,6 +76,11 @@ OPERATORS: dict[str, str] = {
     "break-continue": "`break` and `continue` exchanged",
     "call-swap": "a call exchanged for its sibling (min/max, any/all, lower/upper, ...)",
 }
+
+
+# libcst trees are immutable, so one parse of a module serves every site of it (parsing is
+# the slow part: tens of milliseconds for a large module).
+_parse = lru_cache(maxsize=32)(cst.parse_module)
 
 
 @dataclass(frozen=True)
@@ -255,7 +261,7 @@ def find_mutations(source: str, function: str | None = None) -> list[Mutation]:
     returned (a mutated module constant is rarely a realistic bug).
     """
     finder = _Finder(function)
-    MetadataWrapper(cst.parse_module(source)).visit(finder)
+    MetadataWrapper(_parse(source), unsafe_skip_copy=True).visit(finder)
     return sorted(finder.found, key=lambda m: (m.line, m.operator, m.index))
 
 
@@ -267,7 +273,7 @@ def apply_mutation(source: str, mutation: Mutation) -> str:
     """
     applier = _Applier(mutation)
     try:
-        code = cst.parse_module(source).visit(applier).code
+        code = _parse(source).visit(applier).code
         compile(code, "<mutant>", "exec")
     except (SyntaxError, cst.CSTValidationError, ValueError) as e:
         raise ValueError(f"mutation leaves invalid Python: {mutation}: {e}") from None

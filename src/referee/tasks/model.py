@@ -63,6 +63,9 @@ class Provenance(BaseModel):
     generator: str | None = None
     seed: int | None = None
     versions: dict[str, str] = Field(default_factory=dict)
+    #: The source unit (``repo:path/module.py``) the task comes from; held-out splits are
+    #: assigned per unit, so a unit never appears in both splits.
+    unit: str | None = None
 
 
 def _canonical(obj: Any) -> bytes:

@@ -35,9 +35,10 @@ os.environ.pop("PYTEST_ADDOPTS", None)
 
 # The arguments come in argv[1], or on stdin when argv[1] is "-" (variants can be megabytes).
 _ARGS = json.loads(sys.stdin.read() if sys.argv[1] == "-" else sys.argv[1])
-# Variants rewrite source files in place, often within the same second and at the same size;
-# cached bytecode keyed on (mtime, size) would then run the previous variant's code.
-sys.dont_write_bytecode = True
+# Bytecode caches are kept (test files are compiled and assertion-rewritten once for all
+# variants), but variants rewrite source files in place, often at the same size: each written
+# file gets an mtime of its own (see _run_variants), so a cache keyed on (mtime, size) of another
+# variant never matches.
 _PREFIX = ("\x1eREF " + _ARGS["nonce"] + " ").encode()
 _write = os.write
 _REPORT_CHARS = 1500
@@ -146,10 +147,17 @@ def _prune_conftests(allowed):
                 os.unlink(path)
 
 
+_stamp = [1000]
+
+
 def _run_variants(pytest, base_args):
     import signal
     import time
 
+    # One empty session first: pytest imports its plugins and builds its machinery here, once,
+    # and every variant's fork starts with them loaded (about half of a small run's cost).
+    os.makedirs("/tmp/referee-warmup", exist_ok=True)
+    pytest.main([*base_args, "--collect-only", "/tmp/referee-warmup"], plugins=[])
     for variant in _ARGS["variants"]:
         originals = {}
         for rel, text in variant["files"].items():
@@ -161,6 +169,8 @@ def _run_variants(pytest, base_args):
                 originals[path] = None
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
+            _stamp[0] += 1
+            os.utime(path, (_stamp[0], _stamp[0]))  # 1970 + n seconds: unique per write
         start = time.monotonic()
         pid = os.fork()
         if pid == 0:
@@ -188,6 +198,8 @@ def _run_variants(pytest, base_args):
             else:
                 with open(path, "wb") as f:
                     f.write(data)
+                _stamp[0] += 1
+                os.utime(path, (_stamp[0], _stamp[0]))
 
 
 def main():

@@ -183,16 +183,22 @@ class PytestVerifier:
         return apply_patch(sandbox, ws, patch)
 
     @staticmethod
-    def _plant_canaries(ws: Workspace, tests: dict[str, str]) -> list[str]:
-        folder = sorted(tests)[0].rsplit("/", 1)[0] if "/" in sorted(tests)[0] else ""
+    def canary_file(near: str) -> tuple[str, str, list[str]]:
+        """A test file of two tests that fail on any code, next to ``near``, random names."""
+        folder = near.rsplit("/", 1)[0] if "/" in near else ""
         token = secrets.token_hex(4)
         path = f"{folder}/test_{token}.py" if folder else f"test_{token}.py"
         body = "\n".join(
             f"def test_{token}_{i}():\n    assert {secrets.randbelow(10**9)} == {10**9 + i}\n"
             for i in range(2)
         )
+        return path, body, [f"{path}::test_{token}_{i}" for i in range(2)]
+
+    @staticmethod
+    def _plant_canaries(ws: Workspace, tests: dict[str, Any]) -> list[str]:
+        path, body, ids = PytestVerifier.canary_file(sorted(tests)[0])
         ws.write({path: body})
-        return [f"{path}::test_{token}_{i}" for i in range(2)]
+        return ids
 
     def _all(
         self,

@@ -1,0 +1,68 @@
+"""The baseline: the repository's suite, run twice in the sandbox, and its coverage map.
+
+Tests that fail, skip or flip between the two runs are excluded from every task (and reported
+with the reason): a task may only rely on tests that pass reliably on the reference. The first
+run measures coverage with one context per test, giving for each function
+(``path::Qualified.name``) the tests that execute its body; validation then runs only those.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from referee.errors import SandboxError
+from referee.sandbox import Sandbox
+from referee.synth.repo import Repository
+from referee.verify.repo_run import TestRun, run_pytest
+
+__all__ = ["Baseline", "run_baseline"]
+
+
+@dataclass
+class Baseline:
+    stable: list[str]
+    excluded: dict[str, str]
+    coverage: dict[str, list[str]]
+    durations: dict[str, float]
+    suite_wall_s: float
+    coverage_wall_s: float
+    reports: dict[str, str] = field(default_factory=dict)
+
+    def covering(self, function_key: str) -> list[str]:
+        """Stable tests that execute ``function_key``'s body."""
+        stable = set(self.stable)
+        return [t for t in self.coverage.get(function_key, []) if t in stable]
+
+
+def _check(run: TestRun, what: str) -> None:
+    if not run.ready or not run.results:
+        raise SandboxError(
+            f"the baseline {what} run produced no test results ({run.exec.summary()}): "
+            f"{run.exec.stderr.strip()[-800:]}"
+        )
+
+
+def run_baseline(sandbox: Sandbox, repo: Repository) -> Baseline:
+    roots = [f"{r}/{p}" if r else p for r in repo.source_roots for p in repo.packages]
+    kwargs = {"source_roots": repo.source_roots, "conftests": list(repo.conftests)}
+    first = run_pytest(sandbox, repo.files, list(repo.test_files), coverage=roots, **kwargs)
+    _check(first, "first (coverage)")
+    second = run_pytest(sandbox, repo.files, list(repo.test_files), **kwargs)
+    _check(second, "second")
+    stable, excluded = [], {}
+    for nodeid in sorted(set(first.results) | set(second.results)):
+        a, b = first.status(nodeid), second.status(nodeid)
+        if a == b == "passed":
+            stable.append(nodeid)
+        elif a != b:
+            excluded[nodeid] = f"flaky: {a} then {b}"
+        else:
+            excluded[nodeid] = a
+    return Baseline(
+        stable=stable,
+        excluded=excluded,
+        coverage=first.coverage or {},
+        durations={k: v.duration_s for k, v in second.results.items()},
+        suite_wall_s=second.wall_s,
+        coverage_wall_s=first.wall_s,
+    )

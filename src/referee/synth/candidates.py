@@ -1,0 +1,293 @@
+"""Candidate tasks before validation: bugs injected by mutation, bodies removed, combinations.
+
+A candidate is a starting state (the files it changes, full text) plus the tests that cover
+what changed. Only functions that the baseline's stable tests execute, and that are complex
+enough to hide a bug (SWE-smith's measure: 1 + branches, loops, handlers, extra boolean
+operands and comparisons; at least 3), become candidates.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import random
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from referee.synth.baseline import Baseline
+from referee.synth.mutate import apply_mutation, find_mutations
+from referee.synth.repo import Repository
+
+__all__ = [
+    "Candidate",
+    "bugfix_candidates",
+    "combine",
+    "complexity",
+    "function_nodes",
+    "implement_candidates",
+]
+
+MIN_COMPLEXITY = 3
+
+
+@dataclass
+class Candidate:
+    kind: str  # bugfix | implement | testgen
+    id: str
+    path: str
+    functions: tuple[str, ...]  # "path::Qualified.name"
+    broken: dict[str, str]  # path -> full text of the starting state
+    operators: tuple[str, ...]
+    description: str
+    selected: list[str]  # the stable tests covering the changed functions
+    parts: tuple[str, ...] = ()  # for combinations: the ids of the single bugs
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def diff_key(self, original: str) -> str:
+        """A hash of the change with whitespace and line numbers normalised (for dedup)."""
+        a = [ln.strip() for ln in original.splitlines()]
+        b = [ln.strip() for ln in self.broken[self.path].splitlines()]
+        import difflib
+
+        body = [ln for ln in difflib.ndiff(a, b) if ln[:2] in ("- ", "+ ")]
+        return hashlib.sha256("\n".join([self.path, *body]).encode()).hexdigest()[:16]
+
+
+def function_nodes(source: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Every function of ``source`` by qualified name (``Class.method``, ``outer.inner``)."""
+    out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                out[prefix + child.name] = child
+                walk(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, f"{prefix}{child.name}.")
+            else:
+                walk(child, prefix)
+
+    walk(ast.parse(source), "")
+    return out
+
+
+def complexity(node: ast.AST) -> int:
+    """1 + branches, loops, handlers, extra boolean operands and comparison operators."""
+    n = 1
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.If | ast.For | ast.While | ast.IfExp | ast.ExceptHandler):
+            n += 1
+        elif isinstance(sub, ast.BoolOp):
+            n += len(sub.values) - 1
+        elif isinstance(sub, ast.Compare):
+            n += len(sub.ops)
+        elif isinstance(sub, ast.comprehension):
+            n += 1 + len(sub.ifs)
+    return n
+
+
+def _eligible(repo: Repository, baseline: Baseline) -> list[tuple[str, str, int]]:
+    """(path, qualname, complexity) of covered, complex-enough functions, in a stable order."""
+    out = []
+    for path in repo.python_files:
+        try:
+            nodes = function_nodes(repo.text(path))
+        except (SyntaxError, UnicodeDecodeError):
+            continue
+        for qual, node in nodes.items():
+            if not baseline.covering(f"{path}::{qual}"):
+                continue
+            c = complexity(node)
+            if c >= MIN_COMPLEXITY:
+                out.append((path, qual, c))
+    return out
+
+
+def bugfix_candidates(
+    repo: Repository, baseline: Baseline, *, seed: int, per_function: int = 4
+) -> list[Candidate]:
+    """Single mutations, at most ``per_function`` per function, drawn with ``seed``."""
+    rng = random.Random(seed)
+    out = []
+    for path, qual, c in _eligible(repo, baseline):
+        source = repo.text(path)
+        sites = find_mutations(source, function=qual)
+        rng.shuffle(sites)
+        made = 0
+        for m in sites:
+            if made >= per_function:
+                break
+            try:
+                mutant = apply_mutation(source, m)
+            except ValueError:
+                continue
+            if _same_ast(source, mutant):
+                continue  # equivalent by construction: not worth a test run
+            key = f"{path}::{qual}"
+            out.append(
+                Candidate(
+                    kind="bugfix",
+                    id=f"{key}:{m.operator}:{m.index}",
+                    path=path,
+                    functions=(key,),
+                    broken={path: mutant},
+                    operators=(m.operator,),
+                    description=m.description,
+                    selected=baseline.covering(key),
+                    extra={"complexity": c, "line": m.line},
+                )
+            )
+            made += 1
+    return out
+
+
+def combine(
+    singles: list[Candidate], repo: Repository, baseline: Baseline, *, seed: int, limit: int
+) -> list[Candidate]:
+    """Combinations of 2-3 validated bugs in different functions of the same file."""
+    rng = random.Random(seed + 1)
+    by_file: dict[str, list[Candidate]] = {}
+    for c in singles:
+        by_file.setdefault(c.path, []).append(c)
+    out: list[Candidate] = []
+    files = sorted(by_file)
+    rng.shuffle(files)
+    for path in files:
+        group = by_file[path]
+        for _ in range(3):
+            if len(out) >= limit:
+                return out
+            k = rng.choice((2, 3))
+            chosen = _distinct_functions(group, k, rng)
+            if len(chosen) < 2:
+                break
+            text = repo.text(path)
+            try:
+                for part in chosen:
+                    operator, index = part.id.rsplit(":", 2)[1:]
+                    qual = part.functions[0].split("::", 1)[1]
+                    sites = [
+                        m
+                        for m in find_mutations(text, function=qual)
+                        if m.operator == operator and m.index == int(index)
+                    ]
+                    if not sites:
+                        raise ValueError("site moved")
+                    text = apply_mutation(text, sites[0])
+            except ValueError:
+                continue
+            selected = sorted({t for part in chosen for t in part.selected})
+            out.append(
+                Candidate(
+                    kind="bugfix",
+                    id="+".join(p.id for p in chosen),
+                    path=path,
+                    functions=tuple(p.functions[0] for p in chosen),
+                    broken={path: text},
+                    operators=tuple(p.operators[0] for p in chosen),
+                    description="; ".join(p.description for p in chosen),
+                    selected=selected,
+                    parts=tuple(p.id for p in chosen),
+                    extra={"complexity": sum(int(p.extra["complexity"]) for p in chosen)},  # type: ignore[call-overload]
+                )
+            )
+    return out
+
+
+def _distinct_functions(group: list[Candidate], k: int, rng: random.Random) -> list[Candidate]:
+    pool = group[:]
+    rng.shuffle(pool)
+    chosen: list[Candidate] = []
+    for c in pool:
+        if c.functions[0] not in {x.functions[0] for x in chosen}:
+            chosen.append(c)
+        if len(chosen) == k:
+            break
+    return chosen
+
+
+class _StubBody(cst.CSTTransformer):
+    """Replace the body of one function (by qualified name) with ``raise NotImplementedError``,
+    keeping its docstring."""
+
+    def __init__(self, qual: str, message: str) -> None:
+        super().__init__()
+        self.target = qual.split(".")
+        self.scope: list[str] = []
+        self.message = message
+        self.done = False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scope.append(node.name.value)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self.scope.pop()
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scope.append(node.name.value)
+
+    def leave_FunctionDef(
+        self, original: cst.FunctionDef, updated: cst.FunctionDef
+    ) -> cst.FunctionDef:
+        here = self.scope[:]
+        self.scope.pop()
+        if here != self.target or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        body = list(updated.body.body)
+        keep = body[:1] if body and _is_docstring(body[0]) else []
+        stub = cst.parse_statement(f"raise NotImplementedError({self.message!r})")
+        self.done = True
+        return updated.with_changes(body=updated.body.with_changes(body=[*keep, stub]))
+
+
+def _is_docstring(stmt: cst.CSTNode) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, cst.SimpleString | cst.ConcatenatedString)
+    )
+
+
+def stub_function(source: str, qual: str, message: str = "implement this") -> str | None:
+    """``source`` with ``qual``'s body replaced by a stub (docstring kept); None if not found."""
+    t = _StubBody(qual, message)
+    out = cst.parse_module(source).visit(t)
+    return out.code if t.done else None
+
+
+def implement_candidates(repo: Repository, baseline: Baseline) -> list[Candidate]:
+    """One per covered function with a docstring and a body of at least 3 statements."""
+    out = []
+    for path, qual, c in _eligible(repo, baseline):
+        source = repo.text(path)
+        node = function_nodes(source)[qual]
+        if ast.get_docstring(node) is None or len(node.body) < 4:  # docstring + 3 statements
+            continue
+        if re.search(r"\bsuper\(\)|\byield\b", ast.get_source_segment(source, node) or ""):
+            continue  # generators and cooperative methods make poor implementation prompts
+        stubbed = stub_function(source, qual)
+        if stubbed is None:
+            continue
+        key = f"{path}::{qual}"
+        out.append(
+            Candidate(
+                kind="implement",
+                id=f"{key}:implement",
+                path=path,
+                functions=(key,),
+                broken={path: stubbed},
+                operators=("remove-body",),
+                description="body removed",
+                selected=baseline.covering(key),
+                extra={"complexity": c, "statements": len(node.body) - 1},
+            )
+        )
+    return out
+
+
+def _same_ast(a: str, b: str) -> bool:
+    return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))

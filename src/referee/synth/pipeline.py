@@ -1,0 +1,172 @@
+"""``synthesize``: a repository in, validated tasks and a report out.
+
+Steps: intake (folder or PyPI sdist) -> dependency environment -> snapshot into the artifact
+store -> baseline (suite twice, coverage map) -> candidates per kind -> validation (selected
+tests only, batched) -> combinations of validated bugs -> tasks (difficulty, held-out split).
+
+>>> report = synthesize("tests/fixtures/minirepo", kinds=("bugfix",))     # doctest: +SKIP
+>>> report.kept_by_kind["bugfix"] > 0                                      # doctest: +SKIP
+True
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from referee.errors import ConfigError
+from referee.synth.baseline import run_baseline
+from referee.synth.build import RepoRef, bugfix_task
+from referee.synth.candidates import bugfix_candidates, combine, implement_candidates
+from referee.synth.repo import open_repository
+from referee.synth.testgen import testgen_tasks
+from referee.synth.validate import ValidationReport, validate
+from referee.tasks.artifacts import ArtifactStore
+from referee.tasks.environment import RepoEnvironment
+from referee.tasks.model import Task
+from referee.verify.repo_run import RepoSandboxes
+
+__all__ = ["KINDS", "SynthReport", "synthesize"]
+
+KINDS = ("bugfix", "implement", "testgen")
+
+
+@dataclass
+class SynthReport:
+    source: str
+    tasks: list[Task] = field(default_factory=list)
+    candidates_by_kind: Counter[str] = field(default_factory=Counter)
+    kept_by_kind: Counter[str] = field(default_factory=Counter)
+    rejected: Counter[str] = field(default_factory=Counter)
+    baseline_tests: int = 0
+    baseline_excluded: dict[str, str] = field(default_factory=dict)
+    suite_wall_s: float = 0.0
+    validation_test_s: float = 0.0
+    validation_runs: int = 0
+    validation_variants: int = 0
+    times: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        kept = sum(self.kept_by_kind.values())
+        return {
+            "source": self.source,
+            "candidates": dict(self.candidates_by_kind),
+            "kept": dict(self.kept_by_kind),
+            "rejected": dict(self.rejected),
+            "baseline_tests": self.baseline_tests,
+            "baseline_excluded": self.baseline_excluded,
+            "suite_wall_s": round(self.suite_wall_s, 3),
+            "validation_test_s": round(self.validation_test_s, 3),
+            "validation_runs": self.validation_runs,
+            "validation_variants": self.validation_variants,
+            "test_s_per_kept_task": round(self.validation_test_s / kept, 3) if kept else None,
+            "times": {k: round(v, 2) for k, v in self.times.items()},
+        }
+
+
+def synthesize(
+    source: str,
+    *,
+    kinds: tuple[str, ...] = KINDS,
+    limit: int | None = None,
+    seed: int = 0,
+    store: str | None = None,
+    heldout_fraction: float = 0.2,
+    split_by: str = "module",
+    per_function: int = 4,
+    combos: int | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> SynthReport:
+    """Make validated tasks from ``source`` (a folder or ``pypi:NAME==VERSION``).
+
+    ``limit`` caps the number of candidates validated per kind (sampled with ``seed``);
+    ``combos`` the number of combined bugs (default: a quarter of the single bugs kept).
+    """
+    unknown = set(kinds) - set(KINDS)
+    if unknown:
+        raise ConfigError(f"unknown task kinds {sorted(unknown)}; choose from {', '.join(KINDS)}")
+    if split_by not in ("module", "function"):
+        raise ConfigError("--split-by must be 'module' or 'function'")
+    report = SynthReport(source=source)
+    say = progress or (lambda stage, done, total: None)
+    clock = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        report.times[name] = report.times.get(name, 0.0) + now - clock
+        clock = now
+
+    say("intake", 0, 1)
+    repo = open_repository(source)
+    env = RepoEnvironment(repo.requirements)
+    site = env.ensure()
+    artifacts = ArtifactStore(store)
+    digest = artifacts.put_files(repo.files)
+    ref = RepoRef(repo, digest, artifacts.url, env)
+    lap("intake")
+    boxes = RepoSandboxes()
+    try:
+        sandbox = boxes.get(site)
+        say("baseline", 0, 1)
+        baseline = run_baseline(sandbox, repo)
+        report.baseline_tests = len(baseline.stable)
+        report.baseline_excluded = baseline.excluded
+        report.suite_wall_s = baseline.suite_wall_s
+        lap("baseline")
+        validation = ValidationReport()
+        rng = random.Random(seed)
+
+        def run(kind: str, cands: list, stage: str) -> list:  # type: ignore[type-arg]
+            if limit is not None and len(cands) > limit:
+                cands = rng.sample(cands, limit)
+            report.candidates_by_kind[kind] += len(cands)
+            say(stage, 0, len(cands))
+            before = len(validation.kept)
+            validate(sandbox, repo, baseline, cands, report=validation)
+            say(stage, len(cands), len(cands))
+            return validation.kept[before:]
+
+        singles, implemented, combined = [], [], []
+        if "bugfix" in kinds or "testgen" in kinds:
+            singles = run("bugfix", bugfix_candidates(repo, baseline, seed=seed,
+                                                      per_function=per_function), "bugfix")  # fmt: skip
+        if "bugfix" in kinds and singles:
+            n = combos if combos is not None else max(1, len(singles) // 4)
+            combined = run("bugfix", combine([v.candidate for v in singles], repo, baseline,
+                                             seed=seed, limit=n), "combine")  # fmt: skip
+        if "implement" in kinds:
+            implemented = run("implement", implement_candidates(repo, baseline), "implement")
+        lap("validation")
+        if "bugfix" in kinds:
+            for v in [*singles, *combined]:
+                report.tasks.append(_task(ref, v, seed, heldout_fraction, split_by))
+            report.kept_by_kind["bugfix"] = len(singles) + len(combined)
+        for v in implemented:
+            report.tasks.append(_task(ref, v, seed, heldout_fraction, split_by))
+        report.kept_by_kind["implement"] = len(implemented)
+        if "testgen" in kinds:
+            say("testgen", 0, 1)
+            made, cands, rejected = testgen_tasks(
+                sandbox, ref, baseline, singles, seed=seed,
+                heldout_fraction=heldout_fraction, split_by=split_by, validation=validation,
+            )  # fmt: skip
+            report.tasks.extend(made)
+            report.candidates_by_kind["testgen"] += cands
+            report.kept_by_kind["testgen"] = len(made)
+            report.rejected.update({f"testgen: {k}": n for k, n in rejected.items()})
+            lap("testgen")
+        report.rejected.update(validation.rejected)
+        report.validation_test_s = validation.test_time_s
+        report.validation_runs = validation.runs
+        report.validation_variants = validation.variants
+    finally:
+        boxes.close()
+    return report
+
+
+def _task(ref: RepoRef, v, seed: int, fraction: float, split_by: str) -> Task:  # type: ignore[no-untyped-def]
+    return bugfix_task(ref, v, seed=seed, heldout_fraction=fraction, split_by=split_by)

@@ -1,0 +1,239 @@
+"""Test-writing tasks: a function's tests removed; new tests are scored by the mutants they kill.
+
+For a function ``f`` with validated bug-fix mutants, "its tests" are the stable tests of one test
+file whose name names it (``test_groupby*`` for ``groupby``). They are removed from the file
+(the starting state) and kept as the reference. The hidden mutants are the validated mutants of
+``f`` that the removed tests kill, so the reference scores 1 by construction; a task needs at
+least two. An *equivalent variant* of the original (a no-op statement added to ``f``: other
+source text, line numbers and bytecode, same behaviour) is also hidden: tests must pass on it
+too, which defeats tests that fingerprint the source instead of checking behaviour.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import libcst as cst
+
+from referee.sandbox import Sandbox
+from referee.synth.baseline import Baseline
+from referee.synth.build import GENERATOR_VERSION, RepoRef, _short_hash, _slug, unified_diff
+from referee.synth.validate import Validated, ValidationReport
+from referee.tasks.model import Difficulty, Provenance, Task
+from referee.tasks.split import assign_split
+from referee.verify.repo_run import Variant, run_variants
+
+__all__ = ["equivalent_variant", "remove_tests", "testgen_tasks"]
+
+MIN_MUTANTS = 2
+
+
+class _Remove(cst.CSTTransformer):
+    def __init__(self, names: set[tuple[str, ...]]) -> None:
+        super().__init__()
+        self.names, self.scope, self.removed = names, [], 0  # type: ignore[var-annotated]
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scope.append(node.name.value)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self.scope.pop()
+        return updated
+
+    def leave_FunctionDef(  # type: ignore[override]
+        self, original: cst.FunctionDef, updated: cst.FunctionDef
+    ) -> cst.FunctionDef | cst.RemovalSentinel:
+        if (*self.scope, original.name.value) in self.names:
+            self.removed += 1
+            return cst.RemoveFromParent()
+        return updated
+
+
+def remove_tests(source: str, nodeids: list[str]) -> str | None:
+    """``source`` without the test functions of ``nodeids``; None if one was not found."""
+    names = {tuple(n.split("::", 1)[1].split("[", 1)[0].split("::")) for n in nodeids}
+    t = _Remove(names)
+    out = cst.parse_module(source).visit(t).code
+    return out if t.removed == len(names) else None
+
+
+class _Equivalent(cst.CSTTransformer):
+    def __init__(self, qual: str) -> None:
+        super().__init__()
+        self.target, self.scope, self.done = qual.split("."), [], False  # type: ignore[var-annotated]
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scope.append(node.name.value)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self.scope.pop()
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scope.append(node.name.value)
+
+    def leave_FunctionDef(
+        self, original: cst.FunctionDef, updated: cst.FunctionDef
+    ) -> cst.FunctionDef:
+        here = self.scope[:]
+        self.scope.pop()
+        if here != self.target or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        body = list(updated.body.body)
+        at = 1 if body and _docstring(body[0]) else 0
+        noop = cst.parse_statement("_referee_equivalent = None  # behaves the same\n")
+        self.done = True
+        return updated.with_changes(
+            body=updated.body.with_changes(body=[*body[:at], noop, *body[at:]])
+        )
+
+
+def _docstring(stmt: cst.CSTNode) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, cst.SimpleString | cst.ConcatenatedString)
+    )
+
+
+def equivalent_variant(source: str, qual: str) -> str | None:
+    t = _Equivalent(qual)
+    out = cst.parse_module(source).visit(t).code
+    return out if t.done else None
+
+
+def _own_tests(function_key: str, covering: list[str]) -> tuple[str, list[str]] | None:
+    """The test file and tests that name the function, from those covering it."""
+    short = function_key.split("::", 1)[1].rsplit(".", 1)[-1].strip("_").lower()
+    if len(short) < 3:
+        return None
+    by_file: dict[str, list[str]] = {}
+    for t in covering:
+        leaf = t.rsplit("::", 1)[-1].split("[", 1)[0].lower()
+        if leaf.startswith("test") and short in leaf:
+            by_file.setdefault(t.split("::", 1)[0], []).append(t)
+    if not by_file:
+        return None
+    path = max(sorted(by_file), key=lambda p: len(by_file[p]))
+    return path, by_file[path]
+
+
+def testgen_tasks(
+    sandbox: Sandbox,
+    ref: RepoRef,
+    baseline: Baseline,
+    singles: list[Validated],
+    *,
+    seed: int,
+    heldout_fraction: float,
+    split_by: str,
+    validation: ValidationReport,
+) -> tuple[list[Task], int, Counter[str]]:
+    """Returns (tasks, candidates considered, rejections by reason)."""
+    repo = ref.repo
+    rejected: Counter[str] = Counter()
+    by_function: dict[str, list[Validated]] = {}
+    for v in singles:
+        by_function.setdefault(v.candidate.functions[0], []).append(v)
+    plans = []
+    for key, mutants in sorted(by_function.items()):
+        own = _own_tests(key, baseline.covering(key))
+        if own is None:
+            rejected["no test names the function"] += 1
+            continue
+        test_file, removed = own
+        killers = [m for m in mutants if set(m.f2p) & set(removed)]
+        if len(killers) < MIN_MUTANTS:
+            rejected[f"fewer than {MIN_MUTANTS} mutants killed by its tests"] += 1
+            continue
+        stripped = remove_tests(repo.text(test_file), removed)
+        path, qual = key.split("::", 1)
+        equivalent = equivalent_variant(repo.text(path), qual)
+        if stripped is None or equivalent is None:
+            rejected["tests or function could not be rewritten"] += 1
+            continue
+        plans.append((key, test_file, removed, killers, stripped, equivalent))
+    # The reference tests must pass on the equivalent variant; the rest of the file, without
+    # them, must still pass on the original.
+    variants = []
+    for key, test_file, removed, _, stripped, equivalent in plans:
+        path = key.split("::", 1)[0]
+        variants.append(Variant(id=f"eq|{key}", files={path: equivalent}, ids=removed))
+        variants.append(Variant(id=f"rest|{key}", files={test_file: stripped}, ids=[test_file]))
+    import time
+
+    t0 = time.perf_counter()
+    got, _ = (
+        run_variants(
+            sandbox, repo.files, variants, source_roots=repo.source_roots,
+            conftests=list(repo.conftests),
+        )  # fmt: skip
+        if variants
+        else ({}, None)
+    )
+    validation.test_time_s += time.perf_counter() - t0
+    validation.runs += 1 if variants else 0
+    validation.variants += len(variants)
+    tasks = []
+    for key, test_file, removed, killers, stripped, equivalent in plans:
+        eq, rest = got.get(f"eq|{key}"), got.get(f"rest|{key}")
+        if eq is None or rest is None:
+            rejected["infrastructure failure"] += 1
+            continue
+        if not all(eq.status(t) == "passed" for t in removed):
+            rejected["reference fails on the equivalent variant"] += 1
+            continue
+        if any(r.status != "passed" for r in rest.results.values()):
+            rejected["remaining tests fail without the removed ones"] += 1
+            continue
+        tasks.append(
+            _task(ref, key, test_file, removed, killers, stripped, equivalent, seed,
+                  heldout_fraction, split_by)  # fmt: skip
+        )
+    return tasks, len(by_function), rejected
+
+
+def _task(  # type: ignore[no-untyped-def]
+    ref: RepoRef, key, test_file, removed, killers, stripped, equivalent, seed, fraction, split_by
+) -> Task:
+    repo = ref.repo
+    path, qual = key.split("::", 1)
+    prompt = (
+        f"The repository {repo.label} is in your workspace. The function `{qual}` in `{path}` "
+        f"has lost its tests. Write tests for it in `{test_file}`. They must pass on the "
+        "current code, and they are scored by how many plausible bugs in the function they "
+        "catch, so test its behaviour thoroughly (edge cases included); do not inspect its "
+        "source. Answer with a unified diff (as `git diff` prints it) that adds the tests; "
+        "changes to other files are ignored."
+    )
+    unit = f"{repo.name}:{path if split_by == 'module' else key}"
+    original_tests = repo.text(test_file)
+    feats = {"mutants": float(len(killers)), "removed_tests": float(len(removed))}
+    return Task.create(
+        name=f"synth/{_slug(repo.name)}/testgen-{_slug(key.replace('::', '.'))[:60]}"
+        f"-{_short_hash(key)}-v{GENERATOR_VERSION}",
+        prompt=prompt,
+        answer_format="patch",
+        payload={"repo": ref.payload(), "overrides": {test_file: stripped}, "kind": "testgen"},
+        hidden={
+            "kind": "testgen",
+            "function": key,
+            "target_test_file": test_file,
+            "removed_tests": removed,
+            "mutants": [
+                {"id": m.candidate.id, "path": m.candidate.path, "text": m.candidate.broken[m.candidate.path]}
+                for m in killers
+            ],
+            "equivalent": {"path": path, "text": equivalent},
+            "reference_patch": unified_diff(test_file, stripped, original_tests),
+        },
+        difficulty=Difficulty(estimate=min(1.0, 0.3 + 0.05 * len(killers)), features=feats),
+        split=assign_split(unit, fraction),
+        provenance=Provenance(
+            source=repo.origin,
+            generator=f"referee.synth.testgen@{GENERATOR_VERSION}",
+            seed=seed,
+            versions={repo.name: repo.version},
+            unit=unit,
+        ),
+    )

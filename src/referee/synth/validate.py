@@ -1,0 +1,147 @@
+"""Validation: keep a candidate only if its starting state is a real, stable, testable task.
+
+For every candidate, only the stable tests that cover the changed functions run (from the
+baseline's coverage map), never the whole suite. Kept only if all hold:
+
+* the change is not a duplicate (normalised diff hash) and not equivalent (same AST: filtered
+  when candidates are made; different behaviour: at least one test fails);
+* the starting state fails at least one selected test (FAIL_TO_PASS) and the others pass
+  (PASS_TO_PASS); the reference passes them all (the baseline's two runs);
+* the same outcomes on a second run (not flaky), and no test timed out;
+* a stub patch (the changed functions' bodies replaced by ``raise NotImplementedError``) still
+  fails a FAIL_TO_PASS test, as the empty patch does by construction.
+
+Runs are batched: one sandbox run validates up to ``batch`` candidates (pytest imported once,
+a fork per candidate state; see ``run_variants``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from referee.sandbox import Sandbox
+from referee.synth.baseline import Baseline
+from referee.synth.candidates import Candidate, stub_function
+from referee.synth.repo import Repository
+from referee.verify.repo_run import Variant, VariantRun, run_variants
+
+__all__ = ["Validated", "ValidationReport", "validate"]
+
+
+@dataclass
+class Validated:
+    candidate: Candidate
+    f2p: list[str]
+    p2p: list[str]
+    reports: dict[str, str]  # FAIL_TO_PASS test -> tail of its failure report
+
+
+@dataclass
+class ValidationReport:
+    kept: list[Validated] = field(default_factory=list)
+    rejected: Counter[str] = field(default_factory=Counter)
+    test_time_s: float = 0.0  # wall time of the sandbox runs of validation
+    runs: int = 0
+    variants: int = 0  # repository states run (each candidate: first run, rerun, stub)
+    candidates: int = 0
+
+
+def _timeout(baseline: Baseline, tests: list[str]) -> float:
+    return 10.0 + 5.0 * sum(baseline.durations.get(t, 0.1) for t in tests)
+
+
+class _Runner:
+    def __init__(self, sandbox: Sandbox, repo: Repository, report: ValidationReport, batch: int):
+        self.sandbox, self.repo, self.report, self.batch = sandbox, repo, report, batch
+
+    def run(self, variants: list[Variant]) -> dict[str, VariantRun]:
+        out: dict[str, VariantRun] = {}
+        for i in range(0, len(variants), self.batch):
+            chunk = variants[i : i + self.batch]
+            t0 = time.perf_counter()
+            got, _ = run_variants(
+                self.sandbox,
+                self.repo.files,
+                chunk,
+                source_roots=self.repo.source_roots,
+                conftests=list(self.repo.conftests),
+            )
+            self.report.test_time_s += time.perf_counter() - t0
+            self.report.runs += 1
+            self.report.variants += len(chunk)
+            out.update(got)
+        return out
+
+
+def validate(
+    sandbox: Sandbox,
+    repo: Repository,
+    baseline: Baseline,
+    candidates: list[Candidate],
+    *,
+    batch: int = 40,
+    report: ValidationReport | None = None,
+) -> ValidationReport:
+    report = report or ValidationReport()
+    runner = _Runner(sandbox, repo, report, batch)
+    report.candidates += len(candidates)
+    seen: set[str] = set()
+    todo: list[Candidate] = []
+    for c in candidates:
+        key = c.diff_key(repo.text(c.path))
+        if key in seen:
+            report.rejected["duplicate"] += 1
+        elif not c.selected:
+            report.rejected["no covering test"] += 1
+        else:
+            seen.add(key)
+            todo.append(c)
+
+    def variant(c: Candidate, tag: str, files: dict[str, str], ids: list[str]) -> Variant:
+        return Variant(id=f"{tag}|{c.id}", files=files, ids=ids, timeout_s=_timeout(baseline, ids))
+
+    first = runner.run([variant(c, "a", c.broken, c.selected) for c in todo])
+    screened: list[tuple[Candidate, list[str], list[str]]] = []
+    for c in todo:
+        run = first.get(f"a|{c.id}")
+        if run is None:
+            report.rejected["infrastructure failure"] += 1
+            continue
+        if run.timed_out or any(run.status(t) == "timeout" for t in c.selected):
+            report.rejected["timeout"] += 1
+            continue
+        f2p = [t for t in c.selected if run.status(t) != "passed"]
+        p2p = [t for t in c.selected if run.status(t) == "passed"]
+        if not f2p:
+            report.rejected["no failing test (equivalent or untested)"] += 1
+            continue
+        screened.append((c, f2p, p2p))
+
+    # Second pass: the same state again (flakiness) and the stub patch.
+    second_variants = []
+    for c, f2p, _ in screened:
+        second_variants.append(variant(c, "b", c.broken, c.selected))
+        stub = dict(c.broken)
+        for key in c.functions:
+            qual = key.split("::", 1)[1]
+            stubbed = stub_function(stub[c.path], qual, "stub")
+            if stubbed is not None:
+                stub[c.path] = stubbed
+        second_variants.append(variant(c, "s", stub, f2p))
+    second = runner.run(second_variants)
+    for c, f2p, p2p in screened:
+        again, stub_run = second.get(f"b|{c.id}"), second.get(f"s|{c.id}")
+        if again is None or stub_run is None:
+            report.rejected["infrastructure failure"] += 1
+            continue
+        if any((again.status(t) == "passed") != (t in p2p) for t in c.selected):
+            report.rejected["flaky"] += 1
+            continue
+        if all(stub_run.status(t) == "passed" for t in f2p):
+            report.rejected["a stub patch passes"] += 1
+            continue
+        reports = {t: first[f"a|{c.id}"].results[t].report for t in f2p if t in first[f"a|{c.id}"].results}
+        report.kept.append(Validated(c, f2p, p2p, reports))
+    return report
