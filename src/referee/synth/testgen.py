@@ -183,18 +183,22 @@ def testgen_tasks(
         if not all(eq.status(t) == "passed" for t in removed):
             rejected["reference fails on the equivalent variant"] += 1
             continue
-        if any(r.status != "passed" for r in rest.results.values()):
+        if any(
+            r.status != "passed" for t, r in rest.results.items() if t not in baseline.excluded
+        ):
             rejected["remaining tests fail without the removed ones"] += 1
             continue
+        ignored = sorted(t for t in baseline.excluded if t.startswith(test_file + "::"))
         tasks.append(
             _task(ref, key, test_file, removed, killers, stripped, equivalent, seed,
-                  heldout_fraction, split_by)  # fmt: skip
+                  heldout_fraction, split_by, ignored)  # fmt: skip
         )
     return tasks, len(by_function), rejected
 
 
 def _task(  # type: ignore[no-untyped-def]
-    ref: RepoRef, key, test_file, removed, killers, stripped, equivalent, seed, fraction, split_by
+    ref: RepoRef, key, test_file, removed, killers, stripped, equivalent, seed, fraction, split_by,
+    ignored,
 ) -> Task:
     repo = ref.repo
     path, qual = key.split("::", 1)
@@ -220,6 +224,8 @@ def _task(  # type: ignore[no-untyped-def]
             "function": key,
             "target_test_file": test_file,
             "removed_tests": removed,
+            # Tests of the file that fail or skip on the reference (the baseline's exclusions).
+            "ignored_tests": ignored,
             "mutants": [
                 {"id": m.candidate.id, "path": m.candidate.path, "text": m.candidate.broken[m.candidate.path]}
                 for m in killers

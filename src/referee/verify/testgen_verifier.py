@@ -84,6 +84,7 @@ class TestgenVerifier:
             for m in _FINGERPRINTS.finditer(tests_text)
         ][:3]
         before = task.payload["overrides"].get(target, "")
+        ignored = set(h.get("ignored_tests", []))
         base = {**snapshot, target: tests_text}
 
         def run(extra: dict[str, str]) -> tuple[TestRun, list[str]]:
@@ -108,8 +109,10 @@ class TestgenVerifier:
             if any(r.status(c) == "passed" for c in canaries):
                 flags.append(Flag(kind="forged-report", evidence=f"canary passed on {label}"))
                 return self._zero(task, "report forged", flags, t0)
-            mine = {k: v for k, v in r.results.items() if k.startswith(target + "::")}
-            new = len(mine) - _count_tests(before, r)
+            mine = {
+                k: v for k, v in r.results.items() if k.startswith(target + "::") and k not in ignored
+            }
+            new = len(mine) - _count_tests(before, r, ignored)
             ok = bool(mine) and new > 0 and all(v.status == "passed" for v in mine.values())
             outcomes.append(
                 TestOutcome(
@@ -129,7 +132,9 @@ class TestgenVerifier:
             if any(r.status(c) == "passed" for c in canaries):
                 flags.append(Flag(kind="forged-report", evidence=f"canary passed on {m['id']}"))
                 return self._zero(task, "report forged", flags, t0)
-            mine = [v for k, v in r.results.items() if k.startswith(target + "::")]
+            mine = [
+                v for k, v in r.results.items() if k.startswith(target + "::") and k not in ignored
+            ]
             dead = r.exec.timed_out or any(v.status != "passed" for v in mine) or not mine
             killed += dead
             outcomes.append(
@@ -164,9 +169,11 @@ class TestgenVerifier:
         self.close()
 
 
-def _count_tests(before: str, run: TestRun) -> int:
+def _count_tests(before: str, run: TestRun, ignored: set[str]) -> int:
     """Tests the starting state's file already had (their names appear in it as functions)."""
     names = set(re.findall(r"^\s*def (test\w*)", before, flags=re.M))
     return sum(
-        1 for k in run.results if k.rsplit("::", 1)[-1].split("[", 1)[0] in names
+        1
+        for k in run.results
+        if k not in ignored and k.rsplit("::", 1)[-1].split("[", 1)[0] in names
     )

@@ -1,0 +1,130 @@
+"""The whole synthesis pipeline on the small fixture repository (tests/fixtures/minirepo)."""
+
+import ast
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from referee.synth.pipeline import synthesize
+from referee.tasks.artifacts import ArtifactStore
+from referee.tasks.split import check_split
+from referee.verify.pytest_verifier import PytestVerifier
+from referee.verify.testgen_verifier import TestgenVerifier, is_testgen
+
+MINIREPO = Path(__file__).resolve().parents[1] / "fixtures" / "minirepo"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return ArtifactStore("file://" + str(tmp_path_factory.mktemp("artifacts")))
+
+
+@pytest.fixture(scope="module")
+def report(store):
+    return synthesize(str(MINIREPO), seed=3, store=store.url)
+
+
+@pytest.fixture(scope="module")
+def verifiers(store):
+    with PytestVerifier(store=store) as pv, TestgenVerifier(store=store) as tv:
+        yield pv, tv
+
+
+def _by_kind(report, kind):
+    return [t for t in report.tasks if t.payload["kind"] == kind]
+
+
+def test_every_kind_yields_validated_tasks(report):
+    assert report.baseline_excluded == {
+        "tests/test_textutil.py::test_known_failure": "failed",
+        "tests/test_textutil.py::test_skipped": "skipped",
+    }
+    for kind in ("bugfix", "implement", "testgen"):
+        assert report.kept_by_kind[kind] >= 2, report.to_json()
+    combined = [t for t in _by_kind(report, "bugfix") if len(t.hidden["functions"]) > 1]
+    assert combined, "combinations of validated bugs are made"
+    assert sum(report.kept_by_kind.values()) == len(report.tasks)
+    assert report.validation_test_s > 0 and report.validation_variants > 0
+
+
+def test_tasks_are_well_formed_and_never_show_the_answer(report):
+    excluded = set(report.baseline_excluded)
+    for t in report.tasks:
+        t.verify_hash()
+        assert t.answer_format == "patch"
+        assert t.payload["repo"]["snapshot"].startswith("sha256:")
+        assert 0.0 <= t.difficulty.estimate <= 1.0
+        if is_testgen(t):
+            continue
+        f2p, p2p = t.hidden["fail_to_pass"], t.hidden["pass_to_pass"]
+        assert f2p and not set(f2p) & set(p2p)
+        assert not (set(f2p) | set(p2p)) & excluded
+        fix = t.hidden["reference_patch"]
+        added = [ln[1:] for ln in fix.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+        for line in added:
+            if line.strip():
+                assert line not in t.user_prompt, "the prompt quotes a line of the fix"
+
+
+def test_no_duplicate_starting_states(report):
+    states = [str(sorted(t.payload["overrides"].items())) for t in report.tasks if not is_testgen(t)]
+    assert len(states) == len(set(states))
+
+
+def test_held_out_split_has_no_leaks(report):
+    r = check_split(report.tasks)
+    assert r.ok
+    assert {t.provenance.unit for t in report.tasks} <= {
+        "minilib:minilib/textutil.py",
+        "minilib:minilib/stats.py",
+    }
+
+
+def test_gold_passes_and_empty_patch_fails(report, verifiers):
+    pv, tv = verifiers
+    sample = (
+        _by_kind(report, "bugfix")[:5] + _by_kind(report, "implement")[:2]
+        + _by_kind(report, "testgen")[:2]
+    )
+    for t in sample:
+        v = (tv if is_testgen(t) else pv).verify
+        gold = v(t, t.hidden["reference_patch"])
+        assert gold.passed and gold.reward == 1.0 and gold.infra_error is None, (t.id, gold)
+        empty = v(t, "")
+        assert not empty.passed and empty.reward == 0.0 and empty.infra_error is None, t.id
+
+
+def test_testgen_rejects_weak_fingerprinting_and_failing_tests(report, verifiers):
+    _, tv = verifiers
+    t = _by_kind(report, "testgen")[0]
+    target = t.hidden["target_test_file"]
+    start = t.payload["overrides"][target]
+    module, qual = t.hidden["function"].split("::")
+    mod = module.removesuffix(".py").replace("/", ".")
+    from referee.verify.redteam_pytest import diff
+
+    def patch(extra):
+        return diff(target, start, start + "\n\n" + extra)
+
+    weak = f"def test_exists():\n    import {mod} as m\n    assert callable(m.{qual})\n"
+    v = tv.verify(t, patch(weak))
+    assert v.reward == 0.0 and not v.passed  # passes everywhere, kills nothing
+    fingerprint = (
+        f"def test_source():\n    import hashlib, inspect, {mod} as m\n"
+        f"    src = inspect.getsource(m.{qual})\n"
+        f"    assert hashlib.sha256(src.encode()).hexdigest() == "
+        f"{hashlib.sha256(_source_of(module, qual).encode()).hexdigest()!r}\n"
+    )
+    v = tv.verify(t, patch(fingerprint))
+    assert v.reward == 0.0 and not v.passed, v  # fails on the equivalent variant
+    assert any(f.kind == "fingerprints-source" for f in v.flags)
+    v = tv.verify(t, patch("def test_always_fails():\n    assert False\n"))
+    assert v.reward == 0.0  # must pass on the original first
+
+
+def _source_of(module, qual):
+    """What inspect.getsource returns for a top-level function, read without running it."""
+    text = (MINIREPO / module).read_text()
+    node = next(n for n in ast.parse(text).body if getattr(n, "name", None) == qual)
+    return "".join(text.splitlines(keepends=True)[node.lineno - 1 : node.end_lineno])
