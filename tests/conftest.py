@@ -133,3 +133,13 @@ def verifier(harness_sb):
     from referee.verify.function import FunctionVerifier
 
     return FunctionVerifier(harness_sb, call_timeout_s=1.0, run_timeout_s=10.0)
+
+
+@pytest.fixture(scope="session")
+def repo_sandbox():
+    """A sandbox with the grader's pytest and coverage (for repository runs)."""
+    from referee.verify.repo_run import RepoSandboxes
+
+    boxes = RepoSandboxes()
+    yield boxes.get(None)
+    boxes.close()

@@ -330,9 +330,15 @@ def synth(
                 progress.update(bars[stage], completed=done, total=max(total, 1))
 
             report = synthesize(
-                source, kinds=wanted, limit=limit, seed=seed, store=store,
-                heldout_fraction=heldout, split_by=split_by, progress=show,
-            )  # fmt: skip
+                source,
+                kinds=wanted,
+                limit=limit,
+                seed=seed,
+                store=store,
+                heldout_fraction=heldout,
+                split_by=split_by,
+                progress=show,
+            )
     except (ConfigError, SandboxUnavailable) as e:
         raise _fail(str(e), 2) from None
     write_tasks(out, report.tasks)

@@ -30,13 +30,22 @@ class Words:
         return total
 '''
 # Operators that change one token; the others replace or remove whole statements.
-ONE_LINE = {"comparison", "arithmetic", "boolean", "negate-condition", "constant",
-            "drop-return-value", "break-continue", "call-swap"}
+ONE_LINE = {
+    "comparison",
+    "arithmetic",
+    "boolean",
+    "negate-condition",
+    "constant",
+    "drop-return-value",
+    "break-continue",
+    "call-swap",
+}
 
 
 def _changed(a, b):
     return [
-        line for line in difflib.ndiff(a.splitlines(), b.splitlines())
+        line
+        for line in difflib.ndiff(a.splitlines(), b.splitlines())
         if line.startswith(("+ ", "- "))
     ]
 
@@ -61,7 +70,9 @@ def test_specific_mutations():
     by = {(m.function, m.operator, m.index): m for m in find_mutations(SAMPLE)}
     assert "if x <= lo and" in apply_mutation(SAMPLE, by[("clamp", "comparison", 0)])
     assert "x < lo or lo <= hi" in apply_mutation(SAMPLE, by[("clamp", "boolean", 0)])
-    assert "if not (x < lo and lo <= hi)" in apply_mutation(SAMPLE, by[("clamp", "negate-condition", 0)])
+    assert "if not (x < lo and lo <= hi)" in apply_mutation(
+        SAMPLE, by[("clamp", "negate-condition", 0)]
+    )
     assert "x = x + 1" in apply_mutation(SAMPLE, by[("clamp", "arithmetic", 0)])
     assert "return x * 1 // 7" in apply_mutation(SAMPLE, by[("clamp", "arithmetic", 1)])
     assert "return None" in apply_mutation(SAMPLE, by[("clamp", "drop-return-value", 0)])

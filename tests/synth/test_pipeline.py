@@ -61,14 +61,18 @@ def test_tasks_are_well_formed_and_never_show_the_answer(report):
         assert f2p and not set(f2p) & set(p2p)
         assert not (set(f2p) | set(p2p)) & excluded
         fix = t.hidden["reference_patch"]
-        added = [ln[1:] for ln in fix.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+        added = [
+            ln[1:] for ln in fix.splitlines() if ln.startswith("+") and not ln.startswith("+++")
+        ]
         for line in added:
             if line.strip():
                 assert line not in t.user_prompt, "the prompt quotes a line of the fix"
 
 
 def test_no_duplicate_starting_states(report):
-    states = [str(sorted(t.payload["overrides"].items())) for t in report.tasks if not is_testgen(t)]
+    states = [
+        str(sorted(t.payload["overrides"].items())) for t in report.tasks if not is_testgen(t)
+    ]
     assert len(states) == len(set(states))
 
 
@@ -84,7 +88,8 @@ def test_held_out_split_has_no_leaks(report):
 def test_gold_passes_and_empty_patch_fails(report, verifiers):
     pv, tv = verifiers
     sample = (
-        _by_kind(report, "bugfix")[:5] + _by_kind(report, "implement")[:2]
+        _by_kind(report, "bugfix")[:5]
+        + _by_kind(report, "implement")[:2]
         + _by_kind(report, "testgen")[:2]
     )
     for t in sample:

@@ -44,10 +44,19 @@ def _check(run: TestRun, what: str) -> None:
 
 def run_baseline(sandbox: Sandbox, repo: Repository) -> Baseline:
     roots = [f"{r}/{p}" if r else p for r in repo.source_roots for p in repo.packages]
-    kwargs = {"source_roots": repo.source_roots, "conftests": list(repo.conftests)}
-    first = run_pytest(sandbox, repo.files, list(repo.test_files), coverage=roots, **kwargs)
+    tests, conftests = list(repo.test_files), list(repo.conftests)
+    first = run_pytest(
+        sandbox,
+        repo.files,
+        tests,
+        source_roots=repo.source_roots,
+        conftests=conftests,
+        coverage=roots,
+    )
     _check(first, "first (coverage)")
-    second = run_pytest(sandbox, repo.files, list(repo.test_files), **kwargs)
+    second = run_pytest(
+        sandbox, repo.files, tests, source_roots=repo.source_roots, conftests=conftests
+    )
     _check(second, "second")
     stable, excluded = [], {}
     for nodeid in sorted(set(first.results) | set(second.results)):

@@ -85,7 +85,8 @@ def bugfix_task(
             f"The repository {repo.label} is in your workspace. The function `{names[0]}` in "
             f"`{c.path}` has no implementation yet (it raises NotImplementedError); its "
             "signature and docstring say what it must do. Implement it so that these tests "
-            "pass:\n" + "\n".join(f"- {t}" for t in v.f2p[:20])
+            "pass:\n"
+            + "\n".join(f"- {t}" for t in v.f2p[:20])
             + (f"\n(and {len(v.f2p) - 20} more)" if len(v.f2p) > 20 else "")
             + f"\n\n{_ANSWER}"
         )

@@ -100,6 +100,10 @@ def _call_name(node: cst.Call) -> cst.Name | None:
     return name if isinstance(name, cst.Name) and name.value in _CALL_SWAPS else None
 
 
+def _is_none(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
 def _sites(node: cst.CSTNode) -> list[tuple[str, str]]:
     """The (operator, description) pairs that apply at ``node``; one walk defines them all."""
     if isinstance(node, cst.ComparisonTarget) and type(node.operator) in _COMPARE_SWAPS:
@@ -121,12 +125,14 @@ def _sites(node: cst.CSTNode) -> list[tuple[str, str]]:
         return [("negate-condition", "while condition negated")]
     if isinstance(node, cst.Integer):
         return [("constant", f"{node.value} -> {node.value} +/- 1")]
-    if isinstance(node, cst.Return) and node.value is not None:
-        if not (isinstance(node.value, cst.Name) and node.value.value == "None"):
-            return [("drop-return-value", "return value dropped")]
-    if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
-        if isinstance(node.body[0], cst.Assign | cst.AugAssign):
-            return [("remove-assignment", "assignment removed")]
+    if isinstance(node, cst.Return) and node.value is not None and not _is_none(node.value):
+        return [("drop-return-value", "return value dropped")]
+    if (
+        isinstance(node, cst.SimpleStatementLine)
+        and len(node.body) == 1
+        and isinstance(node.body[0], cst.Assign | cst.AugAssign)
+    ):
+        return [("remove-assignment", "assignment removed")]
     if isinstance(node, cst.Break | cst.Continue):
         return [("break-continue", f"{type(node).__name__.lower()} exchanged")]
     if isinstance(node, cst.Call) and (name := _call_name(node)) is not None:

@@ -132,12 +132,18 @@ def synthesize(
 
         singles, implemented, combined = [], [], []
         if "bugfix" in kinds or "testgen" in kinds:
-            singles = run("bugfix", bugfix_candidates(repo, baseline, seed=seed,
-                                                      per_function=per_function), "bugfix")  # fmt: skip
+            singles = run(
+                "bugfix",
+                bugfix_candidates(repo, baseline, seed=seed, per_function=per_function),
+                "bugfix",
+            )
         if "bugfix" in kinds and singles:
             n = combos if combos is not None else max(1, len(singles) // 4)
-            combined = run("bugfix", combine([v.candidate for v in singles], repo, baseline,
-                                             seed=seed, limit=n), "combine")  # fmt: skip
+            combined = run(
+                "bugfix",
+                combine([v.candidate for v in singles], repo, baseline, seed=seed, limit=n),
+                "combine",
+            )
         if "implement" in kinds:
             implemented = run("implement", implement_candidates(repo, baseline), "implement")
         lap("validation")
@@ -151,9 +157,15 @@ def synthesize(
         if "testgen" in kinds:
             say("testgen", 0, 1)
             made, cands, rejected = testgen_tasks(
-                sandbox, ref, baseline, singles, seed=seed,
-                heldout_fraction=heldout_fraction, split_by=split_by, validation=validation,
-            )  # fmt: skip
+                sandbox,
+                ref,
+                baseline,
+                singles,
+                seed=seed,
+                heldout_fraction=heldout_fraction,
+                split_by=split_by,
+                validation=validation,
+            )
             report.tasks.extend(made)
             report.candidates_by_kind["testgen"] += cands
             report.kept_by_kind["testgen"] = len(made)

@@ -28,9 +28,23 @@ __all__ = ["Repository", "open_repository"]
 
 CACHE = Path("~/.cache/referee").expanduser()
 _SKIP_DIRS = {
-    ".git", ".hg", ".tox", ".nox", ".venv", "venv", "__pycache__", "build", "dist", ".idea",
-    ".github", ".mypy_cache", ".pytest_cache", ".ruff_cache", "node_modules", ".eggs",
-}  # fmt: skip
+    ".git",
+    ".hg",
+    ".tox",
+    ".nox",
+    ".venv",
+    "venv",
+    "__pycache__",
+    "build",
+    "dist",
+    ".idea",
+    ".github",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "node_modules",
+    ".eggs",
+}
 _MAX_FILE = 1 << 20
 _MAX_TOTAL = 64 << 20
 _TEST_PATTERNS = ("test_*.py", "*_test.py")
@@ -95,8 +109,20 @@ def _fetch_sdist(spec: str, cache: Path) -> tuple[Path, str]:
     unpacked = where / "src"
     if not unpacked.is_dir():
         (where / "download").mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-               "--disable-pip-version-check", "-q", "-d", str(where / "download"), spec]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+            str(where / "download"),
+            spec,
+        ]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         archives = sorted((where / "download").glob("*.tar.gz"))
         if done.returncode != 0 or not archives:
@@ -178,9 +204,10 @@ def _metadata(files: dict[str, bytes]) -> dict[str, object]:
                 meta[key.lower()] = value.strip()
     if "pyproject.toml" in files:
         project = _pyproject(files).get("project", {})
-        for key in ("name", "version"):
-            if key not in meta and isinstance(project.get(key), str):
-                meta[key] = project[key]
+        if isinstance(project, dict):
+            for key in ("name", "version"):
+                if key not in meta and isinstance(project.get(key), str):
+                    meta[key] = project[key]
     return meta
 
 

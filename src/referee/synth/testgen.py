@@ -31,7 +31,8 @@ MIN_MUTANTS = 2
 class _Remove(cst.CSTTransformer):
     def __init__(self, names: set[tuple[str, ...]]) -> None:
         super().__init__()
-        self.names, self.scope, self.removed = names, [], 0  # type: ignore[var-annotated]
+        self.names, self.removed = names, 0
+        self.scope: list[str] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.scope.append(node.name.value)
@@ -40,7 +41,7 @@ class _Remove(cst.CSTTransformer):
         self.scope.pop()
         return updated
 
-    def leave_FunctionDef(  # type: ignore[override]
+    def leave_FunctionDef(
         self, original: cst.FunctionDef, updated: cst.FunctionDef
     ) -> cst.FunctionDef | cst.RemovalSentinel:
         if (*self.scope, original.name.value) in self.names:
@@ -60,7 +61,8 @@ def remove_tests(source: str, nodeids: list[str]) -> str | None:
 class _Equivalent(cst.CSTTransformer):
     def __init__(self, qual: str) -> None:
         super().__init__()
-        self.target, self.scope, self.done = qual.split("."), [], False  # type: ignore[var-annotated]
+        self.target, self.done = qual.split("."), False
+        self.scope: list[str] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.scope.append(node.name.value)
@@ -165,9 +167,12 @@ def testgen_tasks(
     t0 = time.perf_counter()
     got, _ = (
         run_variants(
-            sandbox, repo.files, variants, source_roots=repo.source_roots,
+            sandbox,
+            repo.files,
+            variants,
+            source_roots=repo.source_roots,
             conftests=list(repo.conftests),
-        )  # fmt: skip
+        )
         if variants
         else ({}, None)
     )
@@ -183,21 +188,39 @@ def testgen_tasks(
         if not all(eq.status(t) == "passed" for t in removed):
             rejected["reference fails on the equivalent variant"] += 1
             continue
-        if any(
-            r.status != "passed" for t, r in rest.results.items() if t not in baseline.excluded
-        ):
+        if any(r.status != "passed" for t, r in rest.results.items() if t not in baseline.excluded):
             rejected["remaining tests fail without the removed ones"] += 1
             continue
         ignored = sorted(t for t in baseline.excluded if t.startswith(test_file + "::"))
         tasks.append(
-            _task(ref, key, test_file, removed, killers, stripped, equivalent, seed,
-                  heldout_fraction, split_by, ignored)  # fmt: skip
+            _task(
+                ref,
+                key,
+                test_file,
+                removed,
+                killers,
+                stripped,
+                equivalent,
+                seed,
+                heldout_fraction,
+                split_by,
+                ignored,
+            )
         )
     return tasks, len(by_function), rejected
 
 
 def _task(  # type: ignore[no-untyped-def]
-    ref: RepoRef, key, test_file, removed, killers, stripped, equivalent, seed, fraction, split_by,
+    ref: RepoRef,
+    key,
+    test_file,
+    removed,
+    killers,
+    stripped,
+    equivalent,
+    seed,
+    fraction,
+    split_by,
     ignored,
 ) -> Task:
     repo = ref.repo
@@ -227,7 +250,11 @@ def _task(  # type: ignore[no-untyped-def]
             # Tests of the file that fail or skip on the reference (the baseline's exclusions).
             "ignored_tests": ignored,
             "mutants": [
-                {"id": m.candidate.id, "path": m.candidate.path, "text": m.candidate.broken[m.candidate.path]}
+                {
+                    "id": m.candidate.id,
+                    "path": m.candidate.path,
+                    "text": m.candidate.broken[m.candidate.path],
+                }
                 for m in killers
             ],
             "equivalent": {"path": path, "text": equivalent},

@@ -142,6 +142,8 @@ def validate(
         if all(stub_run.status(t) == "passed" for t in f2p):
             report.rejected["a stub patch passes"] += 1
             continue
-        reports = {t: first[f"a|{c.id}"].results[t].report for t in f2p if t in first[f"a|{c.id}"].results}
+        reports = {
+            t: first[f"a|{c.id}"].results[t].report for t in f2p if t in first[f"a|{c.id}"].results
+        }
         report.kept.append(Validated(c, f2p, p2p, reports))
     return report

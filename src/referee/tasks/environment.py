@@ -50,7 +50,10 @@ class RepoEnvironment:
         return self.root / "lib" / f"python{v.major}.{v.minor}" / "site-packages"
 
     def to_json(self) -> dict[str, object]:
-        return {"requirements": list(self.requirements), "python": "%d.%d" % sys.version_info[:2]}
+        return {
+            "requirements": list(self.requirements),
+            "python": "{}.{}".format(*sys.version_info[:2]),
+        }
 
     def ensure(self) -> Path:
         """Create the environment if needed; return its site-packages folder."""
@@ -73,7 +76,7 @@ class RepoEnvironment:
                     "--only-binary",
                     ":all:",
                     *self.requirements,
-                ]  # fmt: skip
+                ]
             )
         self.site_packages.mkdir(parents=True, exist_ok=True)
         done.write_text(json.dumps(self.to_json()))

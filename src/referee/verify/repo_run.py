@@ -237,9 +237,11 @@ def run_variants(
     total = sum(v.timeout_s for v in variants) + 60
     limits = Limits(timeout_s=total, memory_mb=2048, max_processes=256, stdout_bytes=64 << 20)
     r = sandbox.run(
-        ["python3", "-I", "-c", RUNNER_SOURCE, "-"], files=files, limits=limits,
+        ["python3", "-I", "-c", RUNNER_SOURCE, "-"],
+        files=files,
+        limits=limits,
         stdin=json.dumps(args).encode(),
-    )  # fmt: skip
+    )
     frames = H.frames(r.stdout, nonce)
     out: dict[str, VariantRun] = {}
     for f in frames:

@@ -85,17 +85,20 @@ class TestgenVerifier:
         ][:3]
         before = task.payload["overrides"].get(target, "")
         ignored = set(h.get("ignored_tests", []))
-        base = {**snapshot, target: tests_text}
+        base: dict[str, bytes | str] = {**snapshot, target: tests_text}
 
         def run(extra: dict[str, str]) -> tuple[TestRun, list[str]]:
-            files = {**base, **extra}
+            files: dict[str, bytes | str] = {**base, **extra}
             canary_path, body, canaries = PytestVerifier.canary_file(target)
             files[canary_path] = body
             r = run_pytest(
-                sandbox, files, [target, canary_path],
+                sandbox,
+                files,
+                [target, canary_path],
                 source_roots=tuple(repo.get("source_roots", [""])),
-                conftests=list(repo.get("conftests", [])), limits=self.limits,
-            )  # fmt: skip
+                conftests=list(repo.get("conftests", [])),
+                limits=self.limits,
+            )
             return r, canaries
 
         outcomes: list[TestOutcome] = []
@@ -110,7 +113,9 @@ class TestgenVerifier:
                 flags.append(Flag(kind="forged-report", evidence=f"canary passed on {label}"))
                 return self._zero(task, "report forged", flags, t0)
             mine = {
-                k: v for k, v in r.results.items() if k.startswith(target + "::") and k not in ignored
+                k: v
+                for k, v in r.results.items()
+                if k.startswith(target + "::") and k not in ignored
             }
             new = len(mine) - _count_tests(before, r, ignored)
             ok = bool(mine) and new > 0 and all(v.status == "passed" for v in mine.values())
@@ -122,8 +127,9 @@ class TestgenVerifier:
                 )
             )
             if not ok:
-                return self._zero(task, f"the tests do not all pass on the {label} code",
-                                  flags, t0, outcomes)  # fmt: skip
+                return self._zero(
+                    task, f"the tests do not all pass on the {label} code", flags, t0, outcomes
+                )
         killed = 0
         for m in h["mutants"]:
             r, canaries = run({m["path"]: m["text"]})
@@ -132,14 +138,17 @@ class TestgenVerifier:
             if any(r.status(c) == "passed" for c in canaries):
                 flags.append(Flag(kind="forged-report", evidence=f"canary passed on {m['id']}"))
                 return self._zero(task, "report forged", flags, t0)
-            mine = [
+            survivors = [
                 v for k, v in r.results.items() if k.startswith(target + "::") and k not in ignored
             ]
-            dead = r.exec.timed_out or any(v.status != "passed" for v in mine) or not mine
+            dead = r.exec.timed_out or not survivors or any(v.status != "passed" for v in survivors)
             killed += dead
             outcomes.append(
-                TestOutcome(name=f"mutant {m['id']}", status="passed" if dead else "failed",
-                            detail="killed" if dead else "survived")  # fmt: skip
+                TestOutcome(
+                    name=f"mutant {m['id']}",
+                    status="passed" if dead else "failed",
+                    detail="killed" if dead else "survived",
+                )
             )
         total = len(h["mutants"])
         return Verdict(
@@ -154,10 +163,14 @@ class TestgenVerifier:
 
     def _zero(self, task, why, flags, t0, outcomes=None) -> Verdict:  # type: ignore[no-untyped-def]
         return Verdict(
-            task_id=task.id, reward=0.0, passed=False,
+            task_id=task.id,
+            reward=0.0,
+            passed=False,
             tests=outcomes or [TestOutcome(name="tests", status="failed", detail=why)],
-            flags=flags, timings={"total_s": time.perf_counter() - t0}, verifier=VERSION,
-        )  # fmt: skip
+            flags=flags,
+            timings={"total_s": time.perf_counter() - t0},
+            verifier=VERSION,
+        )
 
     def close(self) -> None:
         self._boxes.close()

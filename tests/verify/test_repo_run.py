@@ -1,0 +1,35 @@
+"""Batched variants: each state runs its own code, never a stale bytecode cache of another."""
+
+from referee.verify.repo_run import Variant, run_variants
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/ops.py": "def f(a, b):\n    return a + b\n",
+    "tests/test_ops.py": "from pkg.ops import f\n\n\ndef test_f():\n    assert f(2, 3) == 5\n",
+}
+
+
+def test_same_size_edits_in_one_second_each_run_their_own_code(repo_sandbox):
+    plus, minus = FILES["pkg/ops.py"], FILES["pkg/ops.py"].replace("+", "-")
+    assert len(plus) == len(minus)
+    variants = [
+        Variant(id=f"v{i}", files={"pkg/ops.py": minus if i % 2 else plus}, ids=["tests"])
+        for i in range(6)
+    ]
+    got, base = run_variants(repo_sandbox, FILES, variants, conftests=[])
+    assert base.ready
+    assert [got[f"v{i}"].status("tests/test_ops.py::test_f") for i in range(6)] == [
+        "passed",
+        "failed",
+    ] * 3
+
+
+def test_a_hanging_variant_times_out_alone(repo_sandbox):
+    hang = "def f(a, b):\n    while True:\n        pass\n"
+    variants = [
+        Variant(id="hang", files={"pkg/ops.py": hang}, ids=["tests"], timeout_s=1.0),
+        Variant(id="ok", files={}, ids=["tests"]),
+    ]
+    got, _ = run_variants(repo_sandbox, FILES, variants, conftests=[])
+    assert got["hang"].timed_out and got["hang"].status("tests/test_ops.py::test_f") == "timeout"
+    assert got["ok"].status("tests/test_ops.py::test_f") == "passed"
