@@ -98,6 +98,13 @@ def test_gold_passes_and_empty_patch_fails(report, verifiers):
         assert gold.passed and gold.reward == 1.0 and gold.infra_error is None, (t.id, gold)
         empty = v(t, "")
         assert not empty.passed and empty.reward == 0.0 and empty.infra_error is None, t.id
+        if not is_testgen(t):
+            # The starting state is what validation claimed: FAIL_TO_PASS fail, and every
+            # PASS_TO_PASS passes, including those selected out by line coverage and never run
+            # during validation.
+            status = {o.name: o.status for o in empty.tests}
+            assert all(status[n] != "passed" for n in t.hidden["fail_to_pass"]), t.id
+            assert all(status[n] == "passed" for n in t.hidden["pass_to_pass"]), t.id
 
 
 def test_testgen_rejects_weak_fingerprinting_and_failing_tests(report, verifiers):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from referee.errors import SandboxError
 from referee.sandbox import Sandbox
 from referee.synth.repo import Repository
-from referee.verify.repo_run import TestRun, run_pytest
+from referee.verify.repo_run import CoverageMap, TestRun, run_pytest
 
 __all__ = ["Baseline", "run_baseline"]
 
@@ -22,7 +22,7 @@ __all__ = ["Baseline", "run_baseline"]
 class Baseline:
     stable: list[str]
     excluded: dict[str, str]
-    coverage: dict[str, list[str]]
+    coverage: CoverageMap
     durations: dict[str, float]
     suite_wall_s: float
     coverage_wall_s: float
@@ -31,7 +31,15 @@ class Baseline:
     def covering(self, function_key: str) -> list[str]:
         """Stable tests that execute ``function_key``'s body."""
         stable = set(self.stable)
-        return [t for t in self.coverage.get(function_key, []) if t in stable]
+        return [t for t in self.coverage.functions.get(function_key, []) if t in stable]
+
+    def covering_line(self, function_key: str, line: int) -> list[str] | None:
+        """Stable tests that execute statement ``line``; None when line selection is unsound
+        (the line also ran at import time) so the caller falls back to the whole function."""
+        if line in self.coverage.import_lines.get(function_key, set()):
+            return None
+        stable = set(self.stable)
+        return [t for t in self.coverage.lines.get(function_key, {}).get(line, []) if t in stable]
 
 
 def _check(run: TestRun, what: str) -> None:
@@ -70,7 +78,7 @@ def run_baseline(sandbox: Sandbox, repo: Repository) -> Baseline:
     return Baseline(
         stable=stable,
         excluded=excluded,
-        coverage=first.coverage or {},
+        coverage=first.coverage or CoverageMap(),
         durations={k: v.duration_s for k, v in second.results.items()},
         suite_wall_s=second.wall_s,
         coverage_wall_s=first.wall_s,

@@ -42,6 +42,9 @@ class Candidate:
     operators: tuple[str, ...]
     description: str
     selected: list[str]  # the stable tests covering the changed functions
+    # Stable tests that run the changed function but never the changed statement: they cannot
+    # see the change, so they pass on the starting state without being run (PASS_TO_PASS).
+    implicit_p2p: list[str] = field(default_factory=list)
     parts: tuple[str, ...] = ()  # for combinations: the ids of the single bugs
     extra: dict[str, object] = field(default_factory=dict)
 
@@ -51,7 +54,12 @@ class Candidate:
         b = [ln.strip() for ln in self.broken[self.path].splitlines()]
         import difflib
 
-        body = [ln for ln in difflib.ndiff(a, b) if ln[:2] in ("- ", "+ ")]
+        # unified_diff, not ndiff: ndiff's intraline matching is quadratic on large modules.
+        body = [
+            ln
+            for ln in difflib.unified_diff(a, b, n=0, lineterm="")
+            if ln[:1] in "+-" and not ln.startswith(("+++", "---"))
+        ]
         return hashlib.sha256("\n".join([self.path, *body]).encode()).hexdigest()[:16]
 
 
@@ -71,6 +79,33 @@ def function_nodes(source: str) -> dict[str, ast.FunctionDef | ast.AsyncFunction
 
     walk(ast.parse(source), "")
     return out
+
+
+def statement_line(function: ast.AST, line: int) -> int:
+    """The first line of the innermost statement of ``function`` holding ``line``: the line
+    coverage.py records for it (a continuation line of a long expression is never recorded)."""
+    best = getattr(function, "lineno", line)
+    for sub in ast.walk(function):
+        if isinstance(sub, ast.stmt) and sub is not function and sub.lineno <= line:
+            end = sub.end_lineno or sub.lineno
+            body_start = min(
+                (s.lineno for f in ("body", "orelse", "finalbody", "handlers")
+                 for s in getattr(sub, f, []) or []),
+                default=end + 1,
+            )  # fmt: skip
+            if line < body_start and line <= end and sub.lineno >= best:
+                best = sub.lineno
+    return best
+
+
+def _select(baseline: Baseline, key: str, line: int) -> tuple[list[str], list[str]]:
+    """(tests to run, tests that pass unseen): by statement where sound, else by function."""
+    whole = baseline.covering(key)
+    by_line = baseline.covering_line(key, line)
+    if by_line is None:
+        return whole, []
+    chosen = set(by_line)
+    return by_line, [t for t in whole if t not in chosen]
 
 
 def complexity(node: ast.AST) -> int:
@@ -113,6 +148,7 @@ def bugfix_candidates(
     out = []
     for path, qual, c in _eligible(repo, baseline):
         source = repo.text(path)
+        node = function_nodes(source)[qual]
         sites = find_mutations(source, function=qual)
         rng.shuffle(sites)
         made = 0
@@ -126,6 +162,7 @@ def bugfix_candidates(
             if _same_ast(source, mutant):
                 continue  # equivalent by construction: not worth a test run
             key = f"{path}::{qual}"
+            selected, implicit = _select(baseline, key, statement_line(node, m.line))
             out.append(
                 Candidate(
                     kind="bugfix",
@@ -135,7 +172,8 @@ def bugfix_candidates(
                     broken={path: mutant},
                     operators=(m.operator,),
                     description=m.description,
-                    selected=baseline.covering(key),
+                    selected=selected,
+                    implicit_p2p=implicit,
                     extra={"complexity": c, "line": m.line},
                 )
             )
@@ -179,6 +217,7 @@ def combine(
             except ValueError:
                 continue
             selected = sorted({t for part in chosen for t in part.selected})
+            implicit = sorted({t for p in chosen for t in p.implicit_p2p} - set(selected))
             out.append(
                 Candidate(
                     kind="bugfix",
@@ -189,6 +228,7 @@ def combine(
                     operators=tuple(p.operators[0] for p in chosen),
                     description="; ".join(p.description for p in chosen),
                     selected=selected,
+                    implicit_p2p=implicit,
                     parts=tuple(p.id for p in chosen),
                     extra={"complexity": sum(int(p.extra["complexity"]) for p in chosen)},  # type: ignore[call-overload]
                 )

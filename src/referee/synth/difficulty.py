@@ -44,8 +44,8 @@ def features(
 ) -> dict[str, float]:
     changed = sum(
         1
-        for ln in difflib.ndiff(original.splitlines(), broken.splitlines())
-        if ln[:2] in ("- ", "+ ")
+        for ln in difflib.unified_diff(original.splitlines(), broken.splitlines(), n=0)
+        if ln[:1] in "+-" and not ln.startswith(("+++", "---"))
     )
     short = [n.rsplit(".", 1)[-1] for n in function_names]
     named = any(

@@ -1,7 +1,9 @@
 """Validation: keep a candidate only if its starting state is a real, stable, testable task.
 
-For every candidate, only the stable tests that cover the changed functions run (from the
-baseline's coverage map), never the whole suite. Kept only if all hold:
+For every candidate, only the stable tests that execute the changed statement run (from the
+baseline's line coverage, per test); the other tests of the changed function cannot observe the
+change and join PASS_TO_PASS unrun. Where a changed line also ran at import time, every test of
+the function runs instead. Never the whole suite. Kept only if all hold:
 
 * the change is not a duplicate (normalised diff hash) and not equivalent (same AST: filtered
   when candidates are made; different behaviour: at least one test fails);
@@ -142,8 +144,7 @@ def validate(
         if all(stub_run.status(t) == "passed" for t in f2p):
             report.rejected["a stub patch passes"] += 1
             continue
-        reports = {
-            t: first[f"a|{c.id}"].results[t].report for t in f2p if t in first[f"a|{c.id}"].results
-        }
-        report.kept.append(Validated(c, f2p, p2p, reports))
+        results = first[f"a|{c.id}"].results
+        reports = {t: results[t].report for t in f2p if t in results}
+        report.kept.append(Validated(c, f2p, sorted({*p2p, *c.implicit_p2p}), reports))
     return report

@@ -111,8 +111,10 @@ def _function_spans(path):
 
 
 def _coverage_frame(cov):
+    """Per function: the tests that ran its body, and per line the tests that ran that line
+    (index -1: the line ran outside any test, at import or collection time)."""
     data = cov.get_data()
-    contexts, index, functions = [], {}, {}
+    contexts, index, functions, lines = [], {}, {}, {}
     for path in sorted(data.measured_files()):
         if not path.startswith("/workspace/"):
             continue
@@ -125,16 +127,21 @@ def _coverage_frame(cov):
                 continue
             key = rel + "::" + owner
             bucket = functions.setdefault(key, set())
+            here = lines.setdefault(key, {}).setdefault(str(line), set())
             for ctx in ctxs:
-                if ctx:
-                    if ctx not in index:
-                        index[ctx] = len(contexts)
-                        contexts.append(ctx)
-                    bucket.add(index[ctx])
+                if not ctx:
+                    here.add(-1)
+                    continue
+                if ctx not in index:
+                    index[ctx] = len(contexts)
+                    contexts.append(ctx)
+                bucket.add(index[ctx])
+                here.add(index[ctx])
     return {
         "coverage": {
             "contexts": contexts,
             "functions": {k: sorted(v) for k, v in functions.items()},
+            "lines": {k: {ln: sorted(v) for ln, v in d.items()} for k, d in lines.items()},
         }
     }
 

@@ -24,6 +24,7 @@ from referee.verify import _harness as H
 __all__ = [
     "GRADER_PACKAGES",
     "RUNNER_SOURCE",
+    "CoverageMap",
     "RepoSandboxes",
     "TestResult",
     "TestRun",
@@ -72,7 +73,7 @@ class TestRun:
     ready: bool
     exec: ExecResult
     collected: list[str] | None = None
-    coverage: dict[str, list[str]] | None = None
+    coverage: CoverageMap | None = None
     canaries: list[str] = field(default_factory=list)
 
     @property
@@ -151,7 +152,7 @@ def parse_frames(r: ExecResult, nonce: str) -> TestRun:
     frames = H.frames(r.stdout, nonce)
     results: dict[str, TestResult] = {}
     collected: list[str] | None = None
-    coverage: dict[str, list[str]] | None = None
+    coverage: CoverageMap | None = None
     for f in frames:
         test, phases = f.get("test"), f.get("phases")
         if isinstance(test, str) and isinstance(phases, dict):
@@ -172,15 +173,45 @@ def parse_frames(r: ExecResult, nonce: str) -> TestRun:
     return TestRun(results=results, ready=ready, exec=r, collected=collected, coverage=coverage)
 
 
-def _coverage_map(frame: dict[str, Any]) -> dict[str, list[str]]:
+@dataclass
+class CoverageMap:
+    """Which tests ran which function (``path::Qualified.name``), and which ran each line.
+
+    A line in ``import_lines`` also ran outside any test (at import or collection): every test
+    that imports its module may depend on it, so selection by line is not sound for it.
+    """
+
+    functions: dict[str, list[str]] = field(default_factory=dict)
+    lines: dict[str, dict[int, list[str]]] = field(default_factory=dict)
+    import_lines: dict[str, set[int]] = field(default_factory=dict)
+
+
+def _coverage_map(frame: dict[str, Any]) -> CoverageMap:
     contexts = frame.get("contexts", [])
     functions = frame.get("functions", {})
+    lines = frame.get("lines", {})
+    out = CoverageMap()
     if not isinstance(contexts, list) or not isinstance(functions, dict):
-        return {}
-    out: dict[str, list[str]] = {}
+        return out
+
+    def names(idxs: Any) -> list[str]:
+        if not isinstance(idxs, list):
+            return []
+        return [contexts[i] for i in idxs if isinstance(i, int) and 0 <= i < len(contexts)]
+
     for key, idxs in functions.items():
-        if isinstance(key, str) and isinstance(idxs, list):
-            out[key] = [contexts[i] for i in idxs if isinstance(i, int) and 0 <= i < len(contexts)]
+        if isinstance(key, str):
+            out.functions[key] = names(idxs)
+    if isinstance(lines, dict):
+        for key, by_line in lines.items():
+            if not isinstance(key, str) or not isinstance(by_line, dict):
+                continue
+            for ln, idxs in by_line.items():
+                if not str(ln).isdigit():
+                    continue
+                out.lines.setdefault(key, {})[int(ln)] = names(idxs)
+                if isinstance(idxs, list) and -1 in idxs:
+                    out.import_lines.setdefault(key, set()).add(int(ln))
     return out
 
 

@@ -1,0 +1,37 @@
+import ast
+
+from referee.synth.candidates import complexity, function_nodes, statement_line, stub_function
+
+SRC = '''class A:
+    def f(self, x, y):
+        """Doc."""
+        total = (x +
+                 y)
+        if (x >
+                y):
+            return [i
+                    for i in range(3)]
+        while x < 3:
+            x += 1
+        return total
+'''
+
+
+def test_statement_line_is_what_coverage_records():
+    fn = function_nodes(SRC)["A.f"]
+    expected = {4: 4, 5: 4, 6: 6, 7: 6, 8: 8, 9: 8, 10: 10, 11: 11, 12: 12}
+    assert {line: statement_line(fn, line) for line in expected} == expected
+
+
+def test_complexity_counts_branches_loops_and_comparisons():
+    fn = function_nodes(SRC)["A.f"]
+    # 1 + if + while + comprehension + 2 comparisons
+    assert complexity(fn) == 6
+
+
+def test_stub_keeps_signature_and_docstring():
+    out = stub_function(SRC, "A.f", "todo")
+    assert out is not None
+    ast.parse(out)
+    assert 'def f(self, x, y):\n        """Doc."""\n        raise NotImplementedError(\'todo\')' in out
+    assert stub_function(SRC, "A.g") is None
