@@ -24,7 +24,6 @@ import sys
 import time
 
 from _common import OUT, machine
-
 from referee.synth.repo import open_repository
 from referee.tasks.artifacts import ArtifactStore
 from referee.tasks.environment import RepoEnvironment
@@ -54,8 +53,7 @@ def measure(name: str, tasks_path: str, report_path: str, sample: int, seed: int
             run_pytest(sandbox, state, tests, source_roots=roots, conftests=conftests)
             naive.append(time.perf_counter() - t0)
         variants = [
-            Variant(id=t.id, files=t.payload["overrides"], ids=tests, timeout_s=300)
-            for t in picked
+            Variant(id=t.id, files=t.payload["overrides"], ids=tests, timeout_s=300) for t in picked
         ]
         got, _ = run_variants(sandbox, files, variants, source_roots=roots, conftests=conftests)
         batched = [v.wall_s for v in got.values()]
@@ -101,8 +99,10 @@ def main() -> None:
         print(json.dumps({k: v for k, v in row.items() if k != "per_round"}), file=sys.stderr)
     OUT.mkdir(exist_ok=True)
     (OUT / "synth_cost.json").write_text(json.dumps({"machine": machine(), "rows": rows}, indent=1))
-    print("| project | states validated | ours: test s | per kept | naive: s per state "
-          "(fresh, whole suite) | naive total | **ratio** | of which batching |")
+    print(
+        "| project | states validated | ours: test s | per kept | naive: s per state "
+        "(fresh, whole suite) | naive total | **ratio** | of which batching |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(

@@ -3,6 +3,7 @@
 import referee
 
 PINNED = [
+    "ArtifactStore",
     "ConfigError",
     "ExecResult",
     "FunctionVerifier",
@@ -17,12 +18,14 @@ PINNED = [
     "StoreError",
     "Task",
     "TaskError",
+    "TestgenVerifier",
     "UnsafePathError",
     "Verdict",
     "VerifierError",
     "Workspace",
     "__version__",
     "read_tasks",
+    "synthesize",
     "write_tasks",
 ]
 

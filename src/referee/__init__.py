@@ -16,11 +16,13 @@ from referee.errors import (
 )
 from referee.sandbox import ExecResult, Limits, Sandbox, Snapshot, Workspace
 from referee.tasks import Task, read_tasks, write_tasks
-from referee.verify import FunctionVerifier, PytestVerifier, Verdict
+from referee.tasks.artifacts import ArtifactStore
+from referee.verify import FunctionVerifier, PytestVerifier, TestgenVerifier, Verdict
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArtifactStore",
     "ConfigError",
     "ExecResult",
     "FunctionVerifier",
@@ -35,11 +37,22 @@ __all__ = [
     "StoreError",
     "Task",
     "TaskError",
+    "TestgenVerifier",
     "UnsafePathError",
     "Verdict",
     "VerifierError",
     "Workspace",
     "__version__",
     "read_tasks",
+    "synthesize",
     "write_tasks",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # Synthesis pulls in libcst; `import referee` stays light until it is used.
+    if name == "synthesize":
+        from referee.synth.pipeline import synthesize
+
+        return synthesize
+    raise AttributeError(f"module 'referee' has no attribute {name!r}")

@@ -33,5 +33,7 @@ def test_stub_keeps_signature_and_docstring():
     out = stub_function(SRC, "A.f", "todo")
     assert out is not None
     ast.parse(out)
-    assert 'def f(self, x, y):\n        """Doc."""\n        raise NotImplementedError(\'todo\')' in out
+    assert (
+        'def f(self, x, y):\n        """Doc."""\n        raise NotImplementedError(\'todo\')' in out
+    )
     assert stub_function(SRC, "A.g") is None

@@ -8,6 +8,7 @@
 from referee.verify.function import FunctionVerifier, harness_sandbox
 from referee.verify.guard import scan
 from referee.verify.pytest_verifier import PytestVerifier, pytest_sandbox
+from referee.verify.testgen_verifier import TestgenVerifier
 from referee.verify.verdict import Flag, TestOutcome, Verdict
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "FunctionVerifier",
     "PytestVerifier",
     "TestOutcome",
+    "TestgenVerifier",
     "Verdict",
     "harness_sandbox",
     "pytest_sandbox",
