@@ -15,7 +15,17 @@ SAMPLE = '''def clamp(x, lo=0, hi=10):
     return x * 1 % 7
 
 
-class Words:
+class Words(dict):
+    def __init__(self):
+        super().__init__()
+        self.seen = 0
+
+    def lookup(self, key):
+        try:
+            return self[key]
+        except KeyError:
+            raise ValueError(key)
+
     def first(self, words, strict):
         total = 0
         for w in words:
@@ -39,6 +49,7 @@ ONE_LINE = {
     "drop-return-value",
     "break-continue",
     "call-swap",
+    "exception-swap",
 }
 
 
@@ -80,13 +91,18 @@ def test_specific_mutations():
     assert "total += 1" not in apply_mutation(SAMPLE, by[("Words.first", "remove-assignment", 1)])
     assert "break" in apply_mutation(SAMPLE, by[("Words.first", "break-continue", 0)])
     assert "min(w, " in apply_mutation(SAMPLE, by[("Words.first", "call-swap", 1)])
+    assert "except IndexError:" in apply_mutation(SAMPLE, by[("Words.lookup", "exception-swap", 0)])
+    assert "raise TypeError(key)" in apply_mutation(
+        SAMPLE, by[("Words.lookup", "exception-swap", 1)]
+    )
+    assert "super()" not in apply_mutation(SAMPLE, by[("Words.__init__", "remove-super-call", 0)])
     swapped = apply_mutation(SAMPLE, by[("Words.first", "swap-if-else", 0)])
     assert swapped.index("w.strip()") < swapped.index("w.lower()")
 
 
 def test_sites_are_named_by_qualified_function():
     names = {m.function for m in find_mutations(SAMPLE)}
-    assert names == {"clamp", "Words.first"}
+    assert names == {"clamp", "Words.first", "Words.__init__", "Words.lookup"}
     src = "class A:\n    def f(self):\n        return 1\n\n\nclass B:\n    def f(self):\n        return 2\n"
     sites = find_mutations(src, function="B.f")
     assert sites and all(m.function == "B.f" for m in sites)

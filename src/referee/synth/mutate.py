@@ -61,6 +61,15 @@ _CALL_PAIRS = [
     ("keys", "values"),
 ]
 _CALL_SWAPS = {a: b for a, b in _CALL_PAIRS} | {b: a for a, b in _CALL_PAIRS}
+# An exception raised or caught under the name of a sibling.
+_EXC_SWAPS = {
+    "KeyError": "IndexError",
+    "IndexError": "KeyError",
+    "ValueError": "TypeError",
+    "TypeError": "ValueError",
+    "AttributeError": "KeyError",
+    "LookupError": "ValueError",
+}
 
 #: Operator name -> what it does, for prompts and reports.
 OPERATORS: dict[str, str] = {
@@ -75,6 +84,8 @@ OPERATORS: dict[str, str] = {
     "remove-assignment": "an assignment or augmented assignment removed",
     "break-continue": "`break` and `continue` exchanged",
     "call-swap": "a call exchanged for its sibling (min/max, any/all, lower/upper, ...)",
+    "exception-swap": "an exception raised or caught under a sibling's name (KeyError/IndexError...)",
+    "remove-super-call": "a `super().method(...)` call removed (a class's parent never set up)",
 }
 
 
@@ -98,6 +109,33 @@ def _call_name(node: cst.Call) -> cst.Name | None:
     func = node.func
     name = func.attr if isinstance(func, cst.Attribute) else func
     return name if isinstance(name, cst.Name) and name.value in _CALL_SWAPS else None
+
+
+def _exception_name(node: cst.CSTNode) -> cst.Name | None:
+    """The swappable exception name a ``raise`` or ``except`` names, if any."""
+    target: cst.BaseExpression | None = None
+    if isinstance(node, cst.Raise):
+        target = node.exc
+        if isinstance(target, cst.Call):
+            target = target.func
+    elif isinstance(node, cst.ExceptHandler):
+        target = node.type
+    return target if isinstance(target, cst.Name) and target.value in _EXC_SWAPS else None
+
+
+def _is_super_call(node: cst.CSTNode) -> bool:
+    if not (isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1):
+        return False
+    expr = node.body[0]
+    if not (isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Call)):
+        return False
+    func = expr.value.func
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Call)
+        and isinstance(func.value.func, cst.Name)
+        and func.value.func.value == "super"
+    )
 
 
 def _is_none(node: cst.CSTNode) -> bool:
@@ -135,6 +173,10 @@ def _sites(node: cst.CSTNode) -> list[tuple[str, str]]:
         return [("remove-assignment", "assignment removed")]
     if isinstance(node, cst.Break | cst.Continue):
         return [("break-continue", f"{type(node).__name__.lower()} exchanged")]
+    if (exc := _exception_name(node)) is not None:
+        return [("exception-swap", f"{exc.value} -> {_EXC_SWAPS[exc.value]}")]
+    if _is_super_call(node):
+        return [("remove-super-call", "super() call removed")]
     if isinstance(node, cst.Call) and (name := _call_name(node)) is not None:
         return [("call-swap", f"{name.value} -> {_CALL_SWAPS[name.value]}")]
     return []
@@ -224,8 +266,16 @@ def _change(node: cst.CSTNode, operator: str) -> cst.CSTNode | cst.RemovalSentin
         return node.with_changes(operator=_ARITH_SWAPS[type(node.operator)]())
     if isinstance(node, cst.BooleanOperation):
         return node.with_changes(operator=_BOOL_SWAPS[type(node.operator)]())
-    if operator == "remove-conditional" or operator == "remove-assignment":
+    if operator in ("remove-conditional", "remove-assignment", "remove-super-call"):
         return cst.RemoveFromParent()
+    if operator == "exception-swap" and (exc := _exception_name(node)) is not None:
+        renamed = exc.with_changes(value=_EXC_SWAPS[exc.value])
+        if isinstance(node, cst.ExceptHandler):
+            return node.with_changes(type=renamed)
+        assert isinstance(node, cst.Raise)
+        if isinstance(node.exc, cst.Call):
+            return node.with_changes(exc=node.exc.with_changes(func=renamed))
+        return node.with_changes(exc=renamed)
     if (
         operator == "swap-if-else"
         and isinstance(node, cst.If)
