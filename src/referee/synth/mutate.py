@@ -84,7 +84,7 @@ OPERATORS: dict[str, str] = {
     "remove-assignment": "an assignment or augmented assignment removed",
     "break-continue": "`break` and `continue` exchanged",
     "call-swap": "a call exchanged for its sibling (min/max, any/all, lower/upper, ...)",
-    "exception-swap": "an exception raised or caught under a sibling's name (KeyError/IndexError...)",
+    "exception-swap": "an exception raised or caught under a sibling's name (KeyError/IndexError)",
     "remove-super-call": "a `super().method(...)` call removed (a class's parent never set up)",
 }
 
