@@ -204,3 +204,33 @@ def test_demo_holds_every_expectation():
     p = referee("demo")
     assert p.returncode == 0, p.stderr[-2000:]
     assert b"all expectations held" in p.stderr
+
+
+def test_synth_gold_verify_split_on_the_fixture_repository(tmp_path):
+    fixture = Path(__file__).parent / "fixtures" / "minirepo"
+    out = tmp_path / "mini.jsonl"
+    p = referee(
+        "synth", str(fixture), "--out", str(out), "--kinds", "bugfix,implement", "--limit", "4",
+        "--store", f"file://{tmp_path}/store", "--json",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout.splitlines()[-1])
+    assert report["candidates"]["bugfix"] >= 4 and report["kept"]["bugfix"] >= 1
+    assert set(report["kept"]) == {"bugfix", "implement"}
+    assert report["test_s_per_kept_task"] > 0
+    gold = referee("tasks", "gold", str(out))
+    (tmp_path / "gold.jsonl").write_bytes(gold.stdout)
+    v = referee("verify", "--tasks", str(out), "--samples", str(tmp_path / "gold.jsonl"), "--json")
+    assert v.returncode == 0, v.stderr
+    verdicts = [json.loads(x) for x in v.stdout.splitlines()]
+    assert len(verdicts) == sum(report["kept"].values())
+    assert all(x["passed"] for x in verdicts)
+    split = referee("tasks", "split", str(out), "--json")
+    assert split.returncode == 0 and json.loads(split.stdout)["leaks"] == {}
+
+
+def test_synth_bad_source_exits_2(tmp_path):
+    p = referee("synth", str(tmp_path / "nope"), "--out", str(tmp_path / "x.jsonl"))
+    assert p.returncode == 2 and b"neither a folder nor pypi" in p.stderr
+    p = referee("synth", str(tmp_path), "--out", str(tmp_path / "x.jsonl"), "--kinds", "refactor")
+    assert p.returncode == 2 and b"unknown task kinds" in p.stderr

@@ -207,7 +207,7 @@ def tasks_list(
             "split": t.split,
             "domain": t.domain,
             "answer_format": t.answer_format,
-            "tests": len(t.hidden.get("inputs", [])),
+            "tests": _test_count(t),
         }
         for t in tasks
     ]
@@ -240,10 +240,13 @@ def tasks_stats(file: Path, as_json: Annotated[bool, typer.Option("--json")] = F
     from collections import Counter
 
     tasks = _load(file)
-    tests = [len(t.hidden.get("inputs", [])) for t in tasks]
+    tests = [_test_count(t) for t in tasks]
+    estimates = [t.difficulty.estimate for t in tasks if t.difficulty.estimate is not None]
     stats = {
         "tasks": len(tasks),
         "by_split": dict(Counter(t.split for t in tasks)),
+        "by_kind": dict(Counter(str(t.payload.get("kind", "function")) for t in tasks)),
+        "difficulty_mean": round(sum(estimates) / len(estimates), 3) if estimates else None,
         "by_domain": dict(Counter(t.domain for t in tasks)),
         "by_answer_format": dict(Counter(t.answer_format for t in tasks)),
         "tests_total": sum(tests),
@@ -255,6 +258,16 @@ def tasks_stats(file: Path, as_json: Annotated[bool, typer.Option("--json")] = F
         return
     for k, v in stats.items():
         err.print(f"{k}: {v}")
+
+
+def _test_count(task: Any) -> int:
+    """Recorded inputs (function tasks), FAIL_TO_PASS + PASS_TO_PASS, or hidden mutants."""
+    h = task.hidden
+    if "inputs" in h:
+        return len(h["inputs"])
+    if "mutants" in h:
+        return len(h["mutants"])
+    return len(h.get("fail_to_pass", [])) + len(h.get("pass_to_pass", []))
 
 
 @tasks_app.command("split")
