@@ -144,3 +144,25 @@ def test_conditions_written_without_a_space_still_negate_cleanly():
             out = apply_mutation(src, m)
             ast.parse(out)
             assert "if not (" in out or "while not (" in out
+
+
+def test_function_local_application_equals_the_whole_module_one():
+    from pathlib import Path
+
+    from referee.synth.mutate import _apply_in_function, _apply_in_module
+
+    fixture = Path(__file__).parents[1] / "fixtures" / "minirepo" / "minilib"
+    sources = [SAMPLE, *(p.read_text() for p in sorted(fixture.glob("*.py")))]
+    sources += [p.prompt + p.canonical_solution for p in load_problems()[::10]]
+    compared = 0
+    for source in sources:
+        for m in find_mutations(source):
+            local = _apply_in_function(source, m)
+            try:
+                whole = _apply_in_module(source, m)
+            except ValueError:
+                assert local is None
+                continue
+            assert local in (None, whole), m
+            compared += local is not None
+    assert compared > 200

@@ -13,11 +13,12 @@ import hashlib
 import random
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import libcst as cst
 
 from referee.synth.baseline import Baseline
-from referee.synth.mutate import apply_mutation, find_mutations
+from referee.synth.mutate import Mutation, apply_mutation, find_mutations
 from referee.synth.repo import Repository
 
 __all__ = [
@@ -63,6 +64,7 @@ class Candidate:
         return hashlib.sha256("\n".join([self.path, *body]).encode()).hexdigest()[:16]
 
 
+@lru_cache(maxsize=32)
 def function_nodes(source: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
     """Every function of ``source`` by qualified name (``Class.method``, ``outer.inner``)."""
     out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
@@ -146,10 +148,16 @@ def bugfix_candidates(
     """Single mutations, at most ``per_function`` per function, drawn with ``seed``."""
     rng = random.Random(seed)
     out = []
+    sites_by_file: dict[str, dict[str | None, list[Mutation]]] = {}
     for path, qual, c in _eligible(repo, baseline):
         source = repo.text(path)
         node = function_nodes(source)[qual]
-        sites = find_mutations(source, function=qual)
+        if path not in sites_by_file:  # one libcst pass per file, not per function
+            grouped: dict[str | None, list[Mutation]] = {}
+            for m in find_mutations(source):
+                grouped.setdefault(m.function, []).append(m)
+            sites_by_file[path] = grouped
+        sites = list(sites_by_file[path].get(qual, []))
         rng.shuffle(sites)
         made = 0
         for m in sites:
@@ -329,5 +337,10 @@ def implement_candidates(repo: Repository, baseline: Baseline) -> list[Candidate
     return out
 
 
+@lru_cache(maxsize=32)
+def _dump(source: str) -> str:
+    return ast.dump(ast.parse(source))
+
+
 def _same_ast(a: str, b: str) -> bool:
-    return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
+    return _dump(a) == ast.dump(ast.parse(b))

@@ -324,6 +324,79 @@ def find_mutations(source: str, function: str | None = None) -> list[Mutation]:
 def apply_mutation(source: str, mutation: Mutation) -> str:
     """``source`` with ``mutation`` applied; everything else byte for byte the same.
 
+    Raises ``ValueError`` when the site is gone or the change would leave invalid Python. The
+    change is made on the function's own lines where that is exact (transforming one function
+    instead of the whole module is what makes thousands of candidates cheap), else on the module.
+    """
+    local = _apply_in_function(source, mutation)
+    return local if local is not None else _apply_in_module(source, mutation)
+
+
+@lru_cache(maxsize=32)
+def _function_spans(source: str) -> dict[str, tuple[int, int]]:
+    import ast
+
+    spans: dict[str, tuple[int, int]] = {}
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                spans[prefix + child.name] = (child.lineno, child.end_lineno or child.lineno)
+                walk(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, f"{prefix}{child.name}.")
+            else:
+                walk(child, prefix)
+
+    walk(ast.parse(source), "")
+    return spans
+
+
+def _apply_in_function(source: str, mutation: Mutation) -> str | None:
+    if mutation.function is None:
+        return None
+    try:
+        span = _function_spans(source).get(mutation.function)
+    except SyntaxError:
+        return None
+    if span is None:
+        return None
+    lines = source.splitlines(keepends=True)
+    start, end = span
+    chunk = lines[start - 1 : end]
+    indent = chunk[0][: len(chunk[0]) - len(chunk[0].lstrip())]
+    if not chunk[0].lstrip().startswith(("def ", "async def ")) or any(
+        line.strip() and not line.startswith(indent) for line in chunk
+    ):
+        return None  # decorated oddly, or a string literal below the indentation: be exact
+    snippet = "".join(line[len(indent) :] if line.strip() else line for line in chunk)
+    if not snippet.endswith("\n"):
+        snippet += "\n"
+    local = Mutation(
+        mutation.operator,
+        mutation.index,
+        mutation.line - start + 1,
+        mutation.function.rsplit(".", 1)[-1],
+        mutation.description,
+    )
+    try:
+        changed = _apply_in_module(snippet, local)
+    except ValueError:
+        return None
+    body = "".join(indent + line if line.strip() else line for line in changed.splitlines(True))
+    if not chunk[-1].endswith("\n"):
+        body = body.removesuffix("\n")
+    out = "".join(lines[: start - 1]) + body + "".join(lines[end:])
+    try:
+        compile(out, "<mutant>", "exec")
+    except SyntaxError:
+        return None
+    return out
+
+
+def _apply_in_module(source: str, mutation: Mutation) -> str:
+    """``source`` with ``mutation`` applied; everything else byte for byte the same.
+
     Raises ``ValueError`` when the site is gone, or when the change would leave invalid Python
     (removing the only statement of a block): such a mutation is simply not a candidate.
     """
