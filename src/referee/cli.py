@@ -360,9 +360,14 @@ def synth(
     if as_json:
         print(json.dumps(data))
         return
-    table = Table("kind", "candidates", "kept")
+    table = Table("kind", "candidates", "kept", "test time s")
     for kind in wanted:
-        table.add_row(kind, str(report.candidates_by_kind[kind]), str(report.kept_by_kind[kind]))
+        table.add_row(
+            kind,
+            str(report.candidates_by_kind[kind]),
+            str(report.kept_by_kind[kind]),
+            f"{report.test_s_by_kind[kind]:.1f}",
+        )
     Console(stderr=True).print(table)
     rej = Table("rejected because", "count")
     for reason, n in report.rejected.most_common():

@@ -84,8 +84,9 @@ def bugfix_task(
         prompt = (
             f"The repository {repo.label} is in your workspace. The function `{names[0]}` in "
             f"`{c.path}` has no implementation yet (it raises NotImplementedError); its "
-            "signature and docstring say what it must do. Implement it so that these tests "
-            "pass:\n"
+            "signature and docstring say what it must do:\n\n"
+            f"```python\n{_stub_text(broken, names[0])}\n```\n\n"
+            "Implement it so that these tests pass:\n"
             + "\n".join(f"- {t}" for t in v.f2p[:20])
             + (f"\n(and {len(v.f2p) - 20} more)" if len(v.f2p) > 20 else "")
             + f"\n\n{_ANSWER}"
@@ -140,6 +141,17 @@ def bugfix_task(
             unit=unit,
         ),
     )
+
+
+def _stub_text(source: str, qual: str) -> str:
+    """The stubbed function as it stands in the starting state (signature, docstring, raise)."""
+    import ast
+
+    from referee.synth.candidates import function_nodes
+
+    node = function_nodes(source).get(qual)
+    segment = ast.get_source_segment(source, node, padded=True) if node else None
+    return segment.rstrip() if segment else qual
 
 
 def _short_hash(text: str) -> str:

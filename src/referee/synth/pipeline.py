@@ -47,6 +47,7 @@ class SynthReport:
     validation_test_s: float = 0.0
     validation_runs: int = 0
     validation_variants: int = 0
+    test_s_by_kind: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))
     times: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
@@ -63,6 +64,7 @@ class SynthReport:
             "validation_runs": self.validation_runs,
             "validation_variants": self.validation_variants,
             "test_s_per_kept_task": round(self.validation_test_s / kept, 3) if kept else None,
+            "test_s_by_kind": {k: round(v, 2) for k, v in self.test_s_by_kind.items()},
             "times": {k: round(v, 2) for k, v in self.times.items()},
         }
 
@@ -125,8 +127,9 @@ def synthesize(
                 cands = rng.sample(cands, limit)
             report.candidates_by_kind[kind] += len(cands)
             say(stage, 0, len(cands))
-            before = len(validation.kept)
+            before, spent = len(validation.kept), validation.test_time_s
             validate(sandbox, repo, baseline, cands, report=validation)
+            report.test_s_by_kind[kind] += validation.test_time_s - spent
             say(stage, len(cands), len(cands))
             return validation.kept[before:]
 
@@ -156,6 +159,7 @@ def synthesize(
         report.kept_by_kind["implement"] = len(implemented)
         if "testgen" in kinds:
             say("testgen", 0, 1)
+            spent = validation.test_time_s
             made, cands, rejected = testgen_tasks(
                 sandbox,
                 ref,
@@ -169,6 +173,7 @@ def synthesize(
             report.tasks.extend(made)
             report.candidates_by_kind["testgen"] += cands
             report.kept_by_kind["testgen"] = len(made)
+            report.test_s_by_kind["testgen"] += validation.test_time_s - spent
             report.rejected.update({f"testgen: {k}": n for k, n in rejected.items()})
             lap("testgen")
         report.rejected.update(validation.rejected)
