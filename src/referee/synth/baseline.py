@@ -62,6 +62,12 @@ def run_baseline(sandbox: Sandbox, repo: Repository) -> Baseline:
         coverage=roots,
     )
     _check(first, "first (coverage)")
+    if first.coverage is None or not first.coverage.functions:
+        raise SandboxError(
+            "the baseline run reported no coverage map "
+            f"({'output truncated' if first.exec.stdout_truncated else first.exec.summary()}): "
+            "without it no test can be selected; " + first.exec.stderr.strip()[-400:]
+        )
     second = run_pytest(
         sandbox, repo.files, tests, source_roots=repo.source_roots, conftests=conftests
     )

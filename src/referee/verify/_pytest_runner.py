@@ -42,6 +42,7 @@ _ARGS = json.loads(sys.stdin.read() if sys.argv[1] == "-" else sys.argv[1])
 _PREFIX = ("\x1eREF " + _ARGS["nonce"] + " ").encode()
 _write = os.write
 _REPORT_CHARS = 1500
+_RANK = {"passed": 0, "xfail": 1, "skipped": 1, "failed": 2}
 
 
 _TAG = {}
@@ -68,7 +69,12 @@ class GraderPlugin:
 
     def pytest_runtest_logreport(self, report):
         st = self.state.setdefault(report.nodeid, {"phases": {}, "duration": 0.0})
-        st["phases"][report.when] = "xfail" if hasattr(report, "wasxfail") else report.outcome
+        outcome = "xfail" if hasattr(report, "wasxfail") else report.outcome
+        # A phase can be reported several times (each unittest subTest reports its own call):
+        # the worst outcome stands, so a failing subtest fails the test whatever comes after.
+        seen = st["phases"].get(report.when)
+        if seen is None or _RANK.get(outcome, 2) > _RANK.get(seen, 2):
+            st["phases"][report.when] = outcome
         st["duration"] += float(getattr(report, "duration", 0.0) or 0.0)
         if report.failed and "report" not in st:
             try:

@@ -139,7 +139,10 @@ def run_pytest(
         args["conftests"] = conftests
     if coverage is not None:
         args["coverage"] = coverage
-    limits = limits or Limits(timeout_s=300, memory_mb=2048, max_processes=256)
+    # The coverage frame of a large suite runs to megabytes; the default cap would cut it.
+    limits = limits or Limits(
+        timeout_s=300, memory_mb=2048, max_processes=256, stdout_bytes=64 << 20
+    )
     argv = ["python3", "-I", "-c", RUNNER_SOURCE, json.dumps(args)]
     if isinstance(files, Workspace):
         r = sandbox.run(argv, workspace=files, limits=limits)
