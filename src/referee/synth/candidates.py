@@ -18,7 +18,7 @@ from functools import lru_cache
 import libcst as cst
 
 from referee.synth.baseline import Baseline
-from referee.synth.mutate import Mutation, apply_mutation, find_mutations
+from referee.synth.mutate import Mutation, apply_mutation, edit_function, find_mutations
 from referee.synth.repo import Repository
 
 __all__ = [
@@ -182,7 +182,7 @@ def bugfix_candidates(
                     description=m.description,
                     selected=selected,
                     implicit_p2p=implicit,
-                    extra={"complexity": c, "line": m.line},
+                    extra={"complexity": c, "line": m.line, "mutation": m},
                 )
             )
             made += 1
@@ -211,17 +211,12 @@ def combine(
                 break
             text = repo.text(path)
             try:
+                # Each part's site is ranked within its own function, so applying the parts one
+                # after the other (in different functions) finds every site unchanged.
                 for part in chosen:
-                    operator, index = part.id.rsplit(":", 2)[1:]
-                    qual = part.functions[0].split("::", 1)[1]
-                    sites = [
-                        m
-                        for m in find_mutations(text, function=qual)
-                        if m.operator == operator and m.index == int(index)
-                    ]
-                    if not sites:
-                        raise ValueError("site moved")
-                    text = apply_mutation(text, sites[0])
+                    mutation = part.extra["mutation"]
+                    assert isinstance(mutation, Mutation)
+                    text = apply_mutation(text, mutation)
             except ValueError:
                 continue
             selected = sorted({t for part in chosen for t in part.selected})
@@ -301,7 +296,21 @@ def _is_docstring(stmt: cst.CSTNode) -> bool:
 
 
 def stub_function(source: str, qual: str, message: str = "implement this") -> str | None:
-    """``source`` with ``qual``'s body replaced by a stub (docstring kept); None if not found."""
+    """``source`` with ``qual``'s body replaced by a stub (docstring kept); None if not found.
+
+    Done on the function's own lines where exact (``edit_function``), else on the module.
+    """
+
+    def edit(snippet: str, name: str) -> str | None:
+        t = _StubBody(name, message)
+        out = cst.parse_module(snippet).visit(t)
+        return out.code if t.done else None
+
+    local = edit_function(source, qual, edit)
+    return local if local is not None else _stub_in_module(source, qual, message)
+
+
+def _stub_in_module(source: str, qual: str, message: str) -> str | None:
     t = _StubBody(qual, message)
     out = cst.parse_module(source).visit(t)
     return out.code if t.done else None

@@ -20,13 +20,14 @@ def f(xs):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-__all__ = ["OPERATORS", "Mutation", "apply_mutation", "find_mutations"]
+__all__ = ["OPERATORS", "Mutation", "apply_mutation", "edit_function", "find_mutations"]
 
 _COMPARE_SWAPS: dict[type[cst.CSTNode], type[cst.CSTNode]] = {
     cst.LessThan: cst.LessThanEqual,
@@ -352,11 +353,16 @@ def _function_spans(source: str) -> dict[str, tuple[int, int]]:
     return spans
 
 
-def _apply_in_function(source: str, mutation: Mutation) -> str | None:
-    if mutation.function is None:
-        return None
+def edit_function(source: str, qual: str, edit: Callable[[str, str], str | None]) -> str | None:
+    """``source`` with function ``qual`` rewritten by ``edit`` on its own lines only.
+
+    ``edit(snippet, name)`` gets the function's source dedented to column 0 (``name`` is its
+    unqualified name there) and returns the new snippet, or None. The result is spliced back at
+    the original indentation. None when that would not be exact (a string literal below the
+    function's indentation, say) or the result does not compile: callers then edit the module.
+    """
     try:
-        span = _function_spans(source).get(mutation.function)
+        span = _function_spans(source).get(qual)
     except SyntaxError:
         return None
     if span is None:
@@ -368,30 +374,48 @@ def _apply_in_function(source: str, mutation: Mutation) -> str | None:
     if not chunk[0].lstrip().startswith(("def ", "async def ")) or any(
         line.strip() and not line.startswith(indent) for line in chunk
     ):
-        return None  # decorated oddly, or a string literal below the indentation: be exact
+        return None
     snippet = "".join(line[len(indent) :] if line.strip() else line for line in chunk)
     if not snippet.endswith("\n"):
         snippet += "\n"
-    local = Mutation(
-        mutation.operator,
-        mutation.index,
-        mutation.line - start + 1,
-        mutation.function.rsplit(".", 1)[-1],
-        mutation.description,
-    )
-    try:
-        changed = _apply_in_module(snippet, local)
-    except ValueError:
+    changed = edit(snippet, qual.rsplit(".", 1)[-1])
+    if changed is None:
         return None
     body = "".join(indent + line if line.strip() else line for line in changed.splitlines(True))
     if not chunk[-1].endswith("\n"):
         body = body.removesuffix("\n")
     out = "".join(lines[: start - 1]) + body + "".join(lines[end:])
     try:
-        compile(out, "<mutant>", "exec")
+        compile(out, "<edited>", "exec")
     except SyntaxError:
         return None
     return out
+
+
+def _apply_in_function(source: str, mutation: Mutation) -> str | None:
+    if mutation.function is None:
+        return None
+    start = _function_spans(source).get(mutation.function, (1, 1))[0] if _spans_ok(source) else 1
+
+    def edit(snippet: str, name: str) -> str | None:
+        local = Mutation(
+            mutation.operator, mutation.index, mutation.line - start + 1, name,
+            mutation.description,
+        )  # fmt: skip
+        try:
+            return _apply_in_module(snippet, local)
+        except ValueError:
+            return None
+
+    return edit_function(source, mutation.function, edit)
+
+
+def _spans_ok(source: str) -> bool:
+    try:
+        _function_spans(source)
+    except SyntaxError:
+        return False
+    return True
 
 
 def _apply_in_module(source: str, mutation: Mutation) -> str:
