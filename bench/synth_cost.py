@@ -7,6 +7,7 @@ For each project (a task file and its `referee synth --json` report), measured i
 * the naive cost of the same protocol: `validation_variants` states, each running the whole
   suite in a fresh sandboxed pytest (what SWE-smith-style harnesses do per candidate). Its cost
   per state is measured here on a sample of the tasks' starting states (median of `--sample`);
+  states that hit their timeout are charged what they cost us;
 * the decomposition: the whole suite as one batched variant (fork of a warm pytest), to show how
   much comes from batching and how much from running only the covering tests;
 * the anchor: the clean suite, fresh, measured in the same run.
@@ -63,7 +64,10 @@ def measure(name: str, tasks_path: str, report_path: str, sample: int, seed: int
     states = report["validation_variants"]
     ours = report["validation_test_s"]
     naive_state = statistics.median(naive)
-    naive_total = states * naive_state
+    # A state that hit its timeout costs the naive way at least as much as it cost us (its hang
+    # is in the whole suite too): charged at our time, the rest at the measured median.
+    timeouts, timeout_s = report.get("timeouts", 0), report.get("timeout_s", 0.0)
+    naive_total = (states - timeouts) * naive_state + timeout_s
     return {
         "project": name,
         "source": report["source"],
@@ -71,6 +75,8 @@ def measure(name: str, tasks_path: str, report_path: str, sample: int, seed: int
         "kept": report["kept"],
         "validation_states": states,
         "validation_runs": report["validation_runs"],
+        "timeouts": timeouts,
+        "timeout_s": timeout_s,
         "ours_test_s": round(ours, 1),
         "ours_s_per_kept": round(ours / kept, 3),
         "clean_suite_fresh_s": round(statistics.median(clean), 3),

@@ -47,6 +47,8 @@ class SynthReport:
     validation_test_s: float = 0.0
     validation_runs: int = 0
     validation_variants: int = 0
+    timeout_s: float = 0.0
+    timeouts: int = 0
     test_s_by_kind: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))
     times: dict[str, float] = field(default_factory=dict)
 
@@ -63,6 +65,8 @@ class SynthReport:
             "validation_test_s": round(self.validation_test_s, 3),
             "validation_runs": self.validation_runs,
             "validation_variants": self.validation_variants,
+            "timeouts": self.timeouts,
+            "timeout_s": round(self.timeout_s, 2),
             "test_s_per_kept_task": round(self.validation_test_s / kept, 3) if kept else None,
             "test_s_by_kind": {k: round(v, 2) for k, v in self.test_s_by_kind.items()},
             "times": {k: round(v, 2) for k, v in self.times.items()},
@@ -180,6 +184,7 @@ def synthesize(
         report.validation_test_s = validation.test_time_s
         report.validation_runs = validation.runs
         report.validation_variants = validation.variants
+        report.timeout_s, report.timeouts = validation.timeout_s, validation.timeouts
     finally:
         boxes.close()
     return report

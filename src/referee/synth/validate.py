@@ -48,13 +48,15 @@ class ValidationReport:
     test_time_s: float = 0.0  # wall time of the sandbox runs of validation
     runs: int = 0
     variants: int = 0  # repository states run (each candidate: first run, rerun, stub)
+    timeout_s: float = 0.0  # of test_time_s, spent on states that hit their timeout
+    timeouts: int = 0
     candidates: int = 0
 
 
 def _timeout(baseline: Baseline, tests: list[str]) -> float:
     # Runs fork a warm pytest, so the budget is the tests' own time (from the baseline) with a
     # wide margin, plus a floor for collection. A mutant that loops forever costs this much.
-    return 3.0 + 5.0 * sum(baseline.durations.get(t, 0.1) for t in tests)
+    return 2.0 + 3.0 * sum(baseline.durations.get(t, 0.1) for t in tests)
 
 
 class _Runner:
@@ -104,8 +106,13 @@ def validate(
             seen.add(key)
             todo.append(c)
 
-    def variant(c: Candidate, tag: str, files: dict[str, str], ids: list[str]) -> Variant:
-        return Variant(id=f"{tag}|{c.id}", files=files, ids=ids, timeout_s=_timeout(baseline, ids))
+    def variant(
+        c: Candidate, tag: str, files: dict[str, str], ids: list[str], first: bool = False
+    ) -> Variant:
+        return Variant(
+            id=f"{tag}|{c.id}", files=files, ids=ids, timeout_s=_timeout(baseline, ids),
+            first_failure=first,
+        )  # fmt: skip
 
     first = runner.run([variant(c, "a", c.broken, c.selected) for c in todo])
     screened: list[tuple[Candidate, list[str], list[str]]] = []
@@ -116,6 +123,8 @@ def validate(
             continue
         if run.timed_out or any(run.status(t) == "timeout" for t in c.selected):
             report.rejected["timeout"] += 1
+            report.timeout_s += run.wall_s
+            report.timeouts += 1
             continue
         f2p = [t for t in c.selected if run.status(t) != "passed"]
         p2p = [t for t in c.selected if run.status(t) == "passed"]
@@ -136,7 +145,7 @@ def validate(
             stubbed = stub_function(stub[c.path], qual, "stub")
             if stubbed is not None:
                 stub[c.path] = stubbed
-        second_variants.append(variant(c, "s", stub, f2p))
+        second_variants.append(variant(c, "s", stub, f2p, first=True))
     second = runner.run(second_variants)
     for c, f2p, p2p in screened:
         again, stub_run = second.get(f"b|{c.id}"), second.get(f"s|{c.id}")
@@ -146,6 +155,8 @@ def validate(
         if any(again.status(t) == "passed" for t in f2p):
             report.rejected["flaky"] += 1
             continue
+        # The stub run stops at its first failure: a test never reached counts as not passed,
+        # so the stub "passes" only when every FAIL_TO_PASS test ran and passed.
         if all(stub_run.status(t) == "passed" for t in f2p):
             report.rejected["a stub patch passes"] += 1
             continue

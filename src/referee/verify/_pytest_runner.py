@@ -192,7 +192,10 @@ def _run_variants(pytest, base_args):
         if pid == 0:
             _TAG["variant"] = variant["id"]
             try:
-                code = pytest.main([*base_args, *variant["ids"]], plugins=[GraderPlugin(None)])
+                stop = [f"--maxfail={variant['maxfail']}"] if variant.get("maxfail") else []
+                code = pytest.main(
+                    [*base_args, *stop, *variant["ids"]], plugins=[GraderPlugin(None)]
+                )
                 _emit({"variant_done": int(code)})
             finally:
                 os._exit(0)

@@ -226,6 +226,9 @@ class Variant:
     files: dict[str, str]
     ids: list[str]
     timeout_s: float = 60.0
+    #: Stop at the first failing test (``--maxfail=1``): enough where the question is only
+    #: "does any of these fail?", as for a stub patch.
+    first_failure: bool = False
 
 
 @dataclass
