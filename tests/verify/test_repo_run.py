@@ -33,3 +33,37 @@ def test_a_hanging_variant_times_out_alone(repo_sandbox):
     got, _ = run_variants(repo_sandbox, FILES, variants, conftests=[])
     assert got["hang"].timed_out and got["hang"].status("tests/test_ops.py::test_f") == "timeout"
     assert got["ok"].status("tests/test_ops.py::test_f") == "passed"
+
+
+def test_a_test_far_past_its_budget_ends_the_variant_early(repo_sandbox):
+    import time
+
+    hang = "def f(a, b):\n    while True:\n        pass\n"
+    variants = [
+        Variant(
+            id="hang",
+            files={"pkg/ops.py": hang},
+            ids=["tests"],
+            timeout_s=30.0,
+            budgets={"tests/test_ops.py::test_f": 0.5},
+        ),
+        Variant(id="ok", files={}, ids=["tests"]),
+    ]
+    t0 = time.perf_counter()
+    got, _ = run_variants(repo_sandbox, FILES, variants, conftests=[])
+    assert time.perf_counter() - t0 < 10  # not the 30 s deadline
+    assert got["hang"].timed_out and got["ok"].status("tests/test_ops.py::test_f") == "passed"
+
+
+def test_first_failure_stops_the_run(repo_sandbox):
+    files = {
+        **FILES,
+        "tests/test_more.py": "def test_a():\n    assert False\n\n\ndef test_b():\n    pass\n",
+    }
+    got, _ = run_variants(
+        repo_sandbox, files,
+        [Variant(id="x", files={}, ids=["tests/test_more.py"], first_failure=True)],
+        conftests=[],
+    )  # fmt: skip
+    assert got["x"].status("tests/test_more.py::test_a") == "failed"
+    assert got["x"].status("tests/test_more.py::test_b") == "missing"

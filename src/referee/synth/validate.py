@@ -110,8 +110,12 @@ def validate(
         c: Candidate, tag: str, files: dict[str, str], ids: list[str], first: bool = False
     ) -> Variant:
         return Variant(
-            id=f"{tag}|{c.id}", files=files, ids=ids, timeout_s=_timeout(baseline, ids),
+            id=f"{tag}|{c.id}",
+            files=files,
+            ids=ids,
+            timeout_s=_timeout(baseline, ids),
             first_failure=first,
+            budgets={t: 1.0 + 10.0 * baseline.durations.get(t, 0.1) for t in ids},
         )  # fmt: skip
 
     first = runner.run([variant(c, "a", c.broken, c.selected) for c in todo])

@@ -41,6 +41,9 @@ _ARGS = json.loads(sys.stdin.read() if sys.argv[1] == "-" else sys.argv[1])
 # variant never matches.
 _PREFIX = ("\x1eREF " + _ARGS["nonce"] + " ").encode()
 _write = os.write
+# Frames go to a copy of the original stdout: pytest's capture redirects fd 1 while a test runs,
+# and a frame emitted from inside a test (a budget's alarm) must still reach the grader.
+_OUT = os.dup(1)
 _REPORT_CHARS = 1500
 _RANK = {"passed": 0, "xfail": 1, "skipped": 1, "failed": 2}
 
@@ -52,13 +55,28 @@ def _emit(obj):
     obj = {**obj, **_TAG}
     data = b"\n" + _PREFIX + json.dumps(obj).encode() + b"\n"  # own line, whatever came before
     while data:
-        data = data[_write(1, data) :]
+        data = data[_write(_OUT, data) :]
 
 
 class GraderPlugin:
-    def __init__(self, cov):
+    def __init__(self, cov, budgets=None):
         self.state = {}
         self.cov = cov
+        self.budgets = budgets or {}
+
+    def pytest_runtest_protocol(self, item, nextitem):
+        # Synthesis only: a test that runs far past its baseline time ends the whole variant at
+        # once (the candidate is rejected for the timeout anyway), instead of at the deadline.
+        budget = self.budgets.get(item.nodeid)
+        if budget:
+            import signal
+
+            def expired(signum, frame):
+                _emit({"variant_timeout": True, "slow_test": item.nodeid})
+                os._exit(3)
+
+            signal.signal(signal.SIGALRM, expired)
+            signal.setitimer(signal.ITIMER_REAL, budget)
 
     def pytest_collection_finish(self, session):
         _emit({"collected": [item.nodeid for item in session.items]})
@@ -66,6 +84,12 @@ class GraderPlugin:
     def pytest_runtest_setup(self, item):
         if self.cov is not None:
             self.cov.switch_context(item.nodeid)
+
+    def pytest_runtest_logfinish(self, nodeid, location):
+        if self.budgets:
+            import signal
+
+            signal.setitimer(signal.ITIMER_REAL, 0)
 
     def pytest_runtest_logreport(self, report):
         st = self.state.setdefault(report.nodeid, {"phases": {}, "duration": 0.0})
@@ -193,9 +217,8 @@ def _run_variants(pytest, base_args):
             _TAG["variant"] = variant["id"]
             try:
                 stop = [f"--maxfail={variant['maxfail']}"] if variant.get("maxfail") else []
-                code = pytest.main(
-                    [*base_args, *stop, *variant["ids"]], plugins=[GraderPlugin(None)]
-                )
+                plugin = GraderPlugin(None, variant.get("budgets"))
+                code = pytest.main([*base_args, *stop, *variant["ids"]], plugins=[plugin])
                 _emit({"variant_done": int(code)})
             finally:
                 os._exit(0)

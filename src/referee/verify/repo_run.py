@@ -229,6 +229,8 @@ class Variant:
     #: Stop at the first failing test (``--maxfail=1``): enough where the question is only
     #: "does any of these fail?", as for a stub patch.
     first_failure: bool = False
+    #: Seconds per test (node id) after which the variant ends as timed out.
+    budgets: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -266,7 +268,15 @@ def run_variants(
         "ids": [],
         "paths": paths,
         "variants": [
-            {"id": v.id, "files": v.files, "ids": v.ids, "timeout_s": v.timeout_s} for v in variants
+            {
+                "id": v.id,
+                "files": v.files,
+                "ids": v.ids,
+                "timeout_s": v.timeout_s,
+                "maxfail": 1 if v.first_failure else 0,
+                "budgets": v.budgets,
+            }
+            for v in variants
         ],
     }
     if conftests is not None:
