@@ -1,6 +1,7 @@
 import ast
 
-from referee.synth.candidates import complexity, function_nodes, statement_line, stub_function
+from referee.synth.candidates import complexity, statement_line, stub_function
+from referee.synth.functions import function_nodes
 
 SRC = '''class A:
     def f(self, x, y):

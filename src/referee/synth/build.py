@@ -147,7 +147,7 @@ def _stub_text(source: str, qual: str) -> str:
     """The stubbed function as it stands in the starting state (signature, docstring, raise)."""
     import ast
 
-    from referee.synth.candidates import function_nodes
+    from referee.synth.functions import function_nodes
 
     node = function_nodes(source).get(qual)
     segment = ast.get_source_segment(source, node, padded=True) if node else None

@@ -18,7 +18,13 @@ from functools import lru_cache
 import libcst as cst
 
 from referee.synth.baseline import Baseline
-from referee.synth.mutate import Mutation, apply_mutation, edit_function, find_mutations
+from referee.synth.functions import (
+    ScopedTransformer,
+    edit_function,
+    function_nodes,
+    is_docstring,
+)
+from referee.synth.mutate import Mutation, apply_mutation, find_mutations
 from referee.synth.repo import Repository
 
 __all__ = [
@@ -62,25 +68,6 @@ class Candidate:
             if ln[:1] in "+-" and not ln.startswith(("+++", "---"))
         ]
         return hashlib.sha256("\n".join([self.path, *body]).encode()).hexdigest()[:16]
-
-
-@lru_cache(maxsize=32)
-def function_nodes(source: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    """Every function of ``source`` by qualified name (``Class.method``, ``outer.inner``)."""
-    out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
-
-    def walk(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                out[prefix + child.name] = child
-                walk(child, f"{prefix}{child.name}.")
-            elif isinstance(child, ast.ClassDef):
-                walk(child, f"{prefix}{child.name}.")
-            else:
-                walk(child, prefix)
-
-    walk(ast.parse(source), "")
-    return out
 
 
 def statement_line(function: ast.AST, line: int) -> int:
@@ -251,48 +238,21 @@ def _distinct_functions(group: list[Candidate], k: int, rng: random.Random) -> l
     return chosen
 
 
-class _StubBody(cst.CSTTransformer):
-    """Replace the body of one function (by qualified name) with ``raise NotImplementedError``,
-    keeping its docstring."""
+class _StubBody(ScopedTransformer):
+    """Replace the body of one function with ``raise NotImplementedError``, docstring kept."""
 
     def __init__(self, qual: str, message: str) -> None:
         super().__init__()
-        self.target = qual.split(".")
-        self.scope: list[str] = []
-        self.message = message
-        self.done = False
+        self.target, self.message, self.done = qual, message, False
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.scope.append(node.name.value)
-
-    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
-        self.scope.pop()
-        return updated
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.scope.append(node.name.value)
-
-    def leave_FunctionDef(
-        self, original: cst.FunctionDef, updated: cst.FunctionDef
-    ) -> cst.FunctionDef:
-        here = self.scope[:]
-        self.scope.pop()
-        if here != self.target or not isinstance(updated.body, cst.IndentedBlock):
-            return updated
-        body = list(updated.body.body)
-        keep = body[:1] if body and _is_docstring(body[0]) else []
+    def on_function(self, qual: str, node: cst.FunctionDef) -> cst.FunctionDef:
+        if qual != self.target or not isinstance(node.body, cst.IndentedBlock):
+            return node
+        body = list(node.body.body)
+        keep = body[:1] if body and is_docstring(body[0]) else []
         stub = cst.parse_statement(f"raise NotImplementedError({self.message!r})")
         self.done = True
-        return updated.with_changes(body=updated.body.with_changes(body=[*keep, stub]))
-
-
-def _is_docstring(stmt: cst.CSTNode) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, cst.SimpleString | cst.ConcatenatedString)
-    )
+        return node.with_changes(body=node.body.with_changes(body=[*keep, stub]))
 
 
 def stub_function(source: str, qual: str, message: str = "implement this") -> str | None:

@@ -20,14 +20,15 @@ def f(xs):
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-__all__ = ["OPERATORS", "Mutation", "apply_mutation", "edit_function", "find_mutations"]
+from referee.synth.functions import edit_function, function_nodes
+
+__all__ = ["OPERATORS", "Mutation", "apply_mutation", "find_mutations"]
 
 _COMPARE_SWAPS: dict[type[cst.CSTNode], type[cst.CSTNode]] = {
     cst.LessThan: cst.LessThanEqual,
@@ -333,69 +334,11 @@ def apply_mutation(source: str, mutation: Mutation) -> str:
     return local if local is not None else _apply_in_module(source, mutation)
 
 
-@lru_cache(maxsize=32)
-def _function_spans(source: str) -> dict[str, tuple[int, int]]:
-    import ast
-
-    spans: dict[str, tuple[int, int]] = {}
-
-    def walk(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                spans[prefix + child.name] = (child.lineno, child.end_lineno or child.lineno)
-                walk(child, f"{prefix}{child.name}.")
-            elif isinstance(child, ast.ClassDef):
-                walk(child, f"{prefix}{child.name}.")
-            else:
-                walk(child, prefix)
-
-    walk(ast.parse(source), "")
-    return spans
-
-
-def edit_function(source: str, qual: str, edit: Callable[[str, str], str | None]) -> str | None:
-    """``source`` with function ``qual`` rewritten by ``edit`` on its own lines only.
-
-    ``edit(snippet, name)`` gets the function's source dedented to column 0 (``name`` is its
-    unqualified name there) and returns the new snippet, or None. The result is spliced back at
-    the original indentation. None when that would not be exact (a string literal below the
-    function's indentation, say) or the result does not compile: callers then edit the module.
-    """
-    try:
-        span = _function_spans(source).get(qual)
-    except SyntaxError:
-        return None
-    if span is None:
-        return None
-    lines = source.splitlines(keepends=True)
-    start, end = span
-    chunk = lines[start - 1 : end]
-    indent = chunk[0][: len(chunk[0]) - len(chunk[0].lstrip())]
-    if not chunk[0].lstrip().startswith(("def ", "async def ")) or any(
-        line.strip() and not line.startswith(indent) for line in chunk
-    ):
-        return None
-    snippet = "".join(line[len(indent) :] if line.strip() else line for line in chunk)
-    if not snippet.endswith("\n"):
-        snippet += "\n"
-    changed = edit(snippet, qual.rsplit(".", 1)[-1])
-    if changed is None:
-        return None
-    body = "".join(indent + line if line.strip() else line for line in changed.splitlines(True))
-    if not chunk[-1].endswith("\n"):
-        body = body.removesuffix("\n")
-    out = "".join(lines[: start - 1]) + body + "".join(lines[end:])
-    try:
-        compile(out, "<edited>", "exec")
-    except SyntaxError:
-        return None
-    return out
-
-
 def _apply_in_function(source: str, mutation: Mutation) -> str | None:
     if mutation.function is None:
         return None
-    start = _function_spans(source).get(mutation.function, (1, 1))[0] if _spans_ok(source) else 1
+    node = function_nodes(source).get(mutation.function) if _parses(source) else None
+    start = node.lineno if node is not None else 1
 
     def edit(snippet: str, name: str) -> str | None:
         local = Mutation(
@@ -410,9 +353,9 @@ def _apply_in_function(source: str, mutation: Mutation) -> str | None:
     return edit_function(source, mutation.function, edit)
 
 
-def _spans_ok(source: str) -> bool:
+def _parses(source: str) -> bool:
     try:
-        _function_spans(source)
+        function_nodes(source)
     except SyntaxError:
         return False
     return True

@@ -18,6 +18,7 @@ import libcst as cst
 from referee.sandbox import Sandbox
 from referee.synth.baseline import Baseline
 from referee.synth.build import GENERATOR_VERSION, RepoRef, _short_hash, _slug, unified_diff
+from referee.synth.functions import ScopedTransformer, is_docstring
 from referee.synth.validate import Validated, ValidationReport
 from referee.tasks.model import Difficulty, Provenance, Task
 from referee.tasks.split import assign_split
@@ -28,74 +29,41 @@ __all__ = ["equivalent_variant", "remove_tests", "testgen_tasks"]
 MIN_MUTANTS = 2
 
 
-class _Remove(cst.CSTTransformer):
-    def __init__(self, names: set[tuple[str, ...]]) -> None:
+class _Remove(ScopedTransformer):
+    def __init__(self, names: set[str]) -> None:
         super().__init__()
         self.names, self.removed = names, 0
-        self.scope: list[str] = []
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.scope.append(node.name.value)
-
-    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
-        self.scope.pop()
-        return updated
-
-    def leave_FunctionDef(
-        self, original: cst.FunctionDef, updated: cst.FunctionDef
+    def on_function(
+        self, qual: str, node: cst.FunctionDef
     ) -> cst.FunctionDef | cst.RemovalSentinel:
-        if (*self.scope, original.name.value) in self.names:
+        if qual in self.names:
             self.removed += 1
             return cst.RemoveFromParent()
-        return updated
+        return node
 
 
 def remove_tests(source: str, nodeids: list[str]) -> str | None:
     """``source`` without the test functions of ``nodeids``; None if one was not found."""
-    names = {tuple(n.split("::", 1)[1].split("[", 1)[0].split("::")) for n in nodeids}
+    names = {".".join(n.split("::", 1)[1].split("[", 1)[0].split("::")) for n in nodeids}
     t = _Remove(names)
     out = cst.parse_module(source).visit(t).code
     return out if t.removed == len(names) else None
 
 
-class _Equivalent(cst.CSTTransformer):
+class _Equivalent(ScopedTransformer):
     def __init__(self, qual: str) -> None:
         super().__init__()
-        self.target, self.done = qual.split("."), False
-        self.scope: list[str] = []
+        self.target, self.done = qual, False
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.scope.append(node.name.value)
-
-    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
-        self.scope.pop()
-        return updated
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.scope.append(node.name.value)
-
-    def leave_FunctionDef(
-        self, original: cst.FunctionDef, updated: cst.FunctionDef
-    ) -> cst.FunctionDef:
-        here = self.scope[:]
-        self.scope.pop()
-        if here != self.target or not isinstance(updated.body, cst.IndentedBlock):
-            return updated
-        body = list(updated.body.body)
-        at = 1 if body and _docstring(body[0]) else 0
+    def on_function(self, qual: str, node: cst.FunctionDef) -> cst.FunctionDef:
+        if qual != self.target or not isinstance(node.body, cst.IndentedBlock):
+            return node
+        body = list(node.body.body)
+        at = 1 if body and is_docstring(body[0]) else 0
         noop = cst.parse_statement("_referee_equivalent = None  # behaves the same\n")
         self.done = True
-        return updated.with_changes(
-            body=updated.body.with_changes(body=[*body[:at], noop, *body[at:]])
-        )
-
-
-def _docstring(stmt: cst.CSTNode) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, cst.SimpleString | cst.ConcatenatedString)
-    )
+        return node.with_changes(body=node.body.with_changes(body=[*body[:at], noop, *body[at:]]))
 
 
 def equivalent_variant(source: str, qual: str) -> str | None:
