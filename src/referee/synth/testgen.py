@@ -12,6 +12,7 @@ too, which defeats tests that fingerprint the source instead of checking behavio
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -27,6 +28,18 @@ from referee.verify.repo_run import Variant, run_variants
 __all__ = ["equivalent_variant", "remove_tests", "testgen_tasks"]
 
 MIN_MUTANTS = 2
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A test-writing task before its last checks: the function, its tests and its mutants."""
+
+    key: str  # path::Qualified.name
+    test_file: str
+    removed: list[str]
+    killers: list[Validated]
+    stripped: str  # the test file without the removed tests
+    equivalent: str  # the function's module with the behaviour-preserving change
 
 
 class _Remove(ScopedTransformer):
@@ -122,14 +135,20 @@ def testgen_tasks(
         if stripped is None or equivalent is None:
             rejected["tests or function could not be rewritten"] += 1
             continue
-        plans.append((key, test_file, removed, killers, stripped, equivalent))
+        plans.append(_Plan(key, test_file, removed, killers, stripped, equivalent))
     # The reference tests must pass on the equivalent variant; the rest of the file, without
     # them, must still pass on the original.
     variants = []
-    for key, test_file, removed, _, stripped, equivalent in plans:
-        path = key.split("::", 1)[0]
-        variants.append(Variant(id=f"eq|{key}", files={path: equivalent}, ids=removed))
-        variants.append(Variant(id=f"rest|{key}", files={test_file: stripped}, ids=[test_file]))
+    for plan in plans:
+        path = plan.key.split("::", 1)[0]
+        variants.append(
+            Variant(id=f"eq|{plan.key}", files={path: plan.equivalent}, ids=plan.removed)
+        )
+        variants.append(
+            Variant(
+                id=f"rest|{plan.key}", files={plan.test_file: plan.stripped}, ids=[plan.test_file]
+            )
+        )
     import time
 
     t0 = time.perf_counter()
@@ -148,50 +167,28 @@ def testgen_tasks(
     validation.runs += 1 if variants else 0
     validation.variants += len(variants)
     tasks = []
-    for key, test_file, removed, killers, stripped, equivalent in plans:
-        eq, rest = got.get(f"eq|{key}"), got.get(f"rest|{key}")
+    for plan in plans:
+        eq, rest = got.get(f"eq|{plan.key}"), got.get(f"rest|{plan.key}")
         if eq is None or rest is None:
             rejected["infrastructure failure"] += 1
             continue
-        if not all(eq.status(t) == "passed" for t in removed):
+        if not all(eq.status(t) == "passed" for t in plan.removed):
             rejected["reference fails on the equivalent variant"] += 1
             continue
         if any(r.status != "passed" for t, r in rest.results.items() if t not in baseline.excluded):
             rejected["remaining tests fail without the removed ones"] += 1
             continue
-        ignored = sorted(t for t in baseline.excluded if t.startswith(test_file + "::"))
-        tasks.append(
-            _task(
-                ref,
-                key,
-                test_file,
-                removed,
-                killers,
-                stripped,
-                equivalent,
-                seed,
-                heldout_fraction,
-                split_by,
-                ignored,
-            )
-        )
+        ignored = sorted(t for t in baseline.excluded if t.startswith(plan.test_file + "::"))
+        tasks.append(_task(ref, plan, ignored, seed, heldout_fraction, split_by))
     return tasks, len(by_function), rejected
 
 
-def _task(  # type: ignore[no-untyped-def]
-    ref: RepoRef,
-    key,
-    test_file,
-    removed,
-    killers,
-    stripped,
-    equivalent,
-    seed,
-    fraction,
-    split_by,
-    ignored,
+def _task(
+    ref: RepoRef, plan: _Plan, ignored: list[str], seed: int, fraction: float, split_by: str
 ) -> Task:
     repo = ref.repo
+    key, test_file, removed, killers = plan.key, plan.test_file, plan.removed, plan.killers
+    stripped, equivalent = plan.stripped, plan.equivalent
     path, qual = key.split("::", 1)
     prompt = (
         f"The repository {repo.label} is in your workspace. The function `{qual}` in `{path}` "
