@@ -49,6 +49,7 @@ class SynthReport:
     validation_variants: int = 0
     timeout_s: float = 0.0
     timeouts: int = 0
+    p2p_dropped: int = 0
     test_s_by_kind: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))
     times: dict[str, float] = field(default_factory=dict)
 
@@ -66,6 +67,7 @@ class SynthReport:
             "validation_runs": self.validation_runs,
             "validation_variants": self.validation_variants,
             "timeouts": self.timeouts,
+            "p2p_dropped": self.p2p_dropped,
             "timeout_s": round(self.timeout_s, 2),
             "test_s_per_kept_task": round(self.validation_test_s / kept, 3) if kept else None,
             "test_s_by_kind": {k: round(v, 2) for k, v in self.test_s_by_kind.items()},
@@ -185,6 +187,7 @@ def synthesize(
         report.validation_runs = validation.runs
         report.validation_variants = validation.variants
         report.timeout_s, report.timeouts = validation.timeout_s, validation.timeouts
+        report.p2p_dropped = validation.p2p_dropped
     finally:
         boxes.close()
     return report

@@ -9,8 +9,9 @@ the function runs instead. Never the whole suite. Kept only if all hold:
   when candidates are made; different behaviour: at least one test fails);
 * the starting state fails at least one selected test (FAIL_TO_PASS) and the others pass
   (PASS_TO_PASS); the reference passes them all (the baseline's two runs);
-* its FAIL_TO_PASS tests fail again on a second run (not flaky; the reference's side is the
-  baseline's two runs), and no test timed out;
+* a second run of the state with exactly the tests the verifier will run: FAIL_TO_PASS fail
+  again (not flaky; the reference's side is the baseline's two runs), PASS_TO_PASS pass (those
+  that do not are dropped), and no test timed out;
 * a stub patch (the changed functions' bodies replaced by ``raise NotImplementedError``) still
   fails a FAIL_TO_PASS test, as the empty patch does by construction.
 
@@ -49,6 +50,7 @@ class ValidationReport:
     runs: int = 0
     variants: int = 0  # repository states run (each candidate: first run, rerun, stub)
     timeout_s: float = 0.0  # of test_time_s, spent on states that hit their timeout
+    p2p_dropped: int = 0  # PASS_TO_PASS candidates that failed in the final composition
     timeouts: int = 0
     candidates: int = 0
 
@@ -137,12 +139,17 @@ def validate(
             continue
         screened.append((c, f2p, p2p))
 
-    # Second pass: the FAIL_TO_PASS tests again on the same state (they must fail again: not
-    # flaky) and on the stub patch. The other side of stability, every test passing on the
-    # reference, is the baseline's two runs; PASS_TO_PASS on the starting state is checked once.
+    # Second pass, run exactly as the verifier will run the task: FAIL_TO_PASS and every
+    # PASS_TO_PASS candidate together (the tests that passed, and the function's tests that
+    # never reach the changed statement). FAIL_TO_PASS must fail again (not flaky; the
+    # reference's side is the baseline's two runs); a PASS_TO_PASS candidate that does not pass
+    # here (tests share a process: an earlier failing test can leave state behind) is dropped.
+    # Then the stub patch, stopping at its first failure.
     second_variants = []
     for c, f2p, _ in screened:
-        second_variants.append(variant(c, "b", c.broken, f2p))
+        # The verifier's order: FAIL_TO_PASS, then PASS_TO_PASS sorted.
+        final = [*f2p, *sorted({*c.selected, *c.implicit_p2p} - set(f2p))]
+        second_variants.append(variant(c, "b", c.broken, final))
         stub = dict(c.broken)
         for key in c.functions:
             qual = key.split("::", 1)[1]
@@ -156,6 +163,11 @@ def validate(
         if again is None or stub_run is None:
             report.rejected["infrastructure failure"] += 1
             continue
+        if again.timed_out:
+            report.rejected["timeout"] += 1
+            report.timeout_s += again.wall_s
+            report.timeouts += 1
+            continue
         if any(again.status(t) == "passed" for t in f2p):
             report.rejected["flaky"] += 1
             continue
@@ -166,5 +178,8 @@ def validate(
             continue
         results = first[f"a|{c.id}"].results
         reports = {t: results[t].report for t in f2p if t in results}
-        report.kept.append(Validated(c, f2p, sorted({*p2p, *c.implicit_p2p}), reports))
+        candidates_p2p = sorted({*p2p, *c.implicit_p2p})
+        kept_p2p = [t for t in candidates_p2p if again.status(t) == "passed"]
+        report.p2p_dropped += len(candidates_p2p) - len(kept_p2p)
+        report.kept.append(Validated(c, f2p, kept_p2p, reports))
     return report
