@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: bootstrap demo test lint typecheck bench clean
+.PHONY: bootstrap demo test lint typecheck bench bench-synth clean
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -24,6 +24,9 @@ bench: bootstrap
 	$(PY) bench/overhead.py
 	$(PY) bench/humaneval_throughput.py
 	$(PY) bench/augmentation.py
+
+bench-synth: bootstrap   # bench/RESULTS.md section 5, about 25 minutes
+	bench/synth_evidence.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
