@@ -9,12 +9,15 @@ get: the failing tests and their error output (bug fixing), or the signature and
 
 from __future__ import annotations
 
+import ast
 import difflib
+import hashlib
 import re
 
 from referee import __version__
 from referee.synth.candidates import Candidate
 from referee.synth.difficulty import estimate, features
+from referee.synth.functions import function_nodes
 from referee.synth.repo import Repository
 from referee.synth.validate import Validated
 from referee.tasks.environment import RepoEnvironment
@@ -145,16 +148,10 @@ def bugfix_task(
 
 def _stub_text(source: str, qual: str) -> str:
     """The stubbed function as it stands in the starting state (signature, docstring, raise)."""
-    import ast
-
-    from referee.synth.functions import function_nodes
-
     node = function_nodes(source).get(qual)
     segment = ast.get_source_segment(source, node, padded=True) if node else None
     return segment.rstrip() if segment else qual
 
 
 def _short_hash(text: str) -> str:
-    import hashlib
-
     return hashlib.sha256(text.encode()).hexdigest()[:8]

@@ -9,6 +9,7 @@ operands and comparisons; at least 3), become candidates.
 from __future__ import annotations
 
 import ast
+import difflib
 import hashlib
 import random
 import re
@@ -59,8 +60,6 @@ class Candidate:
         """A hash of the change with whitespace and line numbers normalised (for dedup)."""
         a = [ln.strip() for ln in original.splitlines()]
         b = [ln.strip() for ln in self.broken[self.path].splitlines()]
-        import difflib
-
         # unified_diff, not ndiff: ndiff's intraline matching is quadratic on large modules.
         body = [
             ln

@@ -158,10 +158,16 @@ def synthesize(
         lap("validation")
         if "bugfix" in kinds:
             for v in [*singles, *combined]:
-                report.tasks.append(_task(ref, v, seed, heldout_fraction, split_by))
+                report.tasks.append(
+                    bugfix_task(
+                        ref, v, seed=seed, heldout_fraction=heldout_fraction, split_by=split_by
+                    )
+                )
             report.kept_by_kind["bugfix"] = len(singles) + len(combined)
         for v in implemented:
-            report.tasks.append(_task(ref, v, seed, heldout_fraction, split_by))
+            report.tasks.append(
+                bugfix_task(ref, v, seed=seed, heldout_fraction=heldout_fraction, split_by=split_by)
+            )
         report.kept_by_kind["implement"] = len(implemented)
         if "testgen" in kinds:
             say("testgen", 0, 1)
@@ -191,7 +197,3 @@ def synthesize(
     finally:
         boxes.close()
     return report
-
-
-def _task(ref: RepoRef, v, seed: int, fraction: float, split_by: str) -> Task:  # type: ignore[no-untyped-def]
-    return bugfix_task(ref, v, seed=seed, heldout_fraction=fraction, split_by=split_by)

@@ -11,6 +11,7 @@ too, which defeats tests that fingerprint the source instead of checking behavio
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass
 
@@ -149,8 +150,6 @@ def testgen_tasks(
                 id=f"rest|{plan.key}", files={plan.test_file: plan.stripped}, ids=[plan.test_file]
             )
         )
-    import time
-
     t0 = time.perf_counter()
     got, _ = (
         run_variants(

@@ -43,6 +43,10 @@ def default_store_url() -> str:
     return os.environ.get("REFEREE_ARTIFACTS") or DEFAULT_STORE
 
 
+_SHARED: dict[str, ArtifactStore] = {}
+_SHARED_LOCK = threading.Lock()
+
+
 def _canonical_tar(files: Mapping[str, bytes]) -> bytes:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
@@ -77,6 +81,17 @@ class ArtifactStore:
         self._cache: OrderedDict[str, dict[str, bytes]] = OrderedDict()
         self._cache_entries = cache_entries
         self._lock = threading.Lock()
+
+    @classmethod
+    def at(cls, url: str | None = None) -> ArtifactStore:
+        """The shared store for ``url``: verifiers call this per task, and one instance per URL
+        keeps its cache of recent snapshots (otherwise every verification re-reads,
+        decompresses and re-hashes the repository)."""
+        key = (url or default_store_url()).rstrip("/")
+        with _SHARED_LOCK:
+            if key not in _SHARED:
+                _SHARED[key] = cls(key)
+            return _SHARED[key]
 
     def _path(self, digest: str) -> str:
         hexd = digest.removeprefix("sha256:")

@@ -270,7 +270,7 @@ def repo_state(task: Task, store: ArtifactStore | None = None) -> RepoState:
         raise VerifierError(f"task {task.id!r} lists no FAIL_TO_PASS or PASS_TO_PASS tests")
     repo = task.payload.get("repo")
     if isinstance(repo, dict):
-        store = store or ArtifactStore(repo.get("store"))
+        store = store or ArtifactStore.at(repo.get("store"))
         snapshot: dict[str, bytes | str] = dict(store.get_files(str(repo.get("snapshot"))))
         overrides = task.payload.get("overrides", {})
         if not isinstance(overrides, dict):

@@ -151,6 +151,16 @@ def run_pytest(
     return parse_frames(r, nonce)
 
 
+def _test_result(frame: dict[str, Any], phases: dict[str, str]) -> TestResult:
+    """One test frame as a result; malformed fields read as absent, never as a crash."""
+    duration, report = frame.get("duration"), frame.get("report")
+    return TestResult(
+        status=status_of(phases),
+        duration_s=float(duration) if isinstance(duration, int | float) else 0.0,
+        report=report if isinstance(report, str) else "",
+    )
+
+
 def parse_frames(r: ExecResult, nonce: str) -> TestRun:
     frames = H.frames(r.stdout, nonce)
     results: dict[str, TestResult] = {}
@@ -161,13 +171,7 @@ def parse_frames(r: ExecResult, nonce: str) -> TestRun:
         if isinstance(test, str) and isinstance(phases, dict):
             if not all(isinstance(v, str) for v in phases.values()):
                 continue
-            duration = f.get("duration")
-            report = f.get("report")
-            results[test] = TestResult(
-                status=status_of(phases),
-                duration_s=float(duration) if isinstance(duration, int | float) else 0.0,
-                report=report if isinstance(report, str) else "",
-            )
+            results[test] = _test_result(f, phases)
         elif isinstance(f.get("collected"), list):
             collected = [c for c in f["collected"] if isinstance(c, str)]
         elif isinstance(f.get("coverage"), dict):
@@ -297,12 +301,12 @@ def run_variants(
             continue
         run = out.setdefault(vid, VariantRun({}, False, 0.0, False))
         test, phases = f.get("test"), f.get("phases")
-        if isinstance(test, str) and isinstance(phases, dict):
-            run.results[test] = TestResult(
-                status=status_of(phases),
-                duration_s=float(f.get("duration") or 0.0),
-                report=f.get("report") if isinstance(f.get("report"), str) else "",
-            )
+        if (
+            isinstance(test, str)
+            and isinstance(phases, dict)
+            and all(isinstance(v, str) for v in phases.values())
+        ):
+            run.results[test] = _test_result(f, phases)
         if f.get("variant_timeout") is True:
             run.timed_out = True
         if isinstance(f.get("variant_wall_s"), int | float):

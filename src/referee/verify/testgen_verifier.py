@@ -62,7 +62,7 @@ class TestgenVerifier:
         if not isinstance(repo, dict) or not is_testgen(task):
             return Verdict.infra(task.id, f"task {task.id!r} is not a test-writing task", VERSION)
         try:
-            store = self.store or ArtifactStore(repo.get("store"))
+            store = self.store or ArtifactStore.at(repo.get("store"))
             snapshot = store.get_files(str(repo["snapshot"]))
             env = RepoEnvironment(tuple(repo.get("environment", {}).get("requirements", [])))
             sandbox = self._boxes.get(env.ensure())
