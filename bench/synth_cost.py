@@ -5,9 +5,12 @@ For each project (a task file and its `referee synth --json` report), measured i
 * our validation test time: the report's `validation_test_s` (every sandbox run validation made:
   first run of each candidate, rerun and stub of the survivors, test-writing checks);
 * the naive cost of the same protocol: `validation_variants` states, each running the whole
-  suite in a fresh sandboxed pytest (what SWE-smith-style harnesses do per candidate). Its cost
-  per state is measured here on a sample of the tasks' starting states (median of `--sample`);
-  states that hit their timeout are charged what they cost us;
+  suite in a fresh sandboxed pytest (what SWE-smith-style harnesses do per candidate), with the
+  same runner and options as ours (native tracebacks included, so the ratio is what selection
+  and batching buy, nothing else). Its cost per state is measured here on a sample of the
+  tasks' starting states (median of `--sample`); states that hit their timeout are charged what
+  they cost us. The same states with pytest's default (long) tracebacks are measured beside it,
+  for context: that is what a harness running plain `pytest` pays;
 * the decomposition: the whole suite as one batched variant (fork of a warm pytest), to show how
   much comes from batching and how much from running only the covering tests;
 * the anchor: the clean suite, fresh, measured in the same run.
@@ -43,7 +46,7 @@ def measure(name: str, tasks_path: str, report_path: str, sample: int, seed: int
     boxes = RepoSandboxes()
     sandbox = boxes.get(RepoEnvironment(repo.requirements).ensure())
     picked = random.Random(seed).sample(tasks, min(sample, len(tasks)))
-    clean, naive, batched = [], [], []
+    clean, naive, naive_long, batched = [], [], [], []
     try:
         for t in picked:
             state = {**files, **t.payload["overrides"]}
@@ -51,8 +54,13 @@ def measure(name: str, tasks_path: str, report_path: str, sample: int, seed: int
             run_pytest(sandbox, files, tests, source_roots=roots, conftests=conftests)
             clean.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            run_pytest(sandbox, state, tests, source_roots=roots, conftests=conftests)
+            run_pytest(
+                sandbox, state, tests, source_roots=roots, conftests=conftests, traceback="native"
+            )
             naive.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            run_pytest(sandbox, state, tests, source_roots=roots, conftests=conftests)
+            naive_long.append(time.perf_counter() - t0)
         variants = [
             Variant(id=t.id, files=t.payload["overrides"], ids=tests, timeout_s=300) for t in picked
         ]
@@ -81,12 +89,14 @@ def measure(name: str, tasks_path: str, report_path: str, sample: int, seed: int
         "ours_s_per_kept": round(ours / kept, 3),
         "clean_suite_fresh_s": round(statistics.median(clean), 3),
         "naive_state_fresh_s": round(naive_state, 3),
+        "naive_state_fresh_long_tracebacks_s": round(statistics.median(naive_long), 3),
         "naive_state_batched_s": round(statistics.median(batched), 3),
         "naive_total_s": round(naive_total, 1),
         "naive_s_per_kept": round(naive_total / kept, 3),
         "ratio": round(naive_total / ours, 2),
         "ratio_from_batching": round(naive_state / statistics.median(batched), 2),
-        "per_round": {"clean": clean, "naive": naive, "batched": batched},
+        "timeouts_where": report.get("timeouts_where", {}),
+        "per_round": {"clean": clean, "naive": naive, "naive_long": naive_long, "batched": batched},
     }
 
 
@@ -107,13 +117,15 @@ def main() -> None:
     (OUT / "synth_cost.json").write_text(json.dumps({"machine": machine(), "rows": rows}, indent=1))
     print(
         "| project | states validated | ours: test s | per kept | naive: s per state "
-        "(fresh, whole suite) | naive total | **ratio** | of which batching |"
+        "(fresh, whole suite) | same, long tracebacks | naive total | **ratio** | "
+        "of which batching |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(
             f"| {r['project']} | {r['validation_states']} | {r['ours_test_s']} | "
-            f"{r['ours_s_per_kept']} | {r['naive_state_fresh_s']} | {r['naive_total_s']} | "
+            f"{r['ours_s_per_kept']} | {r['naive_state_fresh_s']} | "
+            f"{r['naive_state_fresh_long_tracebacks_s']} | {r['naive_total_s']} | "
             f"**{r['ratio']}x** | {r['ratio_from_batching']}x |"
         )
 

@@ -53,6 +53,43 @@ def test_a_test_far_past_its_budget_ends_the_variant_early(repo_sandbox):
     got, _ = run_variants(repo_sandbox, FILES, variants, conftests=[])
     assert time.perf_counter() - t0 < 10  # not the 30 s deadline
     assert got["hang"].timed_out and got["ok"].status("tests/test_ops.py::test_f") == "passed"
+    assert got["hang"].timed_out_in == "tests/test_ops.py::test_f"
+
+
+def test_a_hang_at_import_ends_at_the_collection_budget(repo_sandbox):
+    import time
+
+    # Module-level code that never returns: no test has started, so no per-test budget runs.
+    hang = "while True:\n    pass\n"
+    variants = [
+        Variant(
+            id="hang",
+            files={"pkg/ops.py": hang},
+            ids=["tests"],
+            timeout_s=30.0,
+            budgets={"tests/test_ops.py::test_f": 0.5},
+            collect_budget_s=1.0,
+        ),
+        Variant(id="ok", files={}, ids=["tests"], collect_budget_s=1.0),
+    ]
+    t0 = time.perf_counter()
+    got, _ = run_variants(repo_sandbox, FILES, variants, conftests=[])
+    assert time.perf_counter() - t0 < 10  # not the 30 s deadline
+    assert got["hang"].timed_out and got["hang"].timed_out_in == "collection"
+    # The budget ends with collection: the healthy variant's test runs to completion.
+    assert got["ok"].status("tests/test_ops.py::test_f") == "passed" and not got["ok"].timed_out
+
+
+def test_failure_reports_use_the_native_traceback_style(repo_sandbox):
+    wrong = FILES["pkg/ops.py"].replace("+", "-")
+    got, _ = run_variants(
+        repo_sandbox, FILES, [Variant(id="x", files={"pkg/ops.py": wrong}, ids=["tests"])],
+        conftests=[],
+    )  # fmt: skip
+    report = got["x"].results["tests/test_ops.py::test_f"].report
+    assert "Traceback (most recent call last)" in report and "assert -1 == 5" in report
+    assert 'tests/test_ops.py", line 5, in test_f' in report
+    assert "_pytest" not in report and "pluggy" not in report  # the grader's frames are cut
 
 
 def test_first_failure_stops_the_run(repo_sandbox):

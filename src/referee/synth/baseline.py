@@ -27,6 +27,8 @@ class Baseline:
     suite_wall_s: float
     coverage_wall_s: float
     reports: dict[str, str] = field(default_factory=dict)
+    #: Seconds pytest took to import and collect the whole suite (second run, no coverage).
+    collect_s: float = 0.0
 
     def covering(self, function_key: str) -> list[str]:
         """Stable tests that execute ``function_key``'s body."""
@@ -88,4 +90,5 @@ def run_baseline(sandbox: Sandbox, repo: Repository) -> Baseline:
         durations={k: v.duration_s for k, v in second.results.items()},
         suite_wall_s=second.wall_s,
         coverage_wall_s=first.wall_s,
+        collect_s=second.collect_s,
     )

@@ -49,6 +49,7 @@ class SynthReport:
     validation_variants: int = 0
     timeout_s: float = 0.0
     timeouts: int = 0
+    timeouts_where: dict[str, int] = field(default_factory=dict)
     p2p_dropped: int = 0
     test_s_by_kind: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))
     times: dict[str, float] = field(default_factory=dict)
@@ -67,6 +68,7 @@ class SynthReport:
             "validation_runs": self.validation_runs,
             "validation_variants": self.validation_variants,
             "timeouts": self.timeouts,
+            "timeouts_where": self.timeouts_where,
             "p2p_dropped": self.p2p_dropped,
             "timeout_s": round(self.timeout_s, 2),
             "test_s_per_kept_task": round(self.validation_test_s / kept, 3) if kept else None,
@@ -193,6 +195,7 @@ def synthesize(
         report.validation_runs = validation.runs
         report.validation_variants = validation.variants
         report.timeout_s, report.timeouts = validation.timeout_s, validation.timeouts
+        report.timeouts_where = dict(validation.timeouts_where)
         report.p2p_dropped = validation.p2p_dropped
     finally:
         boxes.close()

@@ -52,13 +52,31 @@ class ValidationReport:
     timeout_s: float = 0.0  # of test_time_s, spent on states that hit their timeout
     p2p_dropped: int = 0  # PASS_TO_PASS candidates that failed in the final composition
     timeouts: int = 0
+    #: Where the timed-out states were stopped: "collection", "a test's budget", "deadline".
+    timeouts_where: Counter[str] = field(default_factory=Counter)
     candidates: int = 0
+
+    def record_timeout(self, run: VariantRun) -> None:
+        self.rejected["timeout"] += 1
+        self.timeout_s += run.wall_s
+        self.timeouts += 1
+        where = run.timed_out_in
+        self.timeouts_where[
+            "collection" if where == "collection" else "a test's budget" if where else "deadline"
+        ] += 1
 
 
 def _timeout(baseline: Baseline, tests: list[str]) -> float:
     # Runs fork a warm pytest, so the budget is the tests' own time (from the baseline) with a
     # wide margin, plus a floor for collection. A mutant that loops forever costs this much.
     return 2.0 + 3.0 * sum(baseline.durations.get(t, 0.1) for t in tests)
+
+
+def _collect_budget(baseline: Baseline) -> float:
+    # A forked child imports the changed module and collects its tests' files; the whole suite's
+    # collection (measured on the reference, cold) bounds that, with a wide margin for a noisy
+    # machine and for the first child of a batch, which also writes the bytecode caches.
+    return 1.5 + 3.0 * baseline.collect_s
 
 
 class _Runner:
@@ -118,6 +136,7 @@ def validate(
             timeout_s=_timeout(baseline, ids),
             first_failure=first,
             budgets={t: 1.0 + 10.0 * baseline.durations.get(t, 0.1) for t in ids},
+            collect_budget_s=_collect_budget(baseline),
         )  # fmt: skip
 
     first = runner.run([variant(c, "a", c.broken, c.selected) for c in todo])
@@ -128,9 +147,7 @@ def validate(
             report.rejected["infrastructure failure"] += 1
             continue
         if run.timed_out or any(run.status(t) == "timeout" for t in c.selected):
-            report.rejected["timeout"] += 1
-            report.timeout_s += run.wall_s
-            report.timeouts += 1
+            report.record_timeout(run)
             continue
         f2p = [t for t in c.selected if run.status(t) != "passed"]
         p2p = [t for t in c.selected if run.status(t) == "passed"]
@@ -164,9 +181,7 @@ def validate(
             report.rejected["infrastructure failure"] += 1
             continue
         if again.timed_out:
-            report.rejected["timeout"] += 1
-            report.timeout_s += again.wall_s
-            report.timeouts += 1
+            report.record_timeout(again)
             continue
         if any(again.status(t) == "passed" for t in f2p):
             report.rejected["flaky"] += 1

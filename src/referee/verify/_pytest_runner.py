@@ -16,7 +16,11 @@ Arguments arrive as one JSON object in ``argv[1]``:
   each; candidate solutions never use it (each gets its own sandbox run);
 * ``coverage`` (optional): a list of folders to measure; then every test runs in its own
   coverage context and a final frame maps each function (``path::Qualified.name``) to the tests
-  that executed its body.
+  that executed its body;
+* ``tb`` (optional): pytest's traceback style (``--tb``), "auto" when absent. Synthesis runs
+  its states with "native": pytest's long style re-reads and formats the source of every frame
+  of every failure, and a mutant fails dozens of tests (about two thirds of a state's time on
+  cachetools); Python's own traceback carries the same failing line and assertion message.
 
 pytest starts with every other way a repository could change the outcome switched off: no
 configuration file of the repository (``-c /dev/null``), no plugin autoloading, no cache, empty
@@ -51,6 +55,12 @@ _RANK = {"passed": 0, "xfail": 1, "skipped": 1, "failed": 2}
 _TAG = {}
 
 
+def _now():
+    import time
+
+    return time.monotonic()
+
+
 def _emit(obj):
     obj = {**obj, **_TAG}
     data = b"\n" + _PREFIX + json.dumps(obj).encode() + b"\n"  # own line, whatever came before
@@ -59,10 +69,23 @@ def _emit(obj):
 
 
 class GraderPlugin:
-    def __init__(self, cov, budgets=None):
+    def __init__(self, cov, budgets=None, collect_budget=None):
         self.state = {}
         self.cov = cov
         self.budgets = budgets or {}
+        self.started = _now()
+        self.collect_budget = collect_budget
+        if collect_budget:
+            # Synthesis only: a mutant can hang before any test runs (module-level code at
+            # import, or collection); no per-test budget covers that time, so it has its own.
+            import signal
+
+            def expired(signum, frame):
+                _emit({"variant_timeout": True, "slow_test": "<collection>"})
+                os._exit(3)
+
+            signal.signal(signal.SIGALRM, expired)
+            signal.setitimer(signal.ITIMER_REAL, collect_budget)
 
     def pytest_runtest_protocol(self, item, nextitem):
         # Synthesis only: a test that runs far past its baseline time ends the whole variant at
@@ -79,7 +102,16 @@ class GraderPlugin:
             signal.setitimer(signal.ITIMER_REAL, budget)
 
     def pytest_collection_finish(self, session):
-        _emit({"collected": [item.nodeid for item in session.items]})
+        if self.collect_budget:
+            import signal
+
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        _emit(
+            {
+                "collected": [item.nodeid for item in session.items],
+                "collect_s": _now() - self.started,
+            }
+        )
 
     def pytest_runtest_setup(self, item):
         if self.cov is not None:
@@ -105,11 +137,27 @@ class GraderPlugin:
                 text = str(report.longreprtext)
             except Exception:
                 text = ""
+            if _ARGS.get("tb") == "native":
+                text = _without_grader_frames(text)
             st["report"] = text[-_REPORT_CHARS:]
         if report.when == "teardown":
             _emit({"test": report.nodeid, **st})
             if self.cov is not None:
                 self.cov.switch_context("")
+
+
+def _without_grader_frames(text):
+    """A native traceback without the frames of pytest and pluggy (the grader's packages): what
+    is left is the test's and the repository's own frames, as a developer would read them."""
+    out, skipping = [], False
+    for line in text.splitlines():
+        if line.startswith('  File "'):
+            skipping = line.startswith('  File "/opt/packages/')
+        elif not line.startswith("    "):
+            skipping = False
+        if not skipping:
+            out.append(line)
+    return "\n".join(out)
 
 
 def _function_spans(path):
@@ -217,7 +265,7 @@ def _run_variants(pytest, base_args):
             _TAG["variant"] = variant["id"]
             try:
                 stop = [f"--maxfail={variant['maxfail']}"] if variant.get("maxfail") else []
-                plugin = GraderPlugin(None, variant.get("budgets"))
+                plugin = GraderPlugin(None, variant.get("budgets"), variant.get("collect_budget_s"))
                 code = pytest.main([*base_args, *stop, *variant["ids"]], plugins=[plugin])
                 _emit({"variant_done": int(code)})
             finally:
@@ -288,6 +336,7 @@ def main():
         "-o",
         "python_files=test_*.py *_test.py",
         "--import-mode=prepend",
+        "--tb=" + _ARGS.get("tb", "auto"),
         *([] if allowed is not None else ["--noconftest"]),
         *_ARGS["ids"],
     ]

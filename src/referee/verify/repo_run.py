@@ -75,6 +75,8 @@ class TestRun:
     collected: list[str] | None = None
     coverage: CoverageMap | None = None
     canaries: list[str] = field(default_factory=list)
+    #: Seconds from pytest's start to the end of collection (imports included).
+    collect_s: float = 0.0
 
     @property
     def wall_s(self) -> float:
@@ -125,16 +127,18 @@ def run_pytest(
     conftests: list[str] | None = None,
     coverage: list[str] | None = None,
     limits: Limits | None = None,
+    traceback: str = "auto",
 ) -> TestRun:
     """Run ``ids`` (node ids or test files) on ``files`` with the grader's runner.
 
     ``files`` may be a prepared :class:`Workspace` (the verifier applies a patch first); it is
-    left for the caller to close. Raises :class:`~referee.errors.RefereeError` only for faults
+    left for the caller to close. ``traceback`` is pytest's ``--tb`` style for the failure
+    reports. Raises :class:`~referee.errors.RefereeError` only for faults
     before the run (the sandbox could not start).
     """
     nonce = secrets.token_hex(8)
     paths = [f"/workspace/{r}" for r in source_roots if r] + list(sandbox.python_paths)
-    args: dict[str, Any] = {"nonce": nonce, "ids": ids, "paths": paths}
+    args: dict[str, Any] = {"nonce": nonce, "ids": ids, "paths": paths, "tb": traceback}
     if conftests is not None:
         args["conftests"] = conftests
     if coverage is not None:
@@ -166,6 +170,7 @@ def parse_frames(r: ExecResult, nonce: str) -> TestRun:
     results: dict[str, TestResult] = {}
     collected: list[str] | None = None
     coverage: CoverageMap | None = None
+    collect_s = 0.0
     for f in frames:
         test, phases = f.get("test"), f.get("phases")
         if isinstance(test, str) and isinstance(phases, dict):
@@ -174,10 +179,19 @@ def parse_frames(r: ExecResult, nonce: str) -> TestRun:
             results[test] = _test_result(f, phases)
         elif isinstance(f.get("collected"), list):
             collected = [c for c in f["collected"] if isinstance(c, str)]
+            if isinstance(f.get("collect_s"), int | float):
+                collect_s = float(f["collect_s"])
         elif isinstance(f.get("coverage"), dict):
             coverage = _coverage_map(f["coverage"])
     ready = any(f.get("ready") is True for f in frames)
-    return TestRun(results=results, ready=ready, exec=r, collected=collected, coverage=coverage)
+    return TestRun(
+        results=results,
+        ready=ready,
+        exec=r,
+        collected=collected,
+        coverage=coverage,
+        collect_s=collect_s,
+    )
 
 
 @dataclass
@@ -235,6 +249,9 @@ class Variant:
     first_failure: bool = False
     #: Seconds per test (node id) after which the variant ends as timed out.
     budgets: dict[str, float] = field(default_factory=dict)
+    #: Seconds from the child's start to the end of collection (imports of the changed code
+    #: included) after which the variant ends as timed out; None: only ``timeout_s`` applies.
+    collect_budget_s: float | None = None
 
 
 @dataclass
@@ -243,6 +260,9 @@ class VariantRun:
     timed_out: bool
     wall_s: float
     finished: bool
+    #: Where a timed-out variant was: "collection" (before any test ran), a test's node id
+    #: (its budget ran out) or "" (the variant's own deadline).
+    timed_out_in: str = ""
 
     def status(self, nodeid: str) -> Status:
         r = self.results.get(nodeid)
@@ -258,12 +278,14 @@ def run_variants(
     *,
     source_roots: tuple[str, ...] | list[str] = ("",),
     conftests: list[str] | None = None,
+    traceback: str = "native",
 ) -> tuple[dict[str, VariantRun], TestRun]:
     """Run each variant's tests in one sandbox run (pytest imported once, a fork per variant).
 
     For synthesis' own states (mutants, stubs), never for candidate solutions. A variant missing
     from the result (the run died before it) is absent from the mapping: the caller records an
-    infrastructure failure for it rather than a verdict.
+    infrastructure failure for it rather than a verdict. Failure reports use Python's native
+    traceback style by default (pytest's long style costs most of a failing state's time).
     """
     nonce = secrets.token_hex(8)
     paths = [f"/workspace/{r}" for r in source_roots if r] + list(sandbox.python_paths)
@@ -271,6 +293,7 @@ def run_variants(
         "nonce": nonce,
         "ids": [],
         "paths": paths,
+        "tb": traceback,
         "variants": [
             {
                 "id": v.id,
@@ -279,6 +302,7 @@ def run_variants(
                 "timeout_s": v.timeout_s,
                 "maxfail": 1 if v.first_failure else 0,
                 "budgets": v.budgets,
+                "collect_budget_s": v.collect_budget_s,
             }
             for v in variants
         ],
@@ -309,6 +333,9 @@ def run_variants(
             run.results[test] = _test_result(f, phases)
         if f.get("variant_timeout") is True:
             run.timed_out = True
+            slow = f.get("slow_test")
+            if isinstance(slow, str):
+                run.timed_out_in = "collection" if slow == "<collection>" else slow
         if isinstance(f.get("variant_wall_s"), int | float):
             run.wall_s = float(f["variant_wall_s"])
             run.finished = True
