@@ -606,6 +606,92 @@ def doctor(
 
 
 @app.command()
+def train(
+    steps: Annotated[int, typer.Option(help="GRPO steps.")] = 60,
+    sft_steps: Annotated[int, typer.Option(help="Supervised fine-tuning steps.")] = 300,
+    group_size: Annotated[int, typer.Option(help="Completions per task (GRPO's G).")] = 8,
+    prompts: Annotated[int, typer.Option(help="Tasks per GRPO step.")] = 8,
+    model: Annotated[
+        str | None, typer.Option(help="A local path or hub id; default: a tiny model made here.")
+    ] = None,
+    sampler: Annotated[str, typer.Option(help="curriculum or uniform.")] = "curriculum",
+    tasks: Annotated[int, typer.Option(help="list-ops tasks to generate (train + held-out).")] = 3000,
+    eval_tasks: Annotated[int, typer.Option(help="Held-out tasks evaluated.")] = 256,
+    eval_every: Annotated[int, typer.Option(help="Held-out pass@1 every N GRPO steps.")] = 0,
+    demo_share: Annotated[
+        float, typer.Option(help="Share of demonstrations acting on a misconception.")
+    ] = 0.65,
+    seed: Annotated[int, typer.Option()] = 0,
+    run_dir: Annotated[Path | None, typer.Option(help="Run folder (default runs/<time>).")] = None,
+    control: Annotated[bool, typer.Option(help="Run the SFT-only control.")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Last stdout line: the results.")] = False,
+) -> None:
+    """Fine-tune on imperfect demonstrations, then GRPO with verifier rewards; held-out table."""
+    from referee.train.embedded import TrainConfig, run_experiment
+    from referee.train.report import results_table
+
+    if sampler not in ("curriculum", "uniform"):
+        raise _fail(f"--sampler must be curriculum or uniform, got {sampler!r}", 2)
+    folder = run_dir or Path("runs") / time.strftime("train-%Y%m%d-%H%M%S")
+    cfg = TrainConfig(
+        seed=seed,
+        run_dir=str(folder),
+        tasks=tasks,
+        eval_tasks=eval_tasks,
+        demo_share=demo_share,
+        model=model,
+        sft_steps=sft_steps,
+        rl_steps=steps,
+        rl_prompts=prompts,
+        group_size=group_size,
+        sampler=sampler,
+        eval_every=eval_every,
+        control=control,
+    )
+    try:
+        results = run_experiment(cfg, log=lambda m: err.print(m, markup=False, highlight=False))
+    except (SandboxUnavailable, ConfigError) as e:
+        raise _fail(str(e), 2) from None
+    Console(stderr=True).print(results_table(results))
+    if as_json:
+        print(json.dumps(results))
+
+
+@app.command("eval")
+def eval_(
+    policy: Annotated[str, typer.Option(help="local:PATH (a model folder), or openai:URL#MODEL.")],
+    tasks: Annotated[Path, typer.Option("--tasks", help="Task JSONL file.")],
+    split: Annotated[str, typer.Option(help="heldout, train or all.")] = "heldout",
+    samples: Annotated[int, typer.Option(help="Sampled completions per task for pass@k.")] = 0,
+    limit: Annotated[int | None, typer.Option(help="At most N tasks.")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Evaluate a policy on function tasks: greedy pass@1 (and pass@k with --samples)."""
+    from referee.train.policy_eval import evaluate_policy
+
+    chosen = [t for t in _load(tasks) if split == "all" or t.split == split]
+    if not chosen:
+        raise _fail(f"{tasks} has no tasks in split {split!r}", 2)
+    chosen = chosen[:limit] if limit else chosen
+    try:
+        result = evaluate_policy(policy, chosen, samples=samples)
+    except (SandboxUnavailable, ConfigError) as e:
+        raise _fail(str(e), 2) from None
+    except RefereeError as e:
+        raise _fail(str(e), 1) from None
+    data = {"tasks": len(chosen), "split": split, "pass_at_1": result.pass_at_1,
+            "pass_at_k": result.pass_at_k, "infra_errors": result.infra_errors}  # fmt: skip
+    if as_json:
+        print(json.dumps(data))
+    else:
+        err.print(
+            f"{len(chosen)} {split} tasks: pass@1 {result.pass_at_1:.3f}"
+            + "".join(f", pass@{k} {v:.3f}" for k, v in result.pass_at_k.items())
+            + f"; {result.infra_errors} infra errors"
+        )
+
+
+@app.command()
 def demo() -> None:
     """Demonstrate the sandbox: real tasks verified, hostile programs contained."""
     from referee.demo import run_demo

@@ -3,14 +3,16 @@
 For a function ``f`` with validated bug-fix mutants, "its tests" are the stable tests of one test
 file whose name names it (``test_groupby*`` for ``groupby``). They are removed from the file
 (the starting state) and kept as the reference. The hidden mutants are the validated mutants of
-``f`` that the removed tests kill, so the reference scores 1 by construction; a task needs at
-least two. An *equivalent variant* of the original (a no-op statement added to ``f``: other
+``f`` that the removed tests kill *and the rest of the file does not*: the reference scores 1 and
+the starting state (an empty answer) 0 by construction, both checked in the sandbox; a task
+needs at least two such mutants. An *equivalent variant* of the original (a no-op statement added to ``f``: other
 source text, line numbers and bytecode, same behaviour) is also hidden: tests must pass on it
 too, which defeats tests that fingerprint the source instead of checking behaviour.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -138,7 +140,8 @@ def testgen_tasks(
             continue
         plans.append(_Plan(key, test_file, removed, killers, stripped, equivalent))
     # The reference tests must pass on the equivalent variant; the rest of the file, without
-    # them, must still pass on the original.
+    # them, must still pass on the original; and each mutant counts only if the rest of the file
+    # lets it through (otherwise an empty answer would already be rewarded for it).
     variants = []
     for plan in plans:
         path = plan.key.split("::", 1)[0]
@@ -150,6 +153,16 @@ def testgen_tasks(
                 id=f"rest|{plan.key}", files={plan.test_file: plan.stripped}, ids=[plan.test_file]
             )
         )
+        for m in plan.killers:
+            files = {m.candidate.path: m.candidate.broken[m.candidate.path]}
+            variants.append(
+                Variant(
+                    id=f"m|{plan.key}|{m.candidate.id}",
+                    files={**files, plan.test_file: plan.stripped},
+                    ids=[plan.test_file],
+                    first_failure=True,
+                )
+            )
     t0 = time.perf_counter()
     got, _ = (
         run_variants(
@@ -178,6 +191,20 @@ def testgen_tasks(
             rejected["remaining tests fail without the removed ones"] += 1
             continue
         ignored = sorted(t for t in baseline.excluded if t.startswith(plan.test_file + "::"))
+        survivors = []
+        for m in plan.killers:
+            run = got.get(f"m|{plan.key}|{m.candidate.id}")
+            if run is None or run.timed_out:
+                continue  # unknown: not a mutant an empty answer is known to let through
+            caught = any(
+                r.status != "passed" for t, r in run.results.items() if t not in baseline.excluded
+            )
+            if not caught and run.results:
+                survivors.append(m)
+        if len(survivors) < MIN_MUTANTS:
+            rejected[f"fewer than {MIN_MUTANTS} mutants left uncaught by the rest of the file"] += 1
+            continue
+        plan = dataclasses.replace(plan, killers=survivors)
         tasks.append(_task(ref, plan, ignored, seed, heldout_fraction, split_by))
     return tasks, len(by_function), rejected
 

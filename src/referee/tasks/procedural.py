@@ -10,7 +10,12 @@ Families:
 
 * ``list-pipeline``: filter, map and reduce steps over a list of integers;
 * ``string-pipeline``: a chain of string transformations;
-* ``recurrence``: the n-th term of a linear recurrence modulo m.
+* ``recurrence``: the n-th term of a linear recurrence modulo m;
+* ``list-ops``: one to three filter or map steps and a reduction over a short list, with small
+  values and the steps' boundary values among the test inputs (so an off-by-one comparison is
+  caught), and a *structure* unit (the kinds of the steps, without their constants) for held-out
+  splits: a held-out task's composition of steps was never seen in training. Built for the
+  training experiments (``referee train``): short enough for a model trained on a CPU.
 
 >>> t = generate("list-pipeline", difficulty=0.5, seed=7)
 >>> t.id, t.payload["entry_point"], t.split
@@ -39,6 +44,7 @@ class _Spec:
     body: str
     inputs: list[list[Any]]
     features: dict[str, float]
+    unit: str | None = None  # the source unit for held-out splits (None: the task itself)
 
 
 # ---- list pipeline ---------------------------------------------------------------------------
@@ -184,10 +190,68 @@ def _recurrence(rng: random.Random, difficulty: float) -> _Spec:
     )
 
 
+# ---- list ops --------------------------------------------------------------------------------
+# (kind, wording, code); kinds name the structure, constants k vary within it.
+_OPS: list[tuple[str, str, Callable[[int], str]]] = [
+    ("even", "keep the even numbers", lambda k: "xs = [x for x in xs if x % 2 == 0]"),
+    ("odd", "keep the odd numbers", lambda k: "xs = [x for x in xs if x % 2 != 0]"),
+    ("gt", "keep the numbers greater than {k}", lambda k: f"xs = [x for x in xs if x > {k}]"),
+    ("lt", "keep the numbers less than {k}", lambda k: f"xs = [x for x in xs if x < {k}]"),
+    ("nonneg", "drop the negative numbers", lambda k: "xs = [x for x in xs if x >= 0]"),
+    ("mul", "multiply each number by {k}", lambda k: f"xs = [x * {k} for x in xs]"),
+    ("add", "add {k} to each number", lambda k: f"xs = [x + {k} for x in xs]"),
+    ("sub", "subtract {k} from each number", lambda k: f"xs = [x - {k} for x in xs]"),
+    ("abs", "replace each number by its absolute value", lambda k: "xs = [abs(x) for x in xs]"),
+    ("neg", "negate each number", lambda k: "xs = [-x for x in xs]"),
+]
+_OP_REDUCES: list[tuple[str, str, str]] = [
+    ("sum", "return their sum", "return sum(xs)"),
+    ("count", "return how many are left", "return len(xs)"),
+    ("max", "return the largest, or 0 if none is left", "return max(xs) if xs else 0"),
+    ("min", "return the smallest, or 0 if none is left", "return min(xs) if xs else 0"),
+    ("desc", "return them sorted in descending order", "return sorted(xs, reverse=True)"),
+    ("asc", "return them sorted in ascending order", "return sorted(xs)"),
+]
+
+
+def _list_ops(rng: random.Random, difficulty: float) -> _Spec:
+    steps = 1 + round(difficulty * 2)
+    kinds, words, lines, thresholds = [], [], [], []
+    for _ in range(steps):
+        kind, text, code = rng.choice(_OPS)
+        k = rng.randint(1, 6)
+        kinds.append(kind)
+        words.append(text.format(k=k))
+        lines.append("    " + code(k))
+        if kind in ("gt", "lt"):
+            thresholds.append(k)
+    kind, text, code = rng.choice(_OP_REDUCES)
+    kinds.append(kind)
+    words.append(text)
+    inputs: list[list[Any]] = [
+        [[rng.randint(-9, 9) for _ in range(rng.randint(1, 8))]] for _ in range(16)
+    ]
+    # Every value near zero, in both orders and in small groups: whatever the steps before a
+    # comparison did to the values, its boundary is among them, so an off-by-one is caught.
+    near = list(range(-9, 10))
+    inputs += [[near], [near[::-1]], [[0]], [[]], [[-1, 0, 1]]]
+    inputs += [[[t - 1, t, t + 1]] for t in thresholds]
+    inputs += [[rng.sample(near, 5)] for _ in range(4)]
+    return _Spec(
+        signature="def solve(xs: list[int])",
+        description="Given a list of integers xs, " + "; then ".join(words) + ".",
+        body="\n".join(lines) + "\n    " + code + "\n",
+        inputs=inputs,
+        features={"steps": steps},
+        unit="list-ops:" + "-".join(kinds),
+    )
+
+
 FAMILIES: dict[str, Callable[[random.Random, float], _Spec]] = {
     "list-pipeline": _list_pipeline,
     "string-pipeline": _string_pipeline,
     "recurrence": _recurrence,
+    "list-ops": _list_ops,
 }
 
 
@@ -218,6 +282,7 @@ def generate(family: str, *, difficulty: float, seed: int, split: str = "train")
             generator=f"referee.tasks.procedural/{family}",
             seed=seed,
             versions={"family": VERSION},
+            unit=spec.unit,
         ),
     )
 

@@ -1,0 +1,103 @@
+"""Reading an answer out of what a model wrote: code for function tasks, a diff for patches.
+
+Models answer in many shapes: a fenced block, the raw body, the whole function again with its
+signature, a module with helpers. The function verifier takes a *completion*, the text that
+continues the task's code prompt (``code_prompt + completion`` is the program), so
+:func:`to_completion` turns each shape into one:
+
+>>> prompt = "def solve(xs):\\n    'Sum them.'\\n"
+>>> to_completion(prompt, "    return sum(xs)\\n", "solve")       # a body: as it is
+'    return sum(xs)\\n'
+>>> to_completion(prompt, prompt + "    return sum(xs)\\n", "solve")   # the prompt repeated
+'    return sum(xs)\\n'
+>>> to_completion(prompt, "return sum(xs)", "solve")            # an unindented body
+'    return sum(xs)\\n'
+>>> to_completion(prompt, "def solve(xs):\\n    return sum(xs)\\n", "solve")[:11]
+'\\ndef solve('
+
+The last shape redefines the function after the prompt's own definition (whose body is its
+docstring, so the prompt alone is valid Python): the later definition wins, exactly as if the
+model had written the body.
+
+>>> extract_code("Here:\\n```python\\nprint(1)\\n```\\nDone.")
+'print(1)\\n'
+>>> extract_diff("```diff\\n--- a/x.py\\n+++ b/x.py\\n@@ -1 +1 @@\\n-a\\n+b\\n```")[:9]
+'--- a/x.p'
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["extract_code", "extract_diff", "message_text", "to_completion"]
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
+_DIFF_START = re.compile(r"^(?:diff --git |--- )", re.M)
+
+
+def message_text(message: dict[str, object]) -> str:
+    """An assistant message's text; ``content`` may be a string, None or a list of parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # [{"type": "text", "text": ...}, ...]
+        return "".join(
+            str(p.get("text", "")) for p in content if isinstance(p, dict) and "text" in p
+        )
+    return ""
+
+
+def extract_code(text: str, *, require_fence: bool = False) -> str | None:
+    """The last ```python (or bare ```) block of ``text``; else the text, or None if required.
+
+    The *last* block, because models that reason first tend to put the final version last. An
+    unterminated block (the completion ran out of tokens) counts up to the end.
+    """
+    blocks: list[tuple[str, str]] = [(m[1].lower(), m[2]) for m in _FENCE.finditer(text)]
+    python = [b for lang, b in blocks if lang in ("python", "py", "python3")]
+    bare = [b for lang, b in blocks if lang == ""]
+    chosen = python or bare
+    if chosen:
+        return chosen[-1]
+    return None if require_fence else text
+
+
+def extract_diff(text: str) -> str | None:
+    """A unified diff in ``text``: a ```diff/```patch block, or from the first header on.
+
+    None when there is no ``---``/``+++``/``@@`` structure at all.
+    """
+    for m in _FENCE.finditer(text):
+        lang, body = m[1], m[2]
+        if lang.lower() in ("diff", "patch", "") and _looks_like_diff(body):
+            return body if body.endswith("\n") else body + "\n"
+    start = _DIFF_START.search(text)
+    if start and _looks_like_diff(text[start.start() :]):
+        body = text[start.start() :]
+        return body if body.endswith("\n") else body + "\n"
+    return None
+
+
+def _looks_like_diff(text: str) -> bool:
+    return bool(
+        re.search(r"^--- ", text, re.M)
+        and re.search(r"^\+\+\+ ", text, re.M)
+        and re.search(r"^@@ ", text, re.M)
+    )
+
+
+def to_completion(code_prompt: str, code: str, entry_point: str) -> str:
+    """The completion (text after ``code_prompt``) that ``code`` stands for; see the module."""
+    if code.startswith(code_prompt):
+        return code[len(code_prompt) :]
+    stripped = code.strip("\n")
+    if code_prompt.strip() and stripped.startswith(code_prompt.strip()):
+        return stripped[len(code_prompt.strip()) :].lstrip("\n") + "\n"
+    if re.search(rf"^(?:async\s+)?def\s+{re.escape(entry_point)}\s*\(", code, re.M):
+        return "\n" + code if code.endswith("\n") else "\n" + code + "\n"
+    lines = stripped.splitlines()
+    first = next((ln for ln in lines if ln.strip()), "")
+    if first and not first[0].isspace():
+        # A body written flush left: it belongs inside the function.
+        return "".join(f"    {ln}\n" if ln.strip() else "\n" for ln in lines)
+    return code if code.endswith("\n") else code + "\n"

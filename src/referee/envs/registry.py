@@ -1,0 +1,72 @@
+"""Environments by name: ``make_env("code")``, and ``register_env`` for your own.
+
+>>> from referee.envs import make_env, env_names
+>>> "code" in env_names() and "code-single" in env_names()
+True
+>>> make_env("code-single").single_turn                          # doctest: +SKIP
+True
+
+Names: ``"code"`` is :class:`~referee.envs.code.CodeEnv` choosing per task (single-turn for
+function tasks, multi-turn with tools for repository tasks; pass ``single_turn=False`` for tools
+on function tasks too); ``"code-single"`` is always single-turn. Keyword arguments go to the
+constructor (``runtime=``, ``limits=``, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from referee.envs.base import Environment
+from referee.errors import ConfigError
+
+__all__ = ["env_names", "make_env", "register_env"]
+
+EnvFactory = Callable[..., Environment]
+_REGISTRY: dict[str, EnvFactory] = {}
+
+
+def register_env(name: str, factory: EnvFactory, *, replace: bool = False) -> None:
+    """Make ``make_env(name, **kw)`` call ``factory(**kw)``."""
+    if not name or not isinstance(name, str):
+        raise ConfigError("an environment name must be a non-empty string")
+    if name in _REGISTRY and not replace:
+        raise ConfigError(
+            f"an environment named {name!r} is registered already; pass replace=True to override"
+        )
+    _REGISTRY[name] = factory
+
+
+def env_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def make_env(name: str, **kwargs: Any) -> Environment:
+    """A new environment of the kind ``name``, with ``kwargs`` for its constructor."""
+    try:
+        factory = _REGISTRY[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown environment {name!r}; available: {', '.join(env_names())} "
+            "(register others with referee.envs.register_env)"
+        ) from None
+    return factory(**kwargs)
+
+
+def _code(**kwargs: Any) -> Environment:
+    from referee.envs.code import CodeEnv
+
+    kwargs.setdefault("single_turn", None)
+    return CodeEnv(**kwargs)
+
+
+def _code_single(**kwargs: Any) -> Environment:
+    from referee.envs.code import CodeEnv
+
+    if kwargs.pop("single_turn", True) is not True:
+        raise ConfigError("'code-single' is single-turn; use make_env('code') for tools")
+    return CodeEnv(single_turn=True, **kwargs)
+
+
+register_env("code", _code)
+register_env("code-single", _code_single)

@@ -1,0 +1,73 @@
+"""``policy_from_spec``: a policy from one command-line string.
+
+Accepted forms::
+
+    openai:http://host:8000/v1#MODEL    an OpenAI-compatible server (vLLM, SGLang...) and the
+                                        served model's name; the key, if any, from OPENAI_API_KEY
+    local:PATH[#DEVICE]                 a transformers model folder (or hub id), on DEVICE (cpu)
+    scripted:TEXT                       answers TEXT on every turn (smoke tests)
+    scripted:@FILE.json                 a JSON list of replies, one per turn (text or messages)
+
+>>> policy_from_spec("scripted:42").name
+'scripted'
+>>> policy_from_spec("openai:http://localhost:8000/v1#qwen").url
+'http://localhost:8000/v1/chat/completions'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from referee.errors import ConfigError
+from referee.policy.base import Policy
+
+__all__ = ["FORMS", "policy_from_spec"]
+
+FORMS = (
+    "openai:http://HOST:PORT/v1#MODEL",
+    "local:PATH[#DEVICE]",
+    "scripted:TEXT",
+    "scripted:@FILE.json",
+)
+
+
+def _bad(spec: str, why: str) -> ConfigError:
+    return ConfigError(f"policy spec {spec!r}: {why}; accepted forms: {', '.join(FORMS)}")
+
+
+def policy_from_spec(spec: str) -> Policy:
+    """Build the policy that ``spec`` names (see the module docstring for the forms)."""
+    kind, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise _bad(spec, "expected KIND:VALUE")
+    if kind == "openai":
+        url, _, model = rest.partition("#")
+        if not model:
+            raise _bad(spec, "the model's name is missing after '#'")
+        from referee.policy.openai_compat import OpenAIPolicy
+
+        return OpenAIPolicy(url, model, api_key=os.environ.get("OPENAI_API_KEY") or None)
+    if kind == "local":
+        path, _, device = rest.partition("#")
+        from referee.policy.local import TransformersPolicy  # imports torch: only when asked
+
+        return TransformersPolicy(path, device=device or "cpu")
+    if kind == "scripted":
+        from referee.policy.scripted import Reply, ScriptedPolicy
+
+        if not rest.startswith("@"):
+            return ScriptedPolicy(lambda messages, tools: rest)
+        file = Path(rest[1:])
+        try:
+            replies = json.loads(file.read_text())
+        except (OSError, ValueError) as e:
+            raise _bad(spec, f"cannot read a JSON list from {file}: {e}") from e
+        if not isinstance(replies, list) or not replies:
+            raise _bad(spec, f"{file} must hold a non-empty JSON list of replies")
+        if not all(isinstance(r, str | dict) for r in replies):
+            raise _bad(spec, f"each reply in {file} must be a string or a message object")
+        script: list[Reply] = list(replies)
+        return ScriptedPolicy(script)
+    raise _bad(spec, f"unknown kind {kind!r}")

@@ -1,0 +1,379 @@
+"""The embedded experiment behind ``referee train``: does RL beat imitation of an imperfect
+demonstrator, on held-out tasks, on a CPU?
+
+1. **Tasks**: ``list-ops`` tasks (:mod:`referee.tasks.procedural`), split by structure (the
+   kinds of the steps): a held-out task's composition was never trained on. Their tests are
+   recorded by running the reference in the sandbox.
+2. **Model**: a tokenizer trained on the training tasks' texts and a small Llama, both made
+   here (:mod:`referee.train.tiny`), or any local path / hub id given.
+3. **Supervised fine-tuning** (TRL ``SFTTrainer``, completion-only loss) on the
+   :class:`~referee.train.demonstrator.Demonstrator`'s solutions: imperfect, with systematic
+   misconceptions in a fixed share of them.
+4. **GRPO** (TRL ``GRPOTrainer``) from the fine-tuned model: rewards from the sandboxed
+   verifier, tasks chosen by the curriculum (or uniformly), zero-variance groups counted.
+5. **Control**: fine-tuning continued from the same checkpoint on the same demonstrations for
+   the same wall time as GRPO took: what imitation reaches with RL's extra time.
+6. **Evaluation**: greedy held-out pass@1 before fine-tuning, after it, after GRPO and for the
+   control, with paired per-task tests; training reward beside them.
+
+Everything lands in the run folder: config, models, the GRPO trajectories, metrics per step,
+the results.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from referee.tasks.model import Task
+from referee.tasks.procedural import generate
+from referee.tasks.split import assign_split
+from referee.train.demonstrator import Demonstrator
+from referee.train.tiny import TinyConfig
+
+__all__ = ["TrainConfig", "prepare_tasks", "run_experiment"]
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    seed: int = 0
+    run_dir: str = "runs/train"
+    # tasks
+    tasks: int = 3000
+    heldout_fraction: float = 0.2
+    eval_tasks: int = 256
+    # demonstrations
+    demo_share: float = 0.65
+    # model: None builds the tiny model here (sized by ``tiny``); else a local path or hub id
+    model: str | None = None
+    tiny: TinyConfig = TinyConfig()
+    # supervised fine-tuning
+    sft_steps: int = 300
+    sft_batch: int = 64
+    sft_lr: float = 3e-3
+    # GRPO
+    rl_steps: int = 60
+    rl_prompts: int = 8  # tasks per step
+    group_size: int = 8
+    rl_lr: float = 1e-4
+    temperature: float = 1.0
+    max_completion_tokens: int = 72
+    sampler: str = "curriculum"  # or "uniform"
+    # evaluation
+    eval_every: int = 0  # held-out pass@1 every N GRPO steps (0: only at the end)
+    control: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def prepare_tasks(cfg: TrainConfig, sandbox: Any) -> tuple[list[Task], list[Task]]:
+    """Generate, split by structure and record the tasks; returns (train, held-out)."""
+    from referee.verify.record import record_function_tasks
+
+    drafts = []
+    for i in range(cfg.tasks):
+        t = generate("list-ops", difficulty=(i % 3) / 2, seed=cfg.seed * 1_000_003 + i)
+        split = assign_split(t.provenance.unit or t.id, cfg.heldout_fraction)
+        drafts.append(t.model_copy(update={"split": split}))
+    recorded = record_function_tasks(sandbox, drafts)
+    train = [t for t in recorded if t.split == "train"]
+    heldout = [t for t in recorded if t.split == "heldout"]
+    random.Random(cfg.seed).shuffle(heldout)
+    return train, heldout[: cfg.eval_tasks]
+
+
+class _Timer:
+    def __init__(self) -> None:
+        self.times: dict[str, float] = {}
+
+    def lap(self, name: str, t0: float) -> None:
+        self.times[name] = round(time.perf_counter() - t0, 2)
+
+
+def _sft(
+    model: Any, tokenizer: Any, rows: list[dict[str, str]], cfg: TrainConfig, out: Path,
+    *, steps: int, time_budget_s: float | None = None, seed: int = 0,
+) -> dict[str, Any]:  # fmt: skip
+    from datasets import Dataset
+    from transformers import TrainerCallback
+    from trl import SFTConfig, SFTTrainer
+
+    class Budget(TrainerCallback):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.t0 = time.perf_counter()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> Any:
+            if time_budget_s is not None and time.perf_counter() - self.t0 >= time_budget_s:
+                control.should_training_stop = True
+            return control
+
+    args = SFTConfig(
+        output_dir=str(out),
+        max_steps=steps,
+        per_device_train_batch_size=cfg.sft_batch,
+        learning_rate=cfg.sft_lr,
+        lr_scheduler_type="cosine",
+        warmup_steps=min(20, steps // 10),
+        weight_decay=0.0,
+        logging_steps=25,
+        save_strategy="no",
+        report_to="none",
+        use_cpu=True,
+        bf16=False,
+        seed=seed,
+        completion_only_loss=True,
+        max_length=192,
+        dataloader_num_workers=0,
+        disable_tqdm=True,
+    )
+    trainer = SFTTrainer(
+        model=model,
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        callbacks=[Budget()],
+    )
+    t0 = time.perf_counter()
+    trainer.train()
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    return {
+        "steps": trainer.state.global_step,
+        "wall_s": round(time.perf_counter() - t0, 2),
+        "loss_first": losses[0] if losses else None,
+        "loss_last": losses[-1] if losses else None,
+    }
+
+
+def _grpo(
+    model: Any, tokenizer: Any, train: list[Task], heldout: list[Task], verifier: Any,
+    cfg: TrainConfig, run: Path, log: Log, heldout_eval: Callable[[Any, str], Any],
+) -> dict[str, Any]:  # fmt: skip
+    from transformers import TrainerCallback
+    from trl import GRPOConfig
+
+    from referee.tasks.curriculum import Curriculum, CurriculumConfig, Group
+    from referee.tasks.sampler import TrainingSampler
+    from referee.train.grpo import CurriculumGRPOTrainer
+    from referee.train.trl_adapter import reward_function, tasks_dataset
+
+    index = {t.id: i for i, t in enumerate(train)}
+    mode = CurriculumConfig() if cfg.sampler == "curriculum" else CurriculumConfig.uniform()
+    # The held-out tasks are given to the sampler too, so that it knows (and refuses) them.
+    sampler = TrainingSampler(
+        [*train, *heldout],
+        curriculum=Curriculum([t.id for t in train], mode, seed=cfg.seed),
+    )
+
+    def choose(n: int) -> list[int]:
+        return [index[t.id] for t in sampler.sample(n)]
+
+    curve: list[dict[str, Any]] = []
+    rewards: list[float] = []
+    zero_variance: list[float] = []
+    store = (run / "trajectories.jsonl").open("a")
+
+    def on_verdicts(batch: list[Task], texts: list[str], verdicts: list[Any]) -> None:
+        step = len(rewards)
+        good = [v.reward for v in verdicts if not v.infra_error]
+        rewards.append(sum(good) / max(1, len(good)))
+        groups: dict[str, list[float | None]] = {}
+        for t, v in zip(batch, verdicts, strict=True):
+            groups.setdefault(t.id, []).append(None if v.infra_error else v.reward)
+        report = sampler.observe([Group(k, r) for k, r in groups.items()], step=step)
+        zero_variance.append(report.n_dropped / max(1, len(groups)))
+        for t, c, v in zip(batch, texts, verdicts, strict=True):
+            store.write(
+                json.dumps(
+                    {"step": step, "task_id": t.id, "completion": c, "reward": v.reward,
+                     "passed": v.passed, "infra_error": v.infra_error}
+                ) + "\n"
+            )  # fmt: skip
+        store.flush()
+
+    class Curve(TrainerCallback):  # type: ignore[misc]
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> Any:
+            if cfg.eval_every and state.global_step % cfg.eval_every == 0:
+                res = heldout_eval(kw["model"], f"rl-step{state.global_step}")
+                curve.append({"step": state.global_step, "heldout_pass_at_1": res.pass_at_1})
+            return control
+
+    reward = reward_function(verifier, train, on_verdicts=on_verdicts)
+    args = GRPOConfig(
+        output_dir=str(run / "rl"),
+        max_steps=cfg.rl_steps,
+        per_device_train_batch_size=cfg.rl_prompts * cfg.group_size,
+        num_generations=cfg.group_size,
+        max_completion_length=cfg.max_completion_tokens,
+        temperature=cfg.temperature,
+        learning_rate=cfg.rl_lr,
+        lr_scheduler_type="constant",
+        warmup_steps=0,
+        beta=0.0,
+        logging_steps=1,
+        save_strategy="no",
+        report_to="none",
+        use_cpu=True,
+        bf16=False,
+        seed=cfg.seed,
+        dataloader_num_workers=0,
+        disable_tqdm=True,
+    )
+    trainer = CurriculumGRPOTrainer(
+        model=model,
+        reward_funcs=[reward],
+        args=args,
+        train_dataset=tasks_dataset(train),
+        processing_class=tokenizer,
+        callbacks=[Curve()],
+        choose=choose,
+    )
+    t0 = time.perf_counter()
+    try:
+        trainer.train()
+    finally:
+        store.close()
+    wall = time.perf_counter() - t0
+    history = [h for h in trainer.state.log_history if "reward" in h]
+    zero_std = [h.get("frac_reward_zero_std", 0.0) for h in history]
+    (run / "rl_metrics.jsonl").write_text("".join(json.dumps(h) + "\n" for h in history))
+    return {
+        "steps": trainer.state.global_step,
+        "wall_s": round(wall, 2),
+        "train_reward_first": rewards[0] if rewards else None,
+        "train_reward_last": sum(rewards[-5:]) / len(rewards[-5:]) if rewards else None,
+        "train_reward_per_step": [round(r, 4) for r in rewards],
+        "frac_zero_std_mean": sum(zero_std) / len(zero_std) if zero_std else None,
+        "zero_variance_groups_mean": sum(zero_variance) / max(1, len(zero_variance)),
+        "curriculum": sampler.curriculum.summary(),
+        "never_solved": len(sampler.curriculum.never_solved(min_attempts=16)),
+        "curve": curve,
+    }
+
+
+def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
+    """Run the whole experiment (see the module docstring); returns the results dict."""
+    import torch
+
+    torch.set_num_threads(1)  # two threads on two shared cores were 10-30x slower here
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from referee.train.evaluate import evaluate
+    from referee.train.stats import paired_test
+    from referee.train.tiny import tiny_model, train_tokenizer
+    from referee.verify.function import FunctionVerifier, harness_sandbox
+
+    run = Path(cfg.run_dir)
+    run.mkdir(parents=True, exist_ok=True)
+    (run / "config.json").write_text(json.dumps(asdict(cfg), indent=1))
+    timer = _Timer()
+    sandbox = harness_sandbox()
+    verifier = FunctionVerifier(sandbox)
+    try:
+        t0 = time.perf_counter()
+        train, heldout = prepare_tasks(cfg, sandbox)
+        timer.lap("tasks", t0)
+        log(f"tasks: {len(train)} train, {len(heldout)} held-out for evaluation")
+
+        demo = Demonstrator(share=cfg.demo_share)
+        rows = [
+            {"prompt": t.payload["code_prompt"], "completion": demo.solve(t)} for t in train
+        ]
+        t0 = time.perf_counter()
+        probe = random.Random(cfg.seed).sample(range(len(train)), min(400, len(train)))
+        demo_verdicts = verifier.verify_many([(train[i], rows[i]["completion"]) for i in probe])
+        demo_pass = sum(v.passed for v in demo_verdicts) / len(demo_verdicts)
+        timer.lap("demo_check", t0)
+        log(f"demonstrations: {demo_pass:.1%} of a sample of {len(probe)} pass their tests")
+
+        if cfg.model is None:
+            texts = [r["prompt"] + r["completion"] for r in rows]
+            texts += [t.payload["code_prompt"] + t.hidden["reference"] for t in train[:200]]
+            tokenizer = train_tokenizer(texts)
+            model = tiny_model(tokenizer, cfg.tiny, seed=cfg.seed)
+        else:
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(cfg.model)
+            model = AutoModelForCausalLM.from_pretrained(cfg.model)
+
+        def heldout_eval(m: Any, name: str) -> Any:
+            t = time.perf_counter()
+            res = evaluate(m, tokenizer, heldout, verifier, max_new_tokens=cfg.max_completion_tokens)
+            timer.lap(f"eval_{name}", t)
+            log(f"held-out pass@1 {name}: {res.pass_at_1:.3f}")
+            return res
+
+        before = heldout_eval(model, "before")
+        t0 = time.perf_counter()
+        sft_stats = _sft(model, tokenizer, rows, cfg, run / "sft", steps=cfg.sft_steps, seed=cfg.seed)
+        timer.lap("sft", t0)
+        log(f"fine-tuning: {sft_stats}")
+        model.save_pretrained(run / "model-sft")
+        tokenizer.save_pretrained(run / "model-sft")
+        sft = heldout_eval(model, "sft")
+
+        t0 = time.perf_counter()
+        rl_stats = _grpo(model, tokenizer, train, heldout, verifier, cfg, run, log, heldout_eval)
+        timer.lap("rl", t0)
+        model.save_pretrained(run / "model-rl")
+        tokenizer.save_pretrained(run / "model-rl")
+        rl = heldout_eval(model, "rl")
+
+        control = None
+        control_stats: dict[str, Any] = {}
+        if cfg.control:
+            from transformers import AutoModelForCausalLM
+
+            base = AutoModelForCausalLM.from_pretrained(run / "model-sft")
+            t0 = time.perf_counter()
+            control_stats = _sft(
+                base, tokenizer, rows, cfg, run / "control",
+                steps=10**6, time_budget_s=rl_stats["wall_s"], seed=cfg.seed + 1,
+            )  # fmt: skip
+            timer.lap("control", t0)
+            log(f"control (fine-tuning for GRPO's wall time): {control_stats}")
+            base.save_pretrained(run / "model-control")
+            control = heldout_eval(base, "control")
+
+        results: dict[str, Any] = {
+            "run_dir": str(run),
+            "train_tasks": len(train),
+            "heldout_tasks": len(heldout),
+            "demo_pass_rate": round(demo_pass, 4),
+            "heldout_before": before.pass_at_1,
+            "heldout_sft": sft.pass_at_1,
+            "heldout_rl": rl.pass_at_1,
+            "heldout_sft_control": control.pass_at_1 if control else None,
+            "train_reward": rl_stats["train_reward_last"],
+            "sft": sft_stats,
+            "rl": rl_stats,
+            "control": control_stats,
+            "paired": {
+                "rl_vs_sft": asdict(paired_test(rl.passed, sft.passed)),
+                **(
+                    {"rl_vs_control": asdict(paired_test(rl.passed, control.passed))}
+                    if control
+                    else {}
+                ),
+            },
+            "times": timer.times,
+        }
+        per_task = {
+            "task_ids": sft.task_ids,
+            "before": before.passed,
+            "sft": sft.passed,
+            "rl": rl.passed,
+            "control": control.passed if control else None,
+        }
+        (run / "heldout_per_task.json").write_text(json.dumps(per_task))
+        (run / "results.json").write_text(json.dumps(results, indent=1))
+        return results
+    finally:
+        verifier.close()
+        sandbox.close()

@@ -1,0 +1,127 @@
+"""Held-out evaluation of a local model on function tasks: generate, verify in the sandbox, score.
+
+The model continues each task's ``payload.code_prompt`` (the signature and docstring); the
+completion is judged by :class:`~referee.verify.FunctionVerifier` in the sandbox, like any
+other solution. ``pass@1`` is greedy (one deterministic answer per task, so two checkpoints
+compare task by task); with ``samples > 1`` the completions are sampled and pass@k is the
+unbiased estimator over them.
+
+>>> result = evaluate(model, tokenizer, heldout, verifier)      # doctest: +SKIP
+>>> result.pass_at_1, len(result.passed)                          # doctest: +SKIP
+(0.62, 256)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from referee.tasks.model import Task
+from referee.train.stats import pass_at_k
+from referee.verify.function import FunctionVerifier
+
+__all__ = ["EvalResult", "evaluate", "generate_completions"]
+
+
+@dataclass
+class EvalResult:
+    task_ids: list[str]
+    passed: list[bool]  # greedy, per task
+    rewards: list[float]  # the verifier's partial credit of the greedy answer
+    pass_at_k: dict[int, float] = field(default_factory=dict)  # from sampled completions
+    infra_errors: int = 0
+    completions: list[str] = field(default_factory=list)
+
+    @property
+    def pass_at_1(self) -> float:
+        return sum(self.passed) / len(self.passed) if self.passed else 0.0
+
+
+def generate_completions(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    *,
+    max_new_tokens: int = 96,
+    temperature: float = 0.0,
+    num_return_sequences: int = 1,
+    batch_size: int = 64,
+    seed: int = 0,
+) -> list[list[str]]:
+    """For each prompt, ``num_return_sequences`` completions (special tokens removed)."""
+    import torch
+
+    out: list[list[str]] = []
+    was_training = model.training
+    model.eval()
+    torch.manual_seed(seed)
+    try:
+        for i in range(0, len(prompts), batch_size):
+            chunk = list(prompts[i : i + batch_size])
+            enc = tokenizer(chunk, return_tensors="pt", padding=True)
+            with torch.no_grad():
+                gen = model.generate(
+                    **enc,
+                    max_new_tokens=max_new_tokens,
+                    do_sample=temperature > 0,
+                    temperature=temperature if temperature > 0 else None,
+                    top_p=None,
+                    top_k=None,
+                    num_return_sequences=num_return_sequences,
+                    pad_token_id=tokenizer.pad_token_id,
+                    eos_token_id=tokenizer.eos_token_id,
+                )
+            texts = tokenizer.batch_decode(
+                gen[:, enc["input_ids"].shape[1] :], skip_special_tokens=True
+            )
+            for j in range(len(chunk)):
+                out.append(texts[j * num_return_sequences : (j + 1) * num_return_sequences])
+    finally:
+        model.train(was_training)
+    return out
+
+
+def evaluate(
+    model: Any,
+    tokenizer: Any,
+    tasks: Sequence[Task],
+    verifier: FunctionVerifier,
+    *,
+    samples: int = 0,
+    ks: Sequence[int] = (1, 4, 8),
+    temperature: float = 1.0,
+    max_new_tokens: int = 96,
+    seed: int = 0,
+) -> EvalResult:
+    """Greedy pass@1 on ``tasks`` and, with ``samples``, sampled pass@k for each k in ``ks``."""
+    prompts = [t.payload["code_prompt"] for t in tasks]
+    greedy = [c[0] for c in generate_completions(model, tokenizer, prompts, max_new_tokens=max_new_tokens)]
+    verdicts = verifier.verify_many(list(zip(tasks, greedy, strict=True)))
+    result = EvalResult(
+        task_ids=[t.id for t in tasks],
+        passed=[v.passed for v in verdicts],
+        rewards=[v.reward for v in verdicts],
+        infra_errors=sum(v.infra_error is not None for v in verdicts),
+        completions=greedy,
+    )
+    if samples:
+        sampled = generate_completions(
+            model,
+            tokenizer,
+            prompts,
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            num_return_sequences=samples,
+            seed=seed,
+        )
+        pairs = [(t, c) for t, cs in zip(tasks, sampled, strict=True) for c in cs]
+        flat = verifier.verify_many(pairs)
+        result.infra_errors += sum(v.infra_error is not None for v in flat)
+        correct = [
+            sum(v.passed for v in flat[i * samples : (i + 1) * samples]) for i in range(len(tasks))
+        ]
+        for k in ks:
+            if k <= samples:
+                result.pass_at_k[k] = sum(pass_at_k(samples, c, k) for c in correct) / len(tasks)
+    return result

@@ -1,0 +1,58 @@
+"""The results table of ``referee train``: held-out pass@1 at each stage, with the paired tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+__all__ = ["results_table"]
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def results_table(results: dict[str, Any]) -> Table:
+    n = results.get("heldout_tasks", 0)
+    table = Table(
+        "stage",
+        f"held-out pass@1 ({n} tasks)",
+        "vs RL (paired, exact McNemar)",
+        "wall s",
+        title="referee train: " + str(results.get("run_dir", "")),
+    )
+    paired = results.get("paired", {})
+
+    def versus(key: str) -> str:
+        p = paired.get(key)
+        if not p:
+            return ""
+        return (
+            f"RL {p['a_only']} better / {p['b_only']} worse, "
+            f"diff {100 * p['diff']:+.1f} pts [{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}], "
+            f"p={p['p_value']:.3g}"
+        )
+
+    times = results.get("times", {})
+    table.add_row("before fine-tuning", _pct(results.get("heldout_before")), "", "")
+    table.add_row(
+        "after fine-tuning (imperfect demos)",
+        _pct(results.get("heldout_sft")),
+        versus("rl_vs_sft"),
+        str(times.get("sft", "")),
+    )
+    table.add_row(
+        f"after GRPO (train reward {results.get('train_reward') or 0:.3f})",
+        _pct(results.get("heldout_rl")),
+        "",
+        str(times.get("rl", "")),
+    )
+    if results.get("heldout_sft_control") is not None:
+        table.add_row(
+            "SFT-only control (GRPO's wall time)",
+            _pct(results.get("heldout_sft_control")),
+            versus("rl_vs_control"),
+            str(times.get("control", "")),
+        )
+    return table

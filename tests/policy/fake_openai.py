@@ -1,0 +1,170 @@
+"""A fake OpenAI-compatible chat server on 127.0.0.1, for the policy and end-to-end tests.
+
+Its behaviour is chosen by the request's ``model``:
+
+* ``echo``: answers ``echo: <last user text>`` with logprobs, token ids and usage, as vLLM does;
+* ``calc``: an agent for ``CalculatorEnv``: calls ``multiply`` with the two numbers of
+  the user's ``AxB``, then answers with the tool's result;
+* ``args-object``: a tool call whose arguments are an object, not JSON text;
+* ``flaky``: HTTP 500 on the first request, then as ``echo``; ``ratelimit``: 429 then ``echo``;
+* ``down``: always HTTP 503; ``bad-request``: HTTP 400; ``hang``: does not answer (until the
+  server stops); ``empty``: no choices; ``not-json``: a 200 whose body is not JSON.
+
+Every request body and its headers are kept in ``requests``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class FakeOpenAI:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.counts: Counter[str] = Counter()
+        self.release = threading.Event()
+        self._lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with fake._lock:
+                    fake.requests.append(body)
+                    fake.headers.append(dict(self.headers))
+                    fake.counts[body.get("model", "")] += 1
+                    n = fake.counts[body.get("model", "")]
+                if self.path != "/v1/chat/completions":
+                    return self._send(404, {"error": {"message": f"no route {self.path}"}})
+                status, payload, extra = fake.answer(body, n)
+                self._send(status, payload, extra)
+
+            def _send(
+                self, status: int, payload: Any, headers: dict[str, str] | None = None
+            ) -> None:
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    pass  # the client gave up (a timeout test)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.server.handle_error = lambda *a: None  # type: ignore[method-assign]
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.headers.clear()
+            self.counts.clear()
+
+    # ---- behaviours ---------------------------------------------------------------------------
+
+    def answer(self, body: dict[str, Any], n: int) -> tuple[int, Any, dict[str, str]]:
+        model = body.get("model")
+        if model == "flaky" and n == 1:
+            return 500, {"error": {"message": "CUDA out of memory"}}, {}
+        if model == "ratelimit" and n == 1:
+            return 429, {"error": {"message": "slow down"}}, {"Retry-After": "0"}
+        if model == "down":
+            return 503, {"error": {"message": "loading"}}, {}
+        if model == "bad-request":
+            return 400, {"error": {"message": "unknown field return_token_ids"}}, {}
+        if model == "hang":
+            self.release.wait(30)
+            return 200, completion("too late", body), {}
+        if model == "empty":
+            return 200, {"id": "x", "choices": [], "usage": {}}, {}
+        if model == "not-json":
+            return 200, b"<html>a proxy page</html>", {}
+        if model == "calc":
+            return 200, calc(body), {}
+        if model == "args-object":
+            call = {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "multiply", "arguments": {"a": 2, "b": 3}},
+            }
+            return 200, completion(None, body, tool_calls=[call]), {}
+        last_user = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+        return 200, completion(f"echo: {last_user}", body), {}
+
+
+def completion(
+    content: str | None, body: dict[str, Any], tool_calls: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """A vLLM-shaped response: one 'token' per character of the text (or of the calls)."""
+    text = content if content is not None else json.dumps(tool_calls)
+    tokens = list(text)
+    prompt_ids = list(range(1, 1 + sum(len(str(m.get("content") or "")) for m in body["messages"])))
+    choice: dict[str, Any] = {
+        "index": 0,
+        "message": {"role": "assistant", "content": content, "tool_calls": tool_calls or []},
+        "finish_reason": "tool_calls" if tool_calls else "stop",
+        "stop_reason": None,
+    }
+    if body.get("logprobs"):
+        choice["logprobs"] = {
+            "content": [
+                {"token": t, "logprob": -0.01 * (i + 1), "bytes": None, "top_logprobs": []}
+                for i, t in enumerate(tokens)
+            ]
+        }
+    if body.get("return_token_ids"):
+        choice["token_ids"] = [ord(t) for t in tokens]
+    response: dict[str, Any] = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "model": body.get("model"),
+        "choices": [choice],
+        "usage": {
+            "prompt_tokens": len(prompt_ids),
+            "completion_tokens": len(tokens),
+            "total_tokens": len(prompt_ids) + len(tokens),
+        },
+    }
+    if body.get("return_token_ids"):
+        response["prompt_token_ids"] = prompt_ids
+    return response
+
+
+def calc(body: dict[str, Any]) -> dict[str, Any]:
+    messages = body["messages"]
+    if messages[-1]["role"] == "tool":
+        return completion(messages[-1]["content"], body)
+    user = next(m["content"] for m in reversed(messages) if m["role"] == "user")
+    a, b = re.search(r"(\d+)x(\d+)", user).groups()  # type: ignore[union-attr]
+    call = {
+        "id": f"call_{a}_{b}",
+        "type": "function",
+        "function": {"name": "multiply", "arguments": json.dumps({"a": int(a), "b": int(b)})},
+    }
+    return completion(None, body, tool_calls=[call])
