@@ -615,7 +615,9 @@ def train(
         str | None, typer.Option(help="A local path or hub id; default: a tiny model made here.")
     ] = None,
     sampler: Annotated[str, typer.Option(help="curriculum or uniform.")] = "curriculum",
-    tasks: Annotated[int, typer.Option(help="list-ops tasks to generate (train + held-out).")] = 3000,
+    tasks: Annotated[
+        int, typer.Option(help="list-ops tasks to generate (train + held-out).")
+    ] = 3000,
     eval_tasks: Annotated[int, typer.Option(help="Held-out tasks evaluated.")] = 256,
     eval_every: Annotated[int, typer.Option(help="Held-out pass@1 every N GRPO steps.")] = 0,
     demo_share: Annotated[

@@ -8,7 +8,16 @@ Its behaviour is chosen by the request's ``model``:
 * ``args-object``: a tool call whose arguments are an object, not JSON text;
 * ``flaky``: HTTP 500 on the first request, then as ``echo``; ``ratelimit``: 429 then ``echo``;
 * ``down``: always HTTP 503; ``bad-request``: HTTP 400; ``hang``: does not answer (until the
-  server stops); ``empty``: no choices; ``not-json``: a 200 whose body is not JSON.
+  server stops); ``empty``: no choices; ``not-json``: a 200 whose body is not JSON;
+* ``code-agent``: an agent for ``CodeEnv``'s tools on a function task: turn 1 calls
+  ``write_file(solution.py, ...)``, turn 2 calls ``run_python`` (the answer's ``probe``) and
+  ``run_tests`` in one message, turn 3 calls ``submit``;
+* ``code-single``: a single-turn answer, the solution in a ```python block.
+
+The code the two ``code-*`` modes write comes from ``code_answers``: the first entry whose key
+occurs in a user message of the request (a task's docstring, say) gives the whole
+``solution.py``; with none, ``code-agent`` answers in prose and ``code-single`` with a block
+that returns None (as it does for a seeded request whose seed is not in the answer's ``seeds``).
 
 Every request body and its headers are kept in ``requests``.
 """
@@ -19,13 +28,27 @@ import json
 import re
 import threading
 from collections import Counter
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+
+@dataclass(frozen=True)
+class CodeAnswer:
+    """What the ``code-*`` modes answer for one task: the whole ``solution.py``, and the
+    program ``code-agent`` runs with ``run_python`` to try it."""
+
+    solution: str
+    probe: str = "import solution\nprint('imported', solution.__name__)"
+    #: ``code-single`` only: the request seeds that get ``solution``; others get a block that
+    #: returns None. None: every request; a request without a seed (greedy) always gets it.
+    seeds: frozenset[int] | None = None
 
 
 class FakeOpenAI:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.code_answers: dict[str, CodeAnswer] = {}
         self.headers: list[dict[str, str]] = []
         self.counts: Counter[str] = Counter()
         self.release = threading.Event()
@@ -107,6 +130,16 @@ class FakeOpenAI:
             return 200, b"<html>a proxy page</html>", {}
         if model == "calc":
             return 200, calc(body), {}
+        if model == "code-agent":
+            return 200, code_agent(body, self._code_answer(body)), {}
+        if model == "code-single":
+            answer = self._code_answer(body)
+            seed = body.get("seed")
+            right = answer is not None and (
+                answer.seeds is None or seed is None or seed in answer.seeds
+            )
+            code = answer.solution if answer is not None and right else "    return None\n"
+            return 200, completion(f"Here is my solution:\n```python\n{code}```\n", body), {}
         if model == "args-object":
             call = {
                 "id": "c1",
@@ -116,6 +149,13 @@ class FakeOpenAI:
             return 200, completion(None, body, tool_calls=[call]), {}
         last_user = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
         return 200, completion(f"echo: {last_user}", body), {}
+
+    def _code_answer(self, body: dict[str, Any]) -> CodeAnswer | None:
+        users = [str(m.get("content") or "") for m in body["messages"] if m["role"] == "user"]
+        for key, answer in self.code_answers.items():
+            if any(key in text for text in users):
+                return answer
+        return None
 
 
 def completion(
@@ -168,3 +208,22 @@ def calc(body: dict[str, Any]) -> dict[str, Any]:
         "function": {"name": "multiply", "arguments": json.dumps({"a": int(a), "b": int(b)})},
     }
     return completion(None, body, tool_calls=[call])
+
+
+def code_agent(body: dict[str, Any], answer: CodeAnswer | None) -> dict[str, Any]:
+    """Write solution.py, try it (run_python and run_tests at once), submit: one step a turn."""
+    if answer is None:
+        return completion("I cannot solve this task.", body)
+    turn = sum(m["role"] == "assistant" for m in body["messages"])
+
+    def call(i: int, name: str, **args: Any) -> dict[str, Any]:
+        fn = {"name": name, "arguments": json.dumps(args)}
+        return {"id": f"call_{turn}_{i}", "type": "function", "function": fn}
+
+    if turn == 0:
+        calls = [call(0, "write_file", path="solution.py", content=answer.solution)]
+    elif turn == 1:
+        calls = [call(0, "run_python", code=answer.probe), call(1, "run_tests")]
+    else:
+        calls = [call(0, "submit")]
+    return completion(None, body, tool_calls=calls)

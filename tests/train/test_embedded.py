@@ -30,7 +30,13 @@ def small_run(tmp_path_factory):
 
 def test_the_run_reports_every_stage_and_writes_its_folder(small_run):
     run, results = small_run
-    for key in ("heldout_before", "heldout_sft", "heldout_rl", "heldout_sft_control", "train_reward"):
+    for key in (
+        "heldout_before",
+        "heldout_sft",
+        "heldout_rl",
+        "heldout_sft_control",
+        "train_reward",
+    ):
         assert 0.0 <= results[key] <= 1.0, key
     assert results["rl"]["steps"] == 3 and results["heldout_tasks"] == 24
     for name in ("config.json", "results.json", "heldout_per_task.json", "rl_metrics.jsonl"):
@@ -51,7 +57,7 @@ def test_grpo_really_updates_the_model(small_run):
 
 
 def test_rollouts_are_verified_training_tasks_only(small_run):
-    run, results = small_run
+    run, _ = small_run
     rows = [json.loads(x) for x in (run / "trajectories.jsonl").read_text().splitlines()]
     assert len(rows) == 3 * 2 * 4  # steps x tasks x group
     heldout = set(json.loads((run / "heldout_per_task.json").read_text())["task_ids"])

@@ -199,11 +199,21 @@ class Sandbox:
             return self._pool
 
     def workspace(self) -> Workspace:
-        """A new empty workspace for a multi-turn session (snapshot/restore for branching)."""
+        """A new empty workspace for a multi-turn session (snapshot/restore for branching).
+
+        It holds a sandbox uid until :meth:`Workspace.close` (or the end of its ``with``).
+        """
         if self._scratch is None:
             return Workspace.temporary()
-        uid = self.uids.acquire()
-        return Workspace(self._scratch.new_dir("session", uid), owner=uid, cleanup=True)
+        uids = self.uids
+        uid = uids.acquire()
+        try:
+            root = self._scratch.new_dir("session", uid)
+            # The uid goes back to the pool when the workspace is closed (once, however often).
+            return Workspace(root, owner=uid, cleanup=True, on_close=lambda: uids.release(uid))
+        except BaseException:
+            uids.release(uid)
+            raise
 
     def isolation(self) -> list[str]:
         """The layers a run gets on this machine, e.g. ``['bwrap', ..., 'cgroup-v1']``."""

@@ -22,7 +22,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,12 +52,22 @@ class Workspace:
 
     ``owner`` is the host uid (and gid) that sandboxed processes run as; files the host writes are
     given to it so that the program may change them, as it could with files it made itself.
+    ``on_close`` runs once, at the first :meth:`close` (``Sandbox.workspace`` passes the release of
+    the owner's sandbox uid); after it, ``owner`` is ``None``: the closed workspace owns no uid.
     """
 
-    def __init__(self, root: Path, *, owner: int | None = None, cleanup: bool = False) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        owner: int | None = None,
+        cleanup: bool = False,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
         self.root = Path(root)
         self.owner = owner
         self._cleanup = cleanup
+        self._on_close = on_close
         self.root.mkdir(parents=True, exist_ok=True)
         if owner is not None:
             os.chown(self.root, owner, owner)
@@ -224,8 +234,16 @@ class Workspace:
                 os.unlink(path)
 
     def close(self) -> None:
+        """Remove the directory (if this workspace made it) and run ``on_close``. Idempotent."""
         if self._cleanup:
             shutil.rmtree(self.root, ignore_errors=True)
+        on_close, self._on_close = self._on_close, None
+        if on_close is not None:
+            # What on_close gives back (Sandbox.workspace: the owner's uid) is no longer this
+            # workspace's, so a caller that still does ``uids.release(ws.owner)`` by hand
+            # cannot free that uid again once another holder has it.
+            self.owner = None
+            on_close()
 
     def __enter__(self) -> Workspace:
         return self

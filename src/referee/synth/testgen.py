@@ -5,9 +5,10 @@ file whose name names it (``test_groupby*`` for ``groupby``). They are removed f
 (the starting state) and kept as the reference. The hidden mutants are the validated mutants of
 ``f`` that the removed tests kill *and the rest of the file does not*: the reference scores 1 and
 the starting state (an empty answer) 0 by construction, both checked in the sandbox; a task
-needs at least two such mutants. An *equivalent variant* of the original (a no-op statement added to ``f``: other
-source text, line numbers and bytecode, same behaviour) is also hidden: tests must pass on it
-too, which defeats tests that fingerprint the source instead of checking behaviour.
+needs at least two such mutants. An *equivalent variant* of the original (a no-op statement
+added to ``f``: other source text, line numbers and bytecode, same behaviour) is also hidden:
+tests must pass on it too, which defeats tests that fingerprint the source instead of checking
+behaviour.
 """
 
 from __future__ import annotations

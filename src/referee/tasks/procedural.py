@@ -225,7 +225,7 @@ def _list_ops(rng: random.Random, difficulty: float) -> _Spec:
         lines.append("    " + code(k))
         if kind in ("gt", "lt"):
             thresholds.append(k)
-    kind, text, code = rng.choice(_OP_REDUCES)
+    kind, text, reduce = rng.choice(_OP_REDUCES)
     kinds.append(kind)
     words.append(text)
     inputs: list[list[Any]] = [
@@ -240,7 +240,7 @@ def _list_ops(rng: random.Random, difficulty: float) -> _Spec:
     return _Spec(
         signature="def solve(xs: list[int])",
         description="Given a list of integers xs, " + "; then ".join(words) + ".",
-        body="\n".join(lines) + "\n    " + code + "\n",
+        body="\n".join(lines) + "\n    " + reduce + "\n",
         inputs=inputs,
         features={"steps": steps},
         unit="list-ops:" + "-".join(kinds),

@@ -35,6 +35,7 @@ from referee.tasks.model import Task
 from referee.tasks.procedural import generate
 from referee.tasks.split import assign_split
 from referee.train.demonstrator import Demonstrator
+from referee.train.prompts import compact_prompt
 from referee.train.tiny import TinyConfig
 
 __all__ = ["TrainConfig", "prepare_tasks", "run_experiment"]
@@ -54,10 +55,10 @@ class TrainConfig:
     demo_share: float = 0.65
     # model: None builds the tiny model here (sized by ``tiny``); else a local path or hub id
     model: str | None = None
-    tiny: TinyConfig = TinyConfig()
+    tiny: TinyConfig = field(default_factory=TinyConfig)
     # supervised fine-tuning
     sft_steps: int = 300
-    sft_batch: int = 64
+    sft_batch: int = 32
     sft_lr: float = 3e-3
     # GRPO
     rl_steps: int = 60
@@ -67,6 +68,9 @@ class TrainConfig:
     temperature: float = 1.0
     max_completion_tokens: int = 72
     sampler: str = "curriculum"  # or "uniform"
+    #: "pass": 1 when every test passes, else 0 (what pass@1 measures); "partial": the share
+    #: of tests passed (the verifier's reward).
+    reward: str = "pass"
     # evaluation
     eval_every: int = 0  # held-out pass@1 every N GRPO steps (0: only at the end)
     control: bool = True
@@ -89,6 +93,10 @@ def prepare_tasks(cfg: TrainConfig, sandbox: Any) -> tuple[list[Task], list[Task
     return train, heldout[: cfg.eval_tasks]
 
 
+def _prompt(task: Task) -> str:
+    return compact_prompt(task.payload["code_prompt"])
+
+
 class _Timer:
     def __init__(self) -> None:
         self.times: dict[str, float] = {}
@@ -103,9 +111,10 @@ def _sft(
 ) -> dict[str, Any]:  # fmt: skip
     from datasets import Dataset
     from transformers import TrainerCallback
-    from trl import SFTConfig, SFTTrainer
+    from trl.trainer.sft_config import SFTConfig
+    from trl.trainer.sft_trainer import SFTTrainer
 
-    class Budget(TrainerCallback):  # type: ignore[misc]
+    class Budget(TrainerCallback):
         def __init__(self) -> None:
             self.t0 = time.perf_counter()
 
@@ -156,7 +165,7 @@ def _grpo(
     cfg: TrainConfig, run: Path, log: Log, heldout_eval: Callable[[Any, str], Any],
 ) -> dict[str, Any]:  # fmt: skip
     from transformers import TrainerCallback
-    from trl import GRPOConfig
+    from trl.trainer.grpo_config import GRPOConfig
 
     from referee.tasks.curriculum import Curriculum, CurriculumConfig, Group
     from referee.tasks.sampler import TrainingSampler
@@ -197,14 +206,14 @@ def _grpo(
             )  # fmt: skip
         store.flush()
 
-    class Curve(TrainerCallback):  # type: ignore[misc]
+    class Curve(TrainerCallback):
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> Any:
             if cfg.eval_every and state.global_step % cfg.eval_every == 0:
                 res = heldout_eval(kw["model"], f"rl-step{state.global_step}")
                 curve.append({"step": state.global_step, "heldout_pass_at_1": res.pass_at_1})
             return control
 
-    reward = reward_function(verifier, train, on_verdicts=on_verdicts)
+    reward = reward_function(verifier, train, on_verdicts=on_verdicts, binary=cfg.reward == "pass")
     args = GRPOConfig(
         output_dir=str(run / "rl"),
         max_steps=cfg.rl_steps,
@@ -229,7 +238,7 @@ def _grpo(
         model=model,
         reward_funcs=[reward],
         args=args,
-        train_dataset=tasks_dataset(train),
+        train_dataset=tasks_dataset(train, prompt=_prompt),
         processing_class=tokenizer,
         callbacks=[Curve()],
         choose=choose,
@@ -281,9 +290,7 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
         log(f"tasks: {len(train)} train, {len(heldout)} held-out for evaluation")
 
         demo = Demonstrator(share=cfg.demo_share)
-        rows = [
-            {"prompt": t.payload["code_prompt"], "completion": demo.solve(t)} for t in train
-        ]
+        rows = [{"prompt": _prompt(t), "completion": demo.solve(t)} for t in train]
         t0 = time.perf_counter()
         probe = random.Random(cfg.seed).sample(range(len(train)), min(400, len(train)))
         demo_verdicts = verifier.verify_many([(train[i], rows[i]["completion"]) for i in probe])
@@ -293,7 +300,7 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
 
         if cfg.model is None:
             texts = [r["prompt"] + r["completion"] for r in rows]
-            texts += [t.payload["code_prompt"] + t.hidden["reference"] for t in train[:200]]
+            texts += [_prompt(t) + t.hidden["reference"] for t in train[:200]]
             tokenizer = train_tokenizer(texts)
             model = tiny_model(tokenizer, cfg.tiny, seed=cfg.seed)
         else:
@@ -304,14 +311,19 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
 
         def heldout_eval(m: Any, name: str) -> Any:
             t = time.perf_counter()
-            res = evaluate(m, tokenizer, heldout, verifier, max_new_tokens=cfg.max_completion_tokens)
+            res = evaluate(
+                m, tokenizer, heldout, verifier,
+                max_new_tokens=cfg.max_completion_tokens, prompt=_prompt,
+            )  # fmt: skip
             timer.lap(f"eval_{name}", t)
             log(f"held-out pass@1 {name}: {res.pass_at_1:.3f}")
             return res
 
         before = heldout_eval(model, "before")
         t0 = time.perf_counter()
-        sft_stats = _sft(model, tokenizer, rows, cfg, run / "sft", steps=cfg.sft_steps, seed=cfg.seed)
+        sft_stats = _sft(
+            model, tokenizer, rows, cfg, run / "sft", steps=cfg.sft_steps, seed=cfg.seed
+        )
         timer.lap("sft", t0)
         log(f"fine-tuning: {sft_stats}")
         model.save_pretrained(run / "model-sft")

@@ -13,7 +13,7 @@ unbiased estimator over them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,10 +93,16 @@ def evaluate(
     temperature: float = 1.0,
     max_new_tokens: int = 96,
     seed: int = 0,
+    prompt: Callable[[Task], str] | None = None,
 ) -> EvalResult:
-    """Greedy pass@1 on ``tasks`` and, with ``samples``, sampled pass@k for each k in ``ks``."""
-    prompts = [t.payload["code_prompt"] for t in tasks]
-    greedy = [c[0] for c in generate_completions(model, tokenizer, prompts, max_new_tokens=max_new_tokens)]
+    """Greedy pass@1 on ``tasks`` and, with ``samples``, sampled pass@k for each k in ``ks``.
+
+    ``prompt`` makes the model's input from a task (default: ``payload.code_prompt``)."""
+    make = prompt or (lambda t: str(t.payload["code_prompt"]))
+    prompts = [make(t) for t in tasks]
+    greedy = [
+        c[0] for c in generate_completions(model, tokenizer, prompts, max_new_tokens=max_new_tokens)
+    ]
     verdicts = verifier.verify_many(list(zip(tasks, greedy, strict=True)))
     result = EvalResult(
         task_ids=[t.id for t in tasks],

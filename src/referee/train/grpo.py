@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from torch.utils.data import Sampler
-from trl import GRPOTrainer
+from trl.trainer.grpo_trainer import GRPOTrainer
 
 __all__ = ["ChooseTasks", "CurriculumGRPOTrainer", "GroupSampler"]
 
@@ -69,7 +69,7 @@ def uniform_chooser(size: int, seed: int) -> ChooseTasks:
     return lambda n: rng.sample(range(size), min(n, size))
 
 
-class CurriculumGRPOTrainer(GRPOTrainer):  # type: ignore[misc]
+class CurriculumGRPOTrainer(GRPOTrainer):
     """``GRPOTrainer`` whose prompts come from ``choose`` (a curriculum, or uniform)."""
 
     def __init__(self, *args: Any, choose: ChooseTasks, **kwargs: Any) -> None:
@@ -77,13 +77,13 @@ class CurriculumGRPOTrainer(GRPOTrainer):  # type: ignore[misc]
         super().__init__(*args, **kwargs)
 
     def _get_train_sampler(self, dataset: Any = None) -> Sampler[int]:
-        args = self.args
+        args: Any = self.args  # a GRPOConfig
         per_batch = args.generation_batch_size // self.num_generations
         # Enough batches for max_steps; the trainer stops at max_steps whatever the length.
         batches = max(1, -(-args.max_steps // args.steps_per_generation) + 1)
         return GroupSampler(
             self._choose,
-            mini_repeat_count=self.num_generations,
+            mini_repeat_count=int(self.num_generations or 1),
             batch_size=per_batch,
             repeat_count=self.num_iterations * args.steps_per_generation,
             batches=batches,

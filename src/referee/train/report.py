@@ -30,7 +30,8 @@ def results_table(results: dict[str, Any]) -> Table:
             return ""
         return (
             f"RL {p['a_only']} better / {p['b_only']} worse, "
-            f"diff {100 * p['diff']:+.1f} pts [{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}], "
+            f"diff {100 * p['diff']:+.1f} pts "
+            f"[{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}], "
             f"p={p['p_value']:.3g}"
         )
 

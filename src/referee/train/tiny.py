@@ -9,8 +9,8 @@ The embedded experiment trains a model from scratch on a CPU, so both parts are 
   4 heads, feed-forward 512, tied embeddings: about 1.2M parameters, which fine-tunes at over a
   step per second on one core.
 
->>> tok = train_tokenizer(["def solve(xs):\\n    return sum(xs)\\n"] * 10, vocab_size=300)  # doctest: +SKIP
->>> model = tiny_model(tok, TinyConfig(hidden=32, layers=2))                            # doctest: +SKIP
+>>> tok = train_tokenizer(["def solve(xs):\\n    return sum(xs)\\n"] * 10)  # doctest: +SKIP
+>>> model = tiny_model(tok, TinyConfig(hidden=32, layers=2))               # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -54,10 +54,9 @@ def train_tokenizer(texts: Iterable[str], *, vocab_size: int = 1000) -> Any:
         show_progress=False,
     )
     tok.train_from_iterator(list(texts), trainer=trainer)
-    fast = PreTrainedTokenizerFast(
+    return PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=tok, eos_token=EOS, pad_token=PAD, padding_side="left"
     )
-    return fast
 
 
 def tiny_model(tokenizer: Any, config: TinyConfig = TinyConfig(), *, seed: int = 0) -> Any:

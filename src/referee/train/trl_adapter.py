@@ -70,8 +70,12 @@ def reward_function(
     retries: int = 2,
     on_verdicts: OnVerdicts | None = None,
     name: str = "referee_reward",
+    binary: bool = False,
 ) -> Callable[..., list[float | None]]:
-    """A TRL reward function: the verifier's reward for each completion of its task."""
+    """A TRL reward function: the verifier's reward for each completion of its task.
+
+    ``binary``: 1.0 when the verdict passed (every test), else 0.0, instead of the verifier's
+    partial credit (the share of tests passed)."""
     by_id = {t.id: t for t in tasks}
 
     def reward(
@@ -98,12 +102,12 @@ def reward_function(
         log_metric = kwargs.get("log_metric")
         if callable(log_metric):
             log_metric("referee/infra_errors", float(infra))
-            log_metric(
-                "referee/pass_rate", sum(v.passed for v in verdicts) / max(1, len(verdicts))
-            )
+            log_metric("referee/pass_rate", sum(v.passed for v in verdicts) / max(1, len(verdicts)))
         if on_verdicts is not None:
             on_verdicts(batch, texts, verdicts)
-        return [None if v.infra_error else v.reward for v in verdicts]
+        return [
+            None if v.infra_error else (float(v.passed) if binary else v.reward) for v in verdicts
+        ]
 
     reward.__name__ = name
     return reward

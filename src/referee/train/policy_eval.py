@@ -1,0 +1,140 @@
+"""``referee eval``: any policy on function tasks, through the rollout runner and ``CodeEnv``.
+
+A policy spec (:func:`referee.policy.policy_from_spec`) names the policy. Each task is one
+single-turn episode (the task's prompt, the policy's answer, the verifier's verdict), greedy
+for pass@1; with ``samples``, that many more episodes per task at temperature 1 give pass@k.
+
+A local model without a chat template (like the one ``referee train`` makes) was trained to
+continue a task's description (:func:`referee.train.prompts.compact_prompt`), not a
+conversation; for it the prompt is that text,
+so it is evaluated on what it was trained to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from referee.envs.registry import make_env
+from referee.envs.runtime import CodeRuntime
+from referee.errors import ConfigError, PolicyError, RefereeError
+from referee.policy import Sampling, policy_from_spec
+from referee.policy.spec import FORMS
+from referee.rollout.runner import RolloutRunner
+from referee.rollout.trajectory import Trajectory
+from referee.tasks.model import Task
+from referee.train.evaluate import EvalResult
+from referee.train.prompts import compact_prompt
+from referee.train.stats import pass_at_k
+
+__all__ = ["evaluate_policy"]
+
+
+def _code_prompt_format(messages: list[dict[str, Any]], tools: Any = None) -> str:
+    # The single-turn episode's user message holds the task's code prompt in a fence; the
+    # model was trained on its compact form (referee.train.prompts).
+    text = str(messages[-1].get("content", ""))
+    if "```python\n" in text:
+        text = text.split("```python\n", 1)[1].split("```", 1)[0]
+    return compact_prompt(text)
+
+
+def _policy(spec: str) -> Any:
+    try:
+        policy: Any = policy_from_spec(spec)
+    except PolicyError as e:  # an openai: URL that is not http(s): a bad spec all the same
+        raise ConfigError(f"policy spec {spec!r}: {e}; accepted forms: {', '.join(FORMS)}") from e
+    tokenizer = getattr(policy, "tokenizer", None)
+    if tokenizer is not None and not getattr(tokenizer, "chat_template", None):
+        policy.prompt_format = _code_prompt_format
+    return policy
+
+
+async def _close(policy: Any) -> None:
+    """Close the policy: ``aclose`` (an HTTP client, on this loop) or ``close`` (a local model)."""
+    aclose = getattr(policy, "aclose", None)
+    if callable(aclose):
+        await aclose()
+        return
+    close = getattr(policy, "close", None)
+    if callable(close):
+        close()
+
+
+def evaluate_policy(
+    spec: str, tasks: Sequence[Task], *, samples: int = 0, ks: Sequence[int] = (1, 4, 8),
+    concurrency: int = 8, max_tokens: int = 256,
+) -> EvalResult:  # fmt: skip
+    """Greedy pass@1 of the policy ``spec`` on ``tasks`` (and pass@k over ``samples``).
+
+    Raises :class:`~referee.errors.ConfigError` for a bad spec or arguments,
+    :class:`~referee.errors.SandboxUnavailable` without a sandbox, and
+    :class:`~referee.errors.RefereeError` when no greedy episode reached a verdict (every one an
+    infrastructure fault: a server that is down, or tasks never recorded, are not a pass@1 of 0).
+    """
+    if not tasks:
+        raise ConfigError("no tasks to evaluate")
+    if samples < 0:
+        raise ConfigError(f"samples must be 0 (greedy only) or more, got {samples}")
+    if concurrency < 1 or max_tokens < 1:
+        raise ConfigError("concurrency and max_tokens must be at least 1")
+    policy = _policy(spec)
+    runtime = CodeRuntime()
+
+    async def run(group: int, sampling: Sampling) -> list[Trajectory]:
+        runner = RolloutRunner(
+            lambda: make_env("code-single", runtime=runtime),
+            policy,
+            concurrency=concurrency,
+            group_size=group,
+            sampling=sampling,
+        )
+        return await runner.run(list(tasks))
+
+    async def both() -> tuple[list[Trajectory], list[Trajectory]]:
+        # One event loop for every episode, so the policy's client (and its connections) is
+        # made once and closed on the loop that opened it.
+        try:
+            # The sandbox and verifier now, so that a machine without one fails here with
+            # SandboxUnavailable instead of in every episode.
+            await asyncio.to_thread(lambda: runtime.function_verifier)
+            greedy = await run(1, Sampling(temperature=0.0, max_tokens=max_tokens))
+            if all(not tr.ok for tr in greedy):
+                first = greedy[0].error
+                why = f"in {first.where}: {first.message}" if first is not None else ""
+                raise RefereeError(
+                    f"no episode of {spec!r} reached a verdict: all {len(greedy)} were "
+                    f"infrastructure faults; the first, {why}"
+                )
+            sampled: list[Trajectory] = []
+            if samples:
+                sampled = await run(
+                    samples, Sampling(temperature=1.0, max_tokens=max_tokens, seed=0)
+                )
+            return greedy, sampled
+        finally:
+            await _close(policy)
+
+    try:
+        greedy, sampled = asyncio.run(both())
+    finally:
+        runtime.close()
+    result = EvalResult(
+        task_ids=[t.id for t in tasks],
+        passed=[tr.passed for tr in greedy],
+        rewards=[tr.reward or 0.0 for tr in greedy],
+        infra_errors=sum(not tr.ok for tr in greedy),
+        completions=[tr.final_text() for tr in greedy],
+    )
+    if samples:
+        result.infra_errors += sum(not tr.ok for tr in sampled)
+        correct: dict[str, int] = {}
+        for tr in sampled:
+            correct[tr.task_id] = correct.get(tr.task_id, 0) + int(tr.passed)
+        for k in ks:
+            if k <= samples:
+                result.pass_at_k[k] = sum(
+                    pass_at_k(samples, correct.get(t.id, 0), k) for t in tasks
+                ) / len(tasks)
+    return result
