@@ -49,6 +49,7 @@ class TrainConfig:
     run_dir: str = "runs/train"
     # tasks
     tasks: int = 3000
+    difficulties: tuple[float, ...] = (0.0, 0.5, 1.0)  # list-ops: 1, 2 or 3 steps, in turn
     heldout_fraction: float = 0.2
     eval_tasks: int = 256
     # demonstrations
@@ -83,7 +84,8 @@ def prepare_tasks(cfg: TrainConfig, sandbox: Any) -> tuple[list[Task], list[Task
 
     drafts = []
     for i in range(cfg.tasks):
-        t = generate("list-ops", difficulty=(i % 3) / 2, seed=cfg.seed * 1_000_003 + i)
+        d = cfg.difficulties[i % len(cfg.difficulties)]
+        t = generate("list-ops", difficulty=d, seed=cfg.seed * 1_000_003 + i)
         split = assign_split(t.provenance.unit or t.id, cfg.heldout_fraction)
         drafts.append(t.model_copy(update={"split": split}))
     recorded = record_function_tasks(sandbox, drafts)
