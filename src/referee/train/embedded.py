@@ -51,13 +51,19 @@ class TrainConfig:
     tasks: int = 3000
     difficulties: tuple[float, ...] = (0.0, 0.5, 1.0)  # list-ops: 1, 2 or 3 steps, in turn
     heldout_fraction: float = 0.2
+    dev_fraction: float = (
+        0.1  # of the training structures, kept out of training (see prepare_tasks)
+    )
+    dev_tasks: int = 128
     eval_tasks: int = 256
     # demonstrations
     demo_share: float = 0.65
     # model: None builds the tiny model here (sized by ``tiny``); else a local path or hub id
     model: str | None = None
     tiny: TinyConfig = field(default_factory=TinyConfig)
-    # supervised fine-tuning
+    # supervised fine-tuning (skipped when ``sft_checkpoint`` names a fine-tuned model folder,
+    # for instance a previous run's model-sft: GRPO and the control start from it)
+    sft_checkpoint: str | None = None
     sft_steps: int = 300
     sft_batch: int = 32
     sft_lr: float = 3e-3
@@ -66,6 +72,7 @@ class TrainConfig:
     rl_prompts: int = 8  # tasks per step
     group_size: int = 8
     rl_lr: float = 1e-4
+    kl_beta: float = 0.0  # KL penalty towards the fine-tuned model (TRL's beta)
     temperature: float = 1.0
     max_completion_tokens: int = 72
     sampler: str = "curriculum"  # or "uniform"
@@ -78,8 +85,11 @@ class TrainConfig:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def prepare_tasks(cfg: TrainConfig, sandbox: Any) -> tuple[list[Task], list[Task]]:
-    """Generate, split by structure and record the tasks; returns (train, held-out)."""
+def prepare_tasks(cfg: TrainConfig, sandbox: Any) -> tuple[list[Task], list[Task], list[Task]]:
+    """Generate, split by structure and record the tasks; returns (train, dev, held-out).
+
+    *dev* is a share of the training structures kept out of training, for choosing settings:
+    the held-out split is only ever reported, never used to pick anything."""
     from referee.verify.record import record_function_tasks
 
     drafts = []
@@ -89,10 +99,17 @@ def prepare_tasks(cfg: TrainConfig, sandbox: Any) -> tuple[list[Task], list[Task
         split = assign_split(t.provenance.unit or t.id, cfg.heldout_fraction)
         drafts.append(t.model_copy(update={"split": split}))
     recorded = record_function_tasks(sandbox, drafts)
-    train = [t for t in recorded if t.split == "train"]
+    train: list[Task] = []
+    dev: list[Task] = []
+    for t in recorded:
+        if t.split == "train":
+            unit = t.provenance.unit or t.id
+            is_dev = assign_split(unit, cfg.dev_fraction, salt="referee-dev-v1") == "heldout"
+            (dev if is_dev else train).append(t)
     heldout = [t for t in recorded if t.split == "heldout"]
     random.Random(cfg.seed).shuffle(heldout)
-    return train, heldout[: cfg.eval_tasks]
+    random.Random(cfg.seed).shuffle(dev)
+    return train, dev[: cfg.dev_tasks], heldout[: cfg.eval_tasks]
 
 
 def _prompt(task: Task) -> str:
@@ -226,7 +243,7 @@ def _grpo(
         learning_rate=cfg.rl_lr,
         lr_scheduler_type="constant",
         warmup_steps=0,
-        beta=0.0,
+        beta=cfg.kl_beta,
         logging_steps=1,
         save_strategy="no",
         report_to="none",
@@ -287,9 +304,9 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
     verifier = FunctionVerifier(sandbox)
     try:
         t0 = time.perf_counter()
-        train, heldout = prepare_tasks(cfg, sandbox)
+        train, dev, heldout = prepare_tasks(cfg, sandbox)
         timer.lap("tasks", t0)
-        log(f"tasks: {len(train)} train, {len(heldout)} held-out for evaluation")
+        log(f"tasks: {len(train)} train, {len(dev)} dev, {len(heldout)} held-out for evaluation")
 
         demo = Demonstrator(share=cfg.demo_share)
         rows = [{"prompt": _prompt(t), "completion": demo.solve(t)} for t in train]
@@ -311,21 +328,36 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
             tokenizer = AutoTokenizer.from_pretrained(cfg.model)
             model = AutoModelForCausalLM.from_pretrained(cfg.model)
 
+        dev_scores: dict[str, float] = {}
+
         def heldout_eval(m: Any, name: str) -> Any:
             t = time.perf_counter()
             res = evaluate(
                 m, tokenizer, heldout, verifier,
                 max_new_tokens=cfg.max_completion_tokens, prompt=_prompt,
             )  # fmt: skip
+            if dev and not name.startswith("rl-step"):
+                on_dev = evaluate(
+                    m, tokenizer, dev, verifier,
+                    max_new_tokens=cfg.max_completion_tokens, prompt=_prompt,
+                )  # fmt: skip
+                dev_scores[name] = on_dev.pass_at_1
             timer.lap(f"eval_{name}", t)
-            log(f"held-out pass@1 {name}: {res.pass_at_1:.3f}")
+            log(f"held-out pass@1 {name}: {res.pass_at_1:.3f} (dev {dev_scores.get(name, 0):.3f})")
             return res
 
         before = heldout_eval(model, "before")
         t0 = time.perf_counter()
-        sft_stats = _sft(
-            model, tokenizer, rows, cfg, run / "sft", steps=cfg.sft_steps, seed=cfg.seed
-        )
+        if cfg.sft_checkpoint:
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(cfg.sft_checkpoint)
+            model = AutoModelForCausalLM.from_pretrained(cfg.sft_checkpoint)
+            sft_stats: dict[str, Any] = {"from": cfg.sft_checkpoint}
+        else:
+            sft_stats = _sft(
+                model, tokenizer, rows, cfg, run / "sft", steps=cfg.sft_steps, seed=cfg.seed
+            )
         timer.lap("sft", t0)
         log(f"fine-tuning: {sft_stats}")
         model.save_pretrained(run / "model-sft")
@@ -376,6 +408,7 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
                     else {}
                 ),
             },
+            "dev_pass_at_1": dev_scores,
             "times": timer.times,
         }
         per_task = {
