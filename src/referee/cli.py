@@ -607,7 +607,7 @@ def doctor(
 
 @app.command()
 def train(
-    steps: Annotated[int, typer.Option(help="GRPO steps.")] = 60,
+    steps: Annotated[int, typer.Option(help="GRPO steps.")] = 50,
     sft_steps: Annotated[int, typer.Option(help="Supervised fine-tuning steps.")] = 300,
     group_size: Annotated[int, typer.Option(help="Completions per task (GRPO's G).")] = 8,
     prompts: Annotated[int, typer.Option(help="Tasks per GRPO step.")] = 8,

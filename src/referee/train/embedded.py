@@ -68,11 +68,11 @@ class TrainConfig:
     sft_batch: int = 32
     sft_lr: float = 3e-3
     # GRPO
-    rl_steps: int = 60
+    rl_steps: int = 50
     rl_prompts: int = 8  # tasks per step
     group_size: int = 8
-    rl_lr: float = 1e-4
-    kl_beta: float = 0.0  # KL penalty towards the fine-tuned model (TRL's beta)
+    rl_lr: float = 2e-4
+    kl_beta: float = 0.04  # KL penalty towards the fine-tuned model (TRL's beta)
     temperature: float = 1.0
     max_completion_tokens: int = 72
     sampler: str = "curriculum"  # or "uniform"
@@ -209,7 +209,12 @@ def _grpo(
 
     def on_verdicts(batch: list[Task], texts: list[str], verdicts: list[Any]) -> None:
         step = len(rewards)
-        good = [v.reward for v in verdicts if not v.infra_error]
+        # The reward GRPO was given (pass/fail by default), as TRL saw it.
+        good = [
+            float(v.passed) if cfg.reward == "pass" else v.reward
+            for v in verdicts
+            if not v.infra_error
+        ]
         rewards.append(sum(good) / max(1, len(good)))
         groups: dict[str, list[float | None]] = {}
         for t, v in zip(batch, verdicts, strict=True):
