@@ -81,6 +81,7 @@ class TrainConfig:
     reward: str = "pass"
     # evaluation
     eval_every: int = 0  # held-out pass@1 every N GRPO steps (0: only at the end)
+    pass_k_samples: int = 4  # sampled completions per held-out task for pass@k (0: none)
     control: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -334,13 +335,18 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
             model = AutoModelForCausalLM.from_pretrained(cfg.model)
 
         dev_scores: dict[str, float] = {}
+        pass_k: dict[str, dict[int, float]] = {}
 
         def heldout_eval(m: Any, name: str) -> Any:
             t = time.perf_counter()
             res = evaluate(
                 m, tokenizer, heldout, verifier,
                 max_new_tokens=cfg.max_completion_tokens, prompt=_prompt,
+                samples=cfg.pass_k_samples if name in ("sft", "rl", "control") else 0,
+                ks=(1, cfg.pass_k_samples), temperature=cfg.temperature, seed=cfg.seed,
             )  # fmt: skip
+            if res.pass_at_k:
+                pass_k[name] = res.pass_at_k
             if dev and not name.startswith("rl-step"):
                 on_dev = evaluate(
                     m, tokenizer, dev, verifier,
@@ -414,6 +420,7 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
                 ),
             },
             "dev_pass_at_1": dev_scores,
+            "heldout_pass_at_k": pass_k,
             "times": timer.times,
         }
         per_task = {

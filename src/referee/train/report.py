@@ -17,12 +17,20 @@ def results_table(results: dict[str, Any]) -> Table:
     n = results.get("heldout_tasks", 0)
     table = Table(
         "stage",
-        f"held-out pass@1 ({n} tasks)",
+        f"held-out pass@1 ({n} tasks, greedy)",
+        "sampled pass@1 / pass@k",
         "vs RL (paired, exact McNemar)",
         "wall s",
         title="referee train: " + str(results.get("run_dir", "")),
     )
     paired = results.get("paired", {})
+    pass_k = results.get("heldout_pass_at_k", {})
+
+    def sampled(stage: str) -> str:
+        got = pass_k.get(stage)
+        if not got:
+            return ""
+        return " / ".join(f"{100 * v:.1f}% (k={k})" for k, v in sorted(got.items()))
 
     def versus(key: str) -> str:
         p = paired.get(key)
@@ -36,16 +44,18 @@ def results_table(results: dict[str, Any]) -> Table:
         )
 
     times = results.get("times", {})
-    table.add_row("before fine-tuning", _pct(results.get("heldout_before")), "", "")
+    table.add_row("before fine-tuning", _pct(results.get("heldout_before")), "", "", "")
     table.add_row(
         "after fine-tuning (imperfect demos)",
         _pct(results.get("heldout_sft")),
+        sampled("sft"),
         versus("rl_vs_sft"),
         str(times.get("sft", "")),
     )
     table.add_row(
-        f"after GRPO (train reward {results.get('train_reward') or 0:.3f})",
+        f"after GRPO (train reward, last steps: {results.get('train_reward') or 0:.3f})",
         _pct(results.get("heldout_rl")),
+        sampled("rl"),
         "",
         str(times.get("rl", "")),
     )
@@ -53,6 +63,7 @@ def results_table(results: dict[str, Any]) -> Table:
         table.add_row(
             "SFT-only control (GRPO's wall time)",
             _pct(results.get("heldout_sft_control")),
+            sampled("control"),
             versus("rl_vs_control"),
             str(times.get("control", "")),
         )
