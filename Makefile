@@ -24,6 +24,8 @@ bench: bootstrap
 	$(PY) bench/overhead.py
 	$(PY) bench/humaneval_throughput.py
 	$(PY) bench/augmentation.py
+	$(PY) bench/env_overhead.py
+	$(PY) bench/rollout_throughput.py
 
 bench-synth: bootstrap   # bench/RESULTS.md section 5, about 25 minutes
 	bench/synth_evidence.sh

@@ -291,12 +291,27 @@ def _grpo(
     }
 
 
+def _quiet_libraries() -> None:
+    # The run prints its own progress; the libraries' bars and deprecation notices (of options
+    # referee does not set) would bury it.
+    import warnings
+
+    import datasets
+    from transformers.utils import logging as hf_logging
+
+    datasets.disable_progress_bars()
+    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    warnings.filterwarnings("ignore", category=FutureWarning, module="transformers")
+
+
 def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
     """Run the whole experiment (see the module docstring); returns the results dict."""
     import torch
 
     torch.set_num_threads(1)  # two threads on two shared cores were 10-30x slower here
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    _quiet_libraries()
     from referee.train.evaluate import evaluate
     from referee.train.stats import paired_test
     from referee.train.tiny import tiny_model, train_tokenizer
