@@ -23,13 +23,18 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ArtifactStore",
+    "CodeEnv",
     "ConfigError",
+    "Curriculum",
+    "Environment",
     "ExecResult",
     "FunctionVerifier",
     "Limits",
+    "OpenAIPolicy",
     "PolicyError",
     "PytestVerifier",
     "RefereeError",
+    "RolloutRunner",
     "Sandbox",
     "SandboxError",
     "SandboxUnavailable",
@@ -38,6 +43,9 @@ __all__ = [
     "Task",
     "TaskError",
     "TestgenVerifier",
+    "Trajectory",
+    "TrainingSampler",
+    "TransformersPolicy",
     "UnsafePathError",
     "Verdict",
     "VerifierError",
@@ -49,10 +57,25 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    # Synthesis pulls in libcst; `import referee` stays light until it is used.
-    if name == "synthesize":
-        from referee.synth.pipeline import synthesize
+# Synthesis pulls in libcst, policies httpx or torch: `import referee` stays light until a name
+# from them is used.
+_LAZY = {
+    "synthesize": "referee.synth.pipeline",
+    "CodeEnv": "referee.envs",
+    "Environment": "referee.envs",
+    "OpenAIPolicy": "referee.policy",
+    "TransformersPolicy": "referee.policy",
+    "RolloutRunner": "referee.rollout",
+    "Trajectory": "referee.rollout",
+    "Curriculum": "referee.tasks.curriculum",
+    "TrainingSampler": "referee.tasks.sampler",
+}
 
-        return synthesize
-    raise AttributeError(f"module 'referee' has no attribute {name!r}")
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'referee' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
