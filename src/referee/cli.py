@@ -618,6 +618,16 @@ def train(
     tasks: Annotated[
         int, typer.Option(help="list-ops tasks to generate (train + held-out).")
     ] = 3000,
+    task_file: Annotated[
+        Path | None,
+        typer.Option("--task-file", help="Function tasks to use instead (with their splits)."),
+    ] = None,
+    prompt: Annotated[
+        str, typer.Option(help="compact (the description: the tiny model) or code.")
+    ] = "compact",
+    env: Annotated[
+        str, typer.Option(help="code-single (plain completions judged by the verifier).")
+    ] = "code-single",
     eval_tasks: Annotated[int, typer.Option(help="Held-out tasks evaluated.")] = 256,
     eval_every: Annotated[int, typer.Option(help="Held-out pass@1 every N GRPO steps.")] = 0,
     demo_share: Annotated[
@@ -634,11 +644,22 @@ def train(
 
     if sampler not in ("curriculum", "uniform"):
         raise _fail(f"--sampler must be curriculum or uniform, got {sampler!r}", 2)
+    if prompt not in ("compact", "code"):
+        raise _fail(f"--prompt must be compact or code, got {prompt!r}", 2)
+    if env != "code-single":
+        raise _fail(
+            f"--env {env!r}: referee train runs single-turn code tasks (code-single); for "
+            "multi-turn tool use, pass referee.train.trl_env.environment_class(...) to TRL's "
+            "GRPOTrainer(environment_factory=...)",
+            2,
+        )
     folder = run_dir or Path("runs") / time.strftime("train-%Y%m%d-%H%M%S")
     cfg = TrainConfig(
         seed=seed,
         run_dir=str(folder),
         tasks=tasks,
+        task_file=str(task_file) if task_file else None,
+        prompt=prompt,
         eval_tasks=eval_tasks,
         demo_share=demo_share,
         model=model,

@@ -47,7 +47,11 @@ Log = Callable[[str], None]
 class TrainConfig:
     seed: int = 0
     run_dir: str = "runs/train"
-    # tasks
+    # tasks: generated list-ops tasks, or a task file of function tasks (its own splits)
+    task_file: str | None = None
+    #: "compact": the task's description only (the tiny model's format); "code": the whole
+    #: code prompt (signature and docstring), for a real model.
+    prompt: str = "compact"
     tasks: int = 3000
     difficulties: tuple[float, ...] = (0.0, 0.5, 1.0)  # list-ops: 1, 2 or 3 steps, in turn
     heldout_fraction: float = 0.2
@@ -93,13 +97,16 @@ def prepare_tasks(cfg: TrainConfig, sandbox: Any) -> tuple[list[Task], list[Task
     the held-out split is only ever reported, never used to pick anything."""
     from referee.verify.record import record_function_tasks
 
-    drafts = []
-    for i in range(cfg.tasks):
-        d = cfg.difficulties[i % len(cfg.difficulties)]
-        t = generate("list-ops", difficulty=d, seed=cfg.seed * 1_000_003 + i)
-        split = assign_split(t.provenance.unit or t.id, cfg.heldout_fraction)
-        drafts.append(t.model_copy(update={"split": split}))
-    recorded = record_function_tasks(sandbox, drafts)
+    if cfg.task_file:
+        recorded = _task_file(cfg.task_file, sandbox)
+    else:
+        drafts = []
+        for i in range(cfg.tasks):
+            d = cfg.difficulties[i % len(cfg.difficulties)]
+            t = generate("list-ops", difficulty=d, seed=cfg.seed * 1_000_003 + i)
+            split = assign_split(t.provenance.unit or t.id, cfg.heldout_fraction)
+            drafts.append(t.model_copy(update={"split": split}))
+        recorded = record_function_tasks(sandbox, drafts)
     train: list[Task] = []
     dev: list[Task] = []
     for t in recorded:
@@ -113,8 +120,35 @@ def prepare_tasks(cfg: TrainConfig, sandbox: Any) -> tuple[list[Task], list[Task
     return train, dev[: cfg.dev_tasks], heldout[: cfg.eval_tasks]
 
 
-def _prompt(task: Task) -> str:
-    return compact_prompt(task.payload["code_prompt"])
+def _prompt(task: Task, style: str = "compact") -> str:
+    code = str(task.payload["code_prompt"])
+    return compact_prompt(code) if style == "compact" else code
+
+
+def _task_file(path: str, sandbox: Any) -> list[Task]:
+    from referee.errors import ConfigError
+    from referee.tasks.model import read_tasks
+    from referee.verify.record import record_function_tasks
+
+    tasks = read_tasks(path)
+    usable = [
+        t
+        for t in tasks
+        if t.answer_format == "code" and "entry_point" in t.payload and "reference" in t.hidden
+    ]
+    if not usable:
+        raise ConfigError(
+            f"{path} has no function tasks with a reference solution (answer_format 'code', "
+            "payload.entry_point, hidden.reference); referee train fine-tunes on references"
+        )
+    if not any(t.split == "heldout" for t in usable):
+        raise ConfigError(
+            f"{path} has no held-out tasks, so nothing would measure the training; make the "
+            "tasks with a held-out split (referee.tasks.split.assign_split)"
+        )
+    todo = [t for t in usable if "expected" not in t.hidden]
+    done = {t.id: t for t in record_function_tasks(sandbox, todo)} if todo else {}
+    return [done.get(t.id, t) for t in usable]
 
 
 class _Timer:
@@ -263,7 +297,7 @@ def _grpo(
         model=model,
         reward_funcs=[reward],
         args=args,
-        train_dataset=tasks_dataset(train, prompt=_prompt),
+        train_dataset=tasks_dataset(train, prompt=lambda t: _prompt(t, cfg.prompt)),
         processing_class=tokenizer,
         callbacks=[Curve()],
         choose=choose,
@@ -330,7 +364,7 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
         log(f"tasks: {len(train)} train, {len(dev)} dev, {len(heldout)} held-out for evaluation")
 
         demo = Demonstrator(share=cfg.demo_share)
-        rows = [{"prompt": _prompt(t), "completion": demo.solve(t)} for t in train]
+        rows = [{"prompt": _prompt(t, cfg.prompt), "completion": demo.solve(t)} for t in train]
         t0 = time.perf_counter()
         probe = random.Random(cfg.seed).sample(range(len(train)), min(400, len(train)))
         demo_verdicts = verifier.verify_many([(train[i], rows[i]["completion"]) for i in probe])
@@ -340,7 +374,7 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
 
         if cfg.model is None:
             texts = [r["prompt"] + r["completion"] for r in rows]
-            texts += [_prompt(t) + t.hidden["reference"] for t in train[:200]]
+            texts += [_prompt(t, cfg.prompt) + t.hidden["reference"] for t in train[:200]]
             tokenizer = train_tokenizer(texts)
             model = tiny_model(tokenizer, cfg.tiny, seed=cfg.seed)
         else:
@@ -356,7 +390,8 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
             t = time.perf_counter()
             res = evaluate(
                 m, tokenizer, heldout, verifier,
-                max_new_tokens=cfg.max_completion_tokens, prompt=_prompt,
+                max_new_tokens=cfg.max_completion_tokens,
+                prompt=lambda task: _prompt(task, cfg.prompt),
                 samples=cfg.pass_k_samples if name in ("sft", "rl", "control") else 0,
                 ks=(1, cfg.pass_k_samples), temperature=cfg.temperature, seed=cfg.seed,
             )  # fmt: skip
@@ -365,7 +400,8 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
             if dev and not name.startswith("rl-step"):
                 on_dev = evaluate(
                     m, tokenizer, dev, verifier,
-                    max_new_tokens=cfg.max_completion_tokens, prompt=_prompt,
+                    max_new_tokens=cfg.max_completion_tokens,
+                prompt=lambda task: _prompt(task, cfg.prompt),
                 )  # fmt: skip
                 dev_scores[name] = on_dev.pass_at_1
             timer.lap(f"eval_{name}", t)
