@@ -334,3 +334,26 @@ def test_eval_split_without_tasks_exits_2(eval_file):
     p = referee("eval", "--policy", "scripted:x", "--tasks", str(eval_file))  # default: heldout
     assert p.returncode == 2
     assert f"{eval_file} has no tasks in split 'heldout'" in _flat(p.stderr)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--sampler", "greedy"], b"--sampler must be curriculum or uniform"),
+        (["--prompt", "chat"], b"--prompt must be compact or code"),
+        (["--env", "code"], b"environment_factory"),
+    ],
+)
+def test_train_refuses_bad_options_before_doing_any_work(args, message):
+    r = referee("train", *args)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+
+
+def test_train_refuses_a_task_file_without_heldout_tasks(tmp_path):
+    from referee.tasks.model import write_tasks
+    from referee.tasks.procedural import generate
+
+    path = tmp_path / "t.jsonl"
+    write_tasks(path, [generate("list-ops", difficulty=0.0, seed=i) for i in range(3)])
+    r = referee("train", "--task-file", str(path), "--run-dir", str(tmp_path / "run"))
+    assert r.returncode == 2 and b"no held-out tasks" in r.stderr, r.stderr
