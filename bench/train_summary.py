@@ -23,8 +23,8 @@ def main() -> None:
     args = ap.parse_args()
     print(
         "| run | seed | demos passing | held-out before | after SFT | after GRPO "
-        "| SFT-only control | GRPO vs SFT (better/worse, p) | GRPO vs control (better/worse, p) | train reward "
-        "(first → last steps) | dev: SFT → GRPO | wall s: SFT / GRPO / control |"
+        "| SFT-only control | GRPO vs SFT (better/worse, p) | GRPO vs control (better/worse, p) "
+        "| train reward (first → last steps) | dev: SFT → GRPO | wall s: SFT / GRPO / control |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for run in args.runs:
