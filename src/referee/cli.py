@@ -634,6 +634,10 @@ def train(
         float, typer.Option(help="Share of demonstrations acting on a misconception.")
     ] = 0.65,
     seed: Annotated[int, typer.Option()] = 0,
+    sft_checkpoint: Annotated[
+        Path | None,
+        typer.Option(help="Start GRPO and the control from this fine-tuned model (skip SFT)."),
+    ] = None,
     run_dir: Annotated[Path | None, typer.Option(help="Run folder (default runs/<time>).")] = None,
     control: Annotated[bool, typer.Option(help="Run the SFT-only control.")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Last stdout line: the results.")] = False,
@@ -664,6 +668,7 @@ def train(
         demo_share=demo_share,
         model=model,
         sft_steps=sft_steps,
+        sft_checkpoint=str(sft_checkpoint) if sft_checkpoint else None,
         rl_steps=steps,
         rl_prompts=prompts,
         group_size=group_size,

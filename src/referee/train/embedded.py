@@ -424,6 +424,11 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
         log(f"fine-tuning: {sft_stats}")
         model.save_pretrained(run / "model-sft")
         tokenizer.save_pretrained(run / "model-sft")
+        # GRPO starts from the saved checkpoint: TRL builds its KL reference model from the
+        # model's path, which a model made in memory does not have.
+        from transformers import AutoModelForCausalLM
+
+        model = AutoModelForCausalLM.from_pretrained(run / "model-sft")
         sft = heldout_eval(model, "sft")
 
         t0 = time.perf_counter()
