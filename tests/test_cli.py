@@ -322,9 +322,6 @@ def test_eval_bad_policy_spec_exits_2_naming_the_accepted_forms(eval_file, spec,
     assert "scripted:TEXT" in message and "scripted:@FILE.json" in message
 
 
-@pytest.mark.xfail(
-    strict=True, reason="cli._fail prints messages as rich markup: '[#DEVICE]' is lost"
-)
 def test_eval_bad_policy_spec_message_keeps_the_local_form_whole(eval_file):
     p = referee("eval", "--policy", "nope", "--tasks", str(eval_file), "--split", "train")
     assert "local:PATH[#DEVICE]" in _flat(p.stderr)

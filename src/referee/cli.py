@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from referee.errors import ConfigError, RefereeError, SandboxError, SandboxUnavailable
 
@@ -28,7 +29,8 @@ err = Console(stderr=True, soft_wrap=True)  # messages stay on one line, for gre
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]referee:[/] {message}")
+    # The message is plain text: brackets in it ("local:PATH[#DEVICE]") are not markup.
+    err.print(f"[bold red]referee:[/] {escape(message)}")
     return typer.Exit(code)
 
 
