@@ -135,7 +135,7 @@ def test_code_prompt_format_is_the_tasks_code_prompt(tasks: list[Task]) -> None:
     assert _code_prompt_format([{"role": "user", "content": "no fence"}]) == "no fence\n"
 
 
-def test_a_local_model_without_a_chat_template_continues_the_code_prompt(
+def test_a_local_model_without_a_chat_template_gets_the_compact_prompt(
     tasks: list[Task], tmp_path: Path
 ) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -150,7 +150,8 @@ def test_a_local_model_without_a_chat_template_continues_the_code_prompt(
     try:
         assert policy.prompt_format is _code_prompt_format
         messages = [m.model_dump() for m in tasks[0].prompt]
-        assert policy.prompt_text(messages) == tasks[0].payload["code_prompt"]
+        # The prompt the embedded model was trained on: the task's description only.
+        assert policy.prompt_text(messages) == compact_prompt(tasks[0].payload["code_prompt"])
     finally:
         policy.close()
     # The whole path runs: a random model's answers are judged (wrong), none is a fault.
