@@ -461,3 +461,33 @@ def test_episodes_give_their_sandbox_uid_back(runtime, fn_task):
     held = len(sb.uids._held)
     run(episodes(5))
     assert len(sb.uids._held) == held
+
+
+def test_an_infra_verdict_is_not_cached_a_retry_judges_again(harness_sb, fn_task):
+    from referee.envs import CodeRuntime
+    from referee.verify import FunctionVerifier, Verdict
+
+    class FlakyOnce(FunctionVerifier):
+        calls = 0
+
+        def verify(self, task, completion, *, seed=None):
+            FlakyOnce.calls += 1
+            if FlakyOnce.calls == 1:
+                return Verdict.infra(task.id, "sandbox died", "test")
+            return super().verify(task, completion, seed=seed)
+
+    rt = CodeRuntime(function_verifier=FlakyOnce(harness_sb))
+    try:
+        env = CodeEnv(rt, single_turn=True)
+
+        async def episode():
+            await env.reset(fn_task)
+            await env.step({"role": "assistant", "content": fn_task.hidden["reference"]})
+            first, second = await env.verify(), await env.verify()
+            await env.close()
+            return first, second
+
+        first, second = run(episode())
+        assert first.infra_error and second.passed and FlakyOnce.calls == 2
+    finally:
+        rt.close()

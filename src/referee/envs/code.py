@@ -335,7 +335,8 @@ class CodeEnv(Environment):
         return await asyncio.to_thread(self._final_answer)
 
     async def verify(self) -> Verdict:
-        """The task verifier's verdict on :meth:`answer` (cached for an unchanged answer)."""
+        """The task verifier's verdict on :meth:`answer` (cached for an unchanged answer, unless
+        it was an infrastructure failure)."""
         p = self._require_episode()
         answer = await self.answer()
         if self._verdict is not None and self._verdict[0] == answer:
@@ -347,7 +348,8 @@ class CodeEnv(Environment):
             verdict = await asyncio.to_thread(self.runtime.testgen_verifier.verify, task, answer)
         else:
             verdict = await asyncio.to_thread(self.runtime.pytest_verifier.verify, task, answer)
-        self._verdict = (answer, verdict)
+        # An infrastructure failure is not a judgement of the answer: a retry must judge again.
+        self._verdict = None if verdict.infra_error else (answer, verdict)
         return verdict
 
     # ---- branching ----------------------------------------------------------------------
