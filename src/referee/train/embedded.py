@@ -87,7 +87,6 @@ class TrainConfig:
     eval_every: int = 0  # held-out pass@1 every N GRPO steps (0: only at the end)
     pass_k_samples: int = 4  # sampled completions per held-out task for pass@k (0: none)
     control: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def prepare_tasks(cfg: TrainConfig, sandbox: Any) -> tuple[list[Task], list[Task], list[Task]]:
@@ -342,6 +341,7 @@ def _quiet_libraries() -> None:
 def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
     """Run the whole experiment (see the module docstring); returns the results dict."""
     import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     torch.set_num_threads(1)  # two threads on two shared cores were 10-30x slower here
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -378,8 +378,6 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
             tokenizer = train_tokenizer(texts)
             model = tiny_model(tokenizer, cfg.tiny, seed=cfg.seed)
         else:
-            from transformers import AutoModelForCausalLM, AutoTokenizer
-
             tokenizer = AutoTokenizer.from_pretrained(cfg.model)
             model = AutoModelForCausalLM.from_pretrained(cfg.model)
 
@@ -411,8 +409,6 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
         before = heldout_eval(model, "before")
         t0 = time.perf_counter()
         if cfg.sft_checkpoint:
-            from transformers import AutoModelForCausalLM, AutoTokenizer
-
             tokenizer = AutoTokenizer.from_pretrained(cfg.sft_checkpoint)
             model = AutoModelForCausalLM.from_pretrained(cfg.sft_checkpoint)
             sft_stats: dict[str, Any] = {"from": cfg.sft_checkpoint}
@@ -426,8 +422,6 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
         tokenizer.save_pretrained(run / "model-sft")
         # GRPO starts from the saved checkpoint: TRL builds its KL reference model from the
         # model's path, which a model made in memory does not have.
-        from transformers import AutoModelForCausalLM
-
         model = AutoModelForCausalLM.from_pretrained(run / "model-sft")
         sft = heldout_eval(model, "sft")
 
@@ -441,8 +435,6 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
         control = None
         control_stats: dict[str, Any] = {}
         if cfg.control:
-            from transformers import AutoModelForCausalLM
-
             base = AutoModelForCausalLM.from_pretrained(run / "model-sft")
             t0 = time.perf_counter()
             control_stats = _sft(

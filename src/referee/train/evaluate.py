@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee.tasks.model import Task
-from referee.train.stats import pass_at_k
+from referee.train.stats import mean_pass_at_k
 from referee.verify.function import FunctionVerifier
 
 __all__ = ["EvalResult", "evaluate", "generate_completions"]
@@ -124,10 +124,10 @@ def evaluate(
         pairs = [(t, c) for t, cs in zip(tasks, sampled, strict=True) for c in cs]
         flat = verifier.verify_many(pairs)
         result.infra_errors += sum(v.infra_error is not None for v in flat)
-        correct = [
-            sum(v.passed for v in flat[i * samples : (i + 1) * samples]) for i in range(len(tasks))
+        outcomes = [
+            [v.passed for v in flat[i * samples : (i + 1) * samples]] for i in range(len(tasks))
         ]
         for k in ks:
             if k <= samples:
-                result.pass_at_k[k] = sum(pass_at_k(samples, c, k) for c in correct) / len(tasks)
+                result.pass_at_k[k] = mean_pass_at_k(outcomes, k)
     return result

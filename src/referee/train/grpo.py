@@ -15,7 +15,6 @@ one step old.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -61,12 +60,6 @@ class GroupSampler(Sampler[int]):
 
     def __len__(self) -> int:
         return self.batches * self.batch_size * self.mini_repeat_count * self.repeat_count
-
-
-def uniform_chooser(size: int, seed: int) -> ChooseTasks:
-    """Tasks drawn uniformly without replacement within a batch (TRL's default, reshuffled)."""
-    rng = random.Random(seed)
-    return lambda n: rng.sample(range(size), min(n, size))
 
 
 class CurriculumGRPOTrainer(GRPOTrainer):

@@ -26,7 +26,7 @@ from referee.rollout.trajectory import Trajectory
 from referee.tasks.model import Task
 from referee.train.evaluate import EvalResult
 from referee.train.prompts import compact_prompt
-from referee.train.stats import pass_at_k
+from referee.train.stats import mean_pass_at_k
 
 __all__ = ["evaluate_policy"]
 
@@ -129,12 +129,10 @@ def evaluate_policy(
     )
     if samples:
         result.infra_errors += sum(not tr.ok for tr in sampled)
-        correct: dict[str, int] = {}
+        outcomes: dict[str, list[bool]] = {t.id: [] for t in tasks}
         for tr in sampled:
-            correct[tr.task_id] = correct.get(tr.task_id, 0) + int(tr.passed)
+            outcomes[tr.task_id].append(tr.passed)
         for k in ks:
             if k <= samples:
-                result.pass_at_k[k] = sum(
-                    pass_at_k(samples, correct.get(t.id, 0), k) for t in tasks
-                ) / len(tasks)
+                result.pass_at_k[k] = mean_pass_at_k(outcomes, k)
     return result
