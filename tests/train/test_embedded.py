@@ -40,6 +40,8 @@ def test_the_run_reports_every_stage_and_writes_its_folder(small_run):
     ):
         assert 0.0 <= results[key] <= 1.0, key
     assert results["rl"]["steps"] == 3 and results["heldout_tasks"] == 24
+    assert set(results["heldout_infra_errors"]) >= {"before", "sft", "rl", "control"}
+    assert not any(results["heldout_infra_errors"].values())
     for name in ("config.json", "results.json", "heldout_per_task.json", "rl_metrics.jsonl"):
         assert (run / name).exists(), name
     for model in ("model-sft", "model-rl", "model-control"):

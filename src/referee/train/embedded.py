@@ -383,6 +383,7 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
 
         dev_scores: dict[str, float] = {}
         pass_k: dict[str, dict[int, float]] = {}
+        infra: dict[str, int] = {}
 
         def heldout_eval(m: Any, name: str) -> Any:
             t = time.perf_counter()
@@ -395,6 +396,11 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
             )  # fmt: skip
             if res.pass_at_k:
                 pass_k[name] = res.pass_at_k
+            # A verification that could not run is not a failure of the model: counted apart
+            # and shown, never folded silently into pass@1.
+            infra[name] = res.infra_errors
+            if res.infra_errors:
+                log(f"warning: {res.infra_errors} held-out verifications of {name} failed to run")
             if dev and not name.startswith("rl-step"):
                 on_dev = evaluate(
                     m, tokenizer, dev, verifier,
@@ -469,6 +475,7 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
             },
             "dev_pass_at_1": dev_scores,
             "heldout_pass_at_k": pass_k,
+            "heldout_infra_errors": infra,
             "times": timer.times,
         }
         per_task = {
