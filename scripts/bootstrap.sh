@@ -10,6 +10,13 @@ PYTHON=${PYTHON:-python3}
 need_apt=()
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || need_apt+=(libseccomp2)
+# The dashboard's browser tests and screenshots drive Debian's Chromium through Playwright
+# (Playwright's own browser downloads come from outside the package registries). Only the
+# test suite needs it (make test sets WITH_BROWSER=1); make demo does not wait for it.
+if [ "${WITH_BROWSER:-0}" = 1 ]; then
+  command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+    || need_apt+=(chromium)
+fi
 
 if ((${#need_apt[@]})); then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -610,7 +610,7 @@ def doctor(
 @app.command()
 def train(
     steps: Annotated[int, typer.Option(help="GRPO steps.")] = 50,
-    sft_steps: Annotated[int, typer.Option(help="Supervised fine-tuning steps.")] = 300,
+    sft_steps: Annotated[int, typer.Option(help="Supervised fine-tuning steps.")] = 800,
     group_size: Annotated[int, typer.Option(help="Completions per task (GRPO's G).")] = 8,
     prompts: Annotated[int, typer.Option(help="Tasks per GRPO step.")] = 8,
     model: Annotated[
@@ -635,6 +635,10 @@ def train(
     demo_share: Annotated[
         float, typer.Option(help="Share of demonstrations acting on a misconception.")
     ] = 0.65,
+    demo_draws: Annotated[int, typer.Option(help="Demonstrations drawn per training task.")] = 16,
+    sft_eval_every: Annotated[
+        int, typer.Option(help="Dev pass@1 every N fine-tuning steps (0: never).")
+    ] = 0,
     seed: Annotated[int, typer.Option()] = 0,
     sft_checkpoint: Annotated[
         Path | None,
@@ -668,6 +672,8 @@ def train(
         prompt=prompt,
         eval_tasks=eval_tasks,
         demo_share=demo_share,
+        demo_draws=demo_draws,
+        sft_eval_every=sft_eval_every,
         model=model,
         sft_steps=sft_steps,
         sft_checkpoint=str(sft_checkpoint) if sft_checkpoint else None,
@@ -719,6 +725,183 @@ def eval_(
             + "".join(f", pass@{k} {v:.3f}" for k, v in result.pass_at_k.items())
             + f"; {result.infra_errors} infra errors"
         )
+
+
+@app.command("export")
+def export_(
+    run: Annotated[Path, typer.Option("--run", help="The run folder (holds track.sqlite).")],
+    fmt: Annotated[
+        str, typer.Option("--format", help="jsonl, parquet, trl-sft, trl-rl, verl or skyrl.")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="The file to write (.parquet or .jsonl).")],
+    run_id: Annotated[str | None, typer.Option("--run-id", help="Only this run.")] = None,
+    split: Annotated[str, typer.Option(help="Tasks for trl-rl, verl, skyrl.")] = "train",
+    min_reward: Annotated[float, typer.Option(help="Least reward of a trl-sft row.")] = 1.0,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON summary line.")] = False,
+) -> None:
+    """Export a run's trajectories, or dataset rows for TRL, veRL and SkyRL."""
+    from referee.errors import StoreError
+    from referee.track.export import EXPORT_FORMATS, export_run
+    from referee.track.store import DB_NAME, TrackStore
+
+    try:
+        if fmt not in EXPORT_FORMATS:
+            raise ConfigError(
+                f"unknown --format {fmt!r}; choose one of: {', '.join(EXPORT_FORMATS)}"
+            )
+        with TrackStore(run, create=False) as store:
+            n = export_run(store, fmt, out, run_id=run_id, split=split, min_reward=min_reward)
+    except ConfigError as e:
+        raise _fail(str(e), 2) from None
+    except StoreError as e:  # no store there is a wrong --run (2); a broken one is not (1)
+        raise _fail(str(e), 1 if (run / DB_NAME).is_file() else 2) from None
+    if as_json:
+        print(json.dumps({"format": fmt, "out": str(out), "rows": n, "run_id": run_id}))
+    else:
+        err.print(f"wrote {n} rows ({fmt}) to {out}")
+
+
+def _track_store(run: Path) -> Any:
+    """The run folder's TrackStore, or a message that says what writes one."""
+    from referee.errors import StoreError
+    from referee.track.store import TrackStore
+
+    try:
+        return TrackStore(run, create=False)
+    except StoreError as e:
+        raise _fail(
+            f"{e}; a run tracked with referee.track (TrackStore(run_dir)) writes track.sqlite "
+            "into its folder: pass that folder as --run",
+            2,
+        ) from None
+
+
+@app.command()
+def audit(
+    run: Annotated[Path, typer.Option("--run", help="The run folder (holds track.sqlite).")],
+    run_id: Annotated[str | None, typer.Option("--run-id", help="Only this run.")] = None,
+    fill: Annotated[
+        bool, typer.Option("--fill", help="Enqueue what alerts name, and a random sample.")
+    ] = False,
+    random_share: Annotated[
+        float, typer.Option(help="Share of the unflagged trajectories --fill samples.")
+    ] = 0.1,
+    max_random: Annotated[
+        int | None, typer.Option(help="At most this many random items per run.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the random sample.")] = 0,
+    next_: Annotated[
+        bool, typer.Option("--next", help="Show the next pending item and exit.")
+    ] = False,
+    label: Annotated[
+        str | None, typer.Option(help="legitimate, hack, broken-task or broken-verifier.")
+    ] = None,
+    item_id: Annotated[
+        str | None, typer.Option("--id", help="The queue item or trajectory to show or label.")
+    ] = None,
+    note: Annotated[str, typer.Option(help="Why (kept with the label).")] = "",
+    labeller: Annotated[str, typer.Option(help="Who labels (default: $USER).")] = "",
+    export: Annotated[
+        Path | None, typer.Option(help="Write every label to this JSONL file.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """Review flagged and random trajectories one at a time and label them.
+
+    Labels quarantine: hack and broken-task the task, broken-verifier the verifier.
+    """
+    import os
+
+    from referee.errors import StoreError
+    from referee.track.audit import AuditQueue
+    from referee.ui.terminal import render, review
+    from referee.ui.views import trajectory_view
+
+    out: dict[str, Any] = {}
+    who = labeller or os.environ.get("USER", "")
+    with _track_store(run) as store:
+        try:
+            queue = AuditQueue(store, random_share=random_share, seed=seed, max_random=max_random)
+            runs = [store.run(run_id).run_id] if run_id else [r.run_id for r in store.runs()]
+            if fill:
+                out["filled"] = {}
+                for r in runs:
+                    res = queue.fill(r)
+                    out["filled"][r] = {"flagged": res.flagged, "random": res.random}
+                    err.print(f"{r}: queued {res.flagged} flagged and {res.random} random")
+            if label is not None:
+                if not item_id:
+                    raise ConfigError("--label needs --id ITEM_OR_TRAJECTORY_ID (see --next)")
+                done = queue.label(item_id, label, note=note, labeller=who)
+                out["labelled"] = {
+                    **done.label.model_dump(),
+                    "quarantined": [list(q) for q in done.quarantined],
+                }
+                q = ", ".join(f"{k} {v}" for k, v in done.quarantined)
+                err.print(f"labelled {done.label.trajectory_id} {done.label.label}"
+                          + (f"; quarantined {q}" if q else ""))  # fmt: skip
+            if export is not None:
+                out["exported"] = {"path": str(export), "labels": queue.export_labels(export)}
+                err.print(f"wrote {out['exported']['labels']} labels to {export}")
+            acted = fill or label is not None or export is not None
+            if acted and not next_ and not (item_id and label is None):
+                if as_json:
+                    print(json.dumps(out))
+                return
+            one_run = run_id if run_id else (runs[0] if len(runs) == 1 else None)
+            item = queue.item(item_id) if item_id else queue.next(one_run)
+            interactive = sys.stdin.isatty() and not as_json and not next_ and not item_id
+            if interactive:
+                review(queue, Console(), input, run_id=one_run, labeller=who)
+                return
+            trajectory_id = item.trajectory_id if item else item_id
+            if trajectory_id is None:
+                out["next"] = None
+                hint = "" if fill else "; fill it with --fill"
+                pending = len(queue.pending(one_run))
+                err.print(f"nothing pending in the audit queue ({pending} pending){hint}")
+            else:
+                view = trajectory_view(store, trajectory_id)
+                out["next"] = {
+                    "item": item.model_dump() if item else None,
+                    "pending": len(queue.pending(one_run)),
+                    "alerts": [a.model_dump() for a in view.alerts],
+                    "trajectory": view.trajectory.model_dump(mode="json"),
+                }
+                if not as_json:
+                    Console().print(render(view, item))
+        except ConfigError as e:
+            raise _fail(str(e), 2) from None
+        except StoreError as e:
+            raise _fail(
+                str(e), 2 if "no run" in str(e) or "no trajectory" in str(e) else 1
+            ) from None
+    if as_json:
+        print(json.dumps(out))
+
+
+@app.command()
+def ui(
+    run: Annotated[Path, typer.Option("--run", help="The run folder (holds track.sqlite).")],
+    port: Annotated[int, typer.Option(help="The port to listen on.")] = 8765,
+    host: Annotated[
+        str, typer.Option(help="The address to listen on (loopback: this machine only).")
+    ] = "127.0.0.1",
+) -> None:
+    """Serve the dashboard of a run folder: runs, curves, trajectories, the audit queue."""
+    from referee.ui.server import serve
+
+    _track_store(run).close()  # a wrong --run fails here, with the fix, not in the browser
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        err.print(
+            f"[yellow]referee: the dashboard has no login: anyone who reaches {host}:{port} "
+            "can read these runs and label trajectories[/]"
+        )
+    err.print(f"referee: dashboard of {run} at http://{host}:{port}/ (Ctrl-C stops it)")
+    try:
+        serve(run, host=host, port=port)
+    except ConfigError as e:
+        raise _fail(str(e), 2) from None
 
 
 @app.command()

@@ -60,17 +60,24 @@ class TrainConfig:
     )
     dev_tasks: int = 128
     eval_tasks: int = 256
-    # demonstrations
+    # demonstrations: ``demo_draws`` draws of the demonstrator per training task (each draw
+    # acts on a misconception with probability ``demo_share``), so the same prompt is seen
+    # demonstrated both ways and imitation learns the demonstrator's proportions
     demo_share: float = 0.65
+    demo_draws: int = 8
     # model: None builds the tiny model here (sized by ``tiny``); else a local path or hub id
     model: str | None = None
     tiny: TinyConfig = field(default_factory=TinyConfig)
     # supervised fine-tuning (skipped when ``sft_checkpoint`` names a fine-tuned model folder,
     # for instance a previous run's model-sft: GRPO and the control start from it)
     sft_checkpoint: str | None = None
-    sft_steps: int = 300
+    sft_steps: int = 800
     sft_batch: int = 32
     sft_lr: float = 3e-3
+    #: dev pass@1 every N fine-tuning steps (0: never): the imitation curve, on dev only
+    sft_eval_every: int = 0
+    #: the SFT-only control's peak learning rate (chosen on dev: bench/control_lr.py)
+    control_lr: float = 3e-4
     # GRPO
     rl_steps: int = 50
     rl_prompts: int = 8  # tasks per step
@@ -161,18 +168,37 @@ class _Timer:
 def _sft(
     model: Any, tokenizer: Any, rows: list[dict[str, str]], cfg: TrainConfig, out: Path,
     *, steps: int, time_budget_s: float | None = None, seed: int = 0,
+    dev_eval: Callable[[Any], float] | None = None, lr: float | None = None,
+    prepared: dict[str, Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
+    """Fine-tune ``model`` on ``rows``; returns the stage's numbers. ``prepared``, if given,
+    caches TRL's tokenised data set: the control reuses the fine-tuning stage's, since
+    tokenising tens of thousands of demonstrations costs as much as a hundred steps."""
     from datasets import Dataset
     from transformers import TrainerCallback
     from trl.trainer.sft_config import SFTConfig
     from trl.trainer.sft_trainer import SFTTrainer
 
+    curve: list[dict[str, Any]] = []
+
     class Budget(TrainerCallback):
         def __init__(self) -> None:
             self.t0 = time.perf_counter()
+            self.eval_s = 0.0  # the dev curve's time is not fine-tuning time
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> Any:
+            # The clock starts with the first step: tokenising the data set is not training.
+            self.t0 = time.perf_counter()
+            return control
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> Any:
-            if time_budget_s is not None and time.perf_counter() - self.t0 >= time_budget_s:
+            every = cfg.sft_eval_every
+            if dev_eval is not None and every and state.global_step % every == 0:
+                t = time.perf_counter()
+                curve.append({"step": state.global_step, "dev_pass_at_1": dev_eval(kw["model"])})
+                self.eval_s += time.perf_counter() - t
+            spent = time.perf_counter() - self.t0 - self.eval_s
+            if time_budget_s is not None and spent >= time_budget_s:
                 control.should_training_stop = True
             return control
 
@@ -180,7 +206,7 @@ def _sft(
         output_dir=str(out),
         max_steps=steps,
         per_device_train_batch_size=cfg.sft_batch,
-        learning_rate=cfg.sft_lr,
+        learning_rate=cfg.sft_lr if lr is None else lr,
         lr_scheduler_type="cosine",
         warmup_steps=min(20, steps // 10),
         weight_decay=0.0,
@@ -189,27 +215,36 @@ def _sft(
         report_to="none",
         use_cpu=True,
         bf16=False,
+        # TRL turns checkpointing on by default; for a model this small it only recomputes
+        # every forward pass (a quarter of each step's time here).
+        gradient_checkpointing=False,
         seed=seed,
         completion_only_loss=True,
         max_length=192,
         dataloader_num_workers=0,
         disable_tqdm=True,
     )
+    budget = Budget()
     trainer = SFTTrainer(
         model=model,
         args=args,
-        train_dataset=Dataset.from_list(rows),
+        train_dataset=(prepared or {}).get("dataset") or Dataset.from_list(rows),
         processing_class=tokenizer,
-        callbacks=[Budget()],
+        callbacks=[budget],
     )
+    if prepared is not None:
+        prepared["dataset"] = trainer.train_dataset
     t0 = time.perf_counter()
     trainer.train()
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     return {
         "steps": trainer.state.global_step,
-        "wall_s": round(time.perf_counter() - t0, 2),
+        "wall_s": round(time.perf_counter() - t0 - budget.eval_s, 2),
+        "train_s": round(time.perf_counter() - budget.t0 - budget.eval_s, 2),
+        "lr": args.learning_rate,
         "loss_first": losses[0] if losses else None,
         "loss_last": losses[-1] if losses else None,
+        "dev_curve": curve,
     }
 
 
@@ -288,6 +323,7 @@ def _grpo(
         report_to="none",
         use_cpu=True,
         bf16=False,
+        gradient_checkpointing=False,
         seed=cfg.seed,
         dataloader_num_workers=0,
         disable_tqdm=True,
@@ -321,6 +357,25 @@ def _grpo(
         "curriculum": sampler.curriculum.summary(),
         "never_solved": len(sampler.curriculum.never_solved(min_attempts=16)),
         "curve": curve,
+    }
+
+
+def _imitation_ceiling(
+    demo: Demonstrator, heldout: list[Task], dev: list[Task], verifier: Any
+) -> dict[str, float]:
+    """What perfect imitation reaches: the pass rate of the demonstrator's majority answer
+    (greedy decoding of a perfect imitator) and of one of its draws (sampling at T 1)."""
+
+    def rate(tasks: list[Task], solve: Callable[[Task], str]) -> float:
+        if not tasks:
+            return 0.0
+        verdicts = verifier.verify_many([(t, solve(t)) for t in tasks])
+        return round(sum(bool(v.passed) for v in verdicts) / len(verdicts), 4)
+
+    return {
+        "heldout_mode": rate(heldout, demo.mode),
+        "dev_mode": rate(dev, demo.mode),
+        "heldout_draw": rate(heldout, lambda t: demo.solve(t, draw=10**6)),
     }
 
 
@@ -364,13 +419,25 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
         log(f"tasks: {len(train)} train, {len(dev)} dev, {len(heldout)} held-out for evaluation")
 
         demo = Demonstrator(share=cfg.demo_share)
-        rows = [{"prompt": _prompt(t, cfg.prompt), "completion": demo.solve(t)} for t in train]
+        rows = [
+            {"prompt": _prompt(t, cfg.prompt), "completion": demo.solve(t, draw=d)}
+            for d in range(max(1, cfg.demo_draws))
+            for t in train
+        ]
         t0 = time.perf_counter()
-        probe = random.Random(cfg.seed).sample(range(len(train)), min(400, len(train)))
-        demo_verdicts = verifier.verify_many([(train[i], rows[i]["completion"]) for i in probe])
+        probe = random.Random(cfg.seed).sample(range(len(rows)), min(400, len(rows)))
+        demo_verdicts = verifier.verify_many(
+            [(train[i % len(train)], rows[i]["completion"]) for i in probe]
+        )
         demo_pass = sum(v.passed for v in demo_verdicts) / len(demo_verdicts)
+        ceiling = _imitation_ceiling(demo, heldout, dev, verifier)
         timer.lap("demo_check", t0)
         log(f"demonstrations: {demo_pass:.1%} of a sample of {len(probe)} pass their tests")
+        log(
+            "imitation ceiling (the demonstrator's majority answer): held-out "
+            f"{ceiling['heldout_mode']:.1%}, dev {ceiling['dev_mode']:.1%}; its draws pass "
+            f"{ceiling['heldout_draw']:.1%} of held-out tasks"
+        )
 
         if cfg.model is None:
             texts = [r["prompt"] + r["completion"] for r in rows]
@@ -412,6 +479,15 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
             log(f"held-out pass@1 {name}: {res.pass_at_1:.3f} (dev {dev_scores.get(name, 0):.3f})")
             return res
 
+        def dev_pass(m: Any) -> float:
+            on_dev = evaluate(
+                m, tokenizer, dev, verifier,
+                max_new_tokens=cfg.max_completion_tokens,
+                prompt=lambda task: _prompt(task, cfg.prompt),
+            )  # fmt: skip
+            return float(on_dev.pass_at_1)
+
+        prepared: dict[str, Any] = {}
         before = heldout_eval(model, "before")
         t0 = time.perf_counter()
         if cfg.sft_checkpoint:
@@ -420,8 +496,10 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
             sft_stats: dict[str, Any] = {"from": cfg.sft_checkpoint}
         else:
             sft_stats = _sft(
-                model, tokenizer, rows, cfg, run / "sft", steps=cfg.sft_steps, seed=cfg.seed
-            )
+                model, tokenizer, rows, cfg, run / "sft", steps=cfg.sft_steps, seed=cfg.seed,
+                prepared=prepared,
+                dev_eval=dev_pass if dev else None,
+            )  # fmt: skip
         timer.lap("sft", t0)
         log(f"fine-tuning: {sft_stats}")
         model.save_pretrained(run / "model-sft")
@@ -443,10 +521,17 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
         if cfg.control:
             base = AutoModelForCausalLM.from_pretrained(run / "model-sft")
             t0 = time.perf_counter()
+            # The control gets GRPO's wall time as its own training time, and a schedule sized
+            # to it: a second fine-tuning stage (cosine from ``control_lr``) over the steps that
+            # time buys at fine-tuning's measured pace. The clock stops it if the pace differs.
+            pace = sft_stats.get("train_s", 0) / max(1, sft_stats.get("steps", 0))
+            planned = int(rl_stats["wall_s"] / pace) if pace > 0 else 10**6
             control_stats = _sft(
-                base, tokenizer, rows, cfg, run / "control",
-                steps=10**6, time_budget_s=rl_stats["wall_s"], seed=cfg.seed + 1,
+                base, tokenizer, rows, cfg, run / "control", prepared=prepared,
+                steps=max(1, planned), time_budget_s=rl_stats["wall_s"], seed=cfg.seed + 1,
+                lr=cfg.control_lr,
             )  # fmt: skip
+            control_stats["planned_steps"] = planned
             timer.lap("control", t0)
             log(f"control (fine-tuning for GRPO's wall time): {control_stats}")
             base.save_pretrained(run / "model-control")
@@ -457,6 +542,7 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
             "train_tasks": len(train),
             "heldout_tasks": len(heldout),
             "demo_pass_rate": round(demo_pass, 4),
+            "imitation_ceiling": ceiling,
             "heldout_before": before.pass_at_1,
             "heldout_sft": sft.pass_at_1,
             "heldout_rl": rl.pass_at_1,

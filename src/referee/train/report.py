@@ -59,6 +59,15 @@ def results_table(results: dict[str, Any]) -> Table:
         "",
         str(times.get("rl", "")),
     )
+    ceiling = results.get("imitation_ceiling")
+    if ceiling:
+        table.add_row(
+            "imitation ceiling (the demonstrator's majority answer)",
+            _pct(ceiling.get("heldout_mode")),
+            f"{_pct(ceiling.get('heldout_draw'))} (one draw)",
+            "",
+            "",
+        )
     if results.get("heldout_sft_control") is not None:
         table.add_row(
             "SFT-only control (GRPO's wall time)",

@@ -1,0 +1,82 @@
+"""Choose the SFT-only control's learning rate on dev: the control must be imitation's best shot.
+
+From a fine-tuned checkpoint (a ``referee train`` run's ``model-sft``), continue fine-tuning on
+fresh demonstrator draws for the same wall time at several peak learning rates (cosine over the
+steps that time buys), and report dev pass@1 for each: the rate that ``TrainConfig.control_lr``
+uses is the best of them on dev. Held-out pass@1 is printed beside it and never used to choose.
+
+    .venv/bin/python bench/control_lr.py --run runs/x-seed3-sft800 --budget 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--run", required=True, help="a referee train run folder with model-sft")
+    ap.add_argument("--budget", type=float, default=100.0, help="seconds of training per rate")
+    ap.add_argument("--lrs", default="3e-3,1e-3,3e-4,1e-4")
+    ap.add_argument("--out", default="bench/out/control_lr.json")
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from referee.train.demonstrator import Demonstrator
+    from referee.train.embedded import TrainConfig, _prompt, _quiet_libraries, _sft, prepare_tasks
+    from referee.train.evaluate import evaluate
+    from referee.verify.function import FunctionVerifier, harness_sandbox
+
+    _quiet_libraries()
+    run = Path(a.run)
+    known = TrainConfig.__dataclass_fields__
+    saved = json.loads((run / "config.json").read_text())
+    cfg = replace(TrainConfig(), **{k: v for k, v in saved.items() if k in known and k != "tiny"})
+    sandbox = harness_sandbox()
+    verifier = FunctionVerifier(sandbox)
+    train, dev, heldout = prepare_tasks(cfg, sandbox)
+    demo = Demonstrator(share=cfg.demo_share)
+    rows = [
+        {"prompt": _prompt(t, cfg.prompt), "completion": demo.solve(t, draw=d)}
+        for d in range(cfg.demo_draws)
+        for t in train
+    ]
+    tok = AutoTokenizer.from_pretrained(run / "model-sft")
+    # The pace of a fine-tuning step now, on this machine (its load varies): a short probe.
+    probe = _sft(AutoModelForCausalLM.from_pretrained(run / "model-sft"), tok, rows, cfg,
+                 Path("/tmp/control_lr"), steps=40, seed=0)  # fmt: skip
+    pace = probe["train_s"] / probe["steps"]
+
+    def score(model: object, tasks: list) -> float:
+        return evaluate(model, tok, tasks, verifier, max_new_tokens=cfg.max_completion_tokens,
+                        prompt=lambda t: _prompt(t, cfg.prompt)).pass_at_1  # fmt: skip
+
+    start = AutoModelForCausalLM.from_pretrained(run / "model-sft")
+    results = {"run": str(run), "budget_s": a.budget, "pace_s": pace,
+               "start": {"dev": score(start, dev), "heldout": score(start, heldout)}}  # fmt: skip
+    print(f"start: dev {results['start']['dev']:.3f}", flush=True)
+    for lr in [float(x) for x in a.lrs.split(",")]:
+        model = AutoModelForCausalLM.from_pretrained(run / "model-sft")
+        t0 = time.perf_counter()
+        stats = _sft(model, tok, rows, cfg, Path("/tmp/control_lr"), steps=int(a.budget / pace),
+                     time_budget_s=a.budget, seed=cfg.seed + 1, lr=lr)  # fmt: skip
+        got = {"dev": score(model, dev), "heldout": score(model, heldout),
+               "steps": stats["steps"], "train_s": stats["train_s"],
+               "wall_s": round(time.perf_counter() - t0, 1)}  # fmt: skip
+        results[str(lr)] = got
+        print(f"lr {lr:g}: {got}", flush=True)
+    verifier.close()
+    sandbox.close()
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,375 @@
+"""Exports of a track store: raw trajectories, and the dataset rows trainers read.
+
+* :func:`export_jsonl` / :func:`export_parquet`: every trajectory, as JSONL (the rollout
+  ``TrajectoryStore`` format, which :meth:`TrackStore.import_jsonl` reads back) or as a flat
+  Parquet table (the indexed columns and the whole record in ``json``);
+* :func:`sft_rows`: successful trajectories as TRL SFT data, ``{"messages": [...]}`` or, for
+  single-turn episodes, ``{"prompt": [...], "completion": [...]}``;
+* :func:`rl_prompt_rows` (TRL), :func:`verl_rows` (veRL), :func:`skyrl_rows` (SkyRL): task
+  prompts as RL datasets (see ``reference/trainers.md`` sections 1, 2.1, 4.1 and 9.2);
+* :func:`write_dataset`: rows to ``.parquet`` or ``.jsonl`` by the path's suffix.
+
+>>> with TrackStore("runs/r1", create=False) as store:                # doctest: +SKIP
+...     write_dataset(sft_rows(store, run_id="r1"), "sft.jsonl")
+...     write_dataset(verl_rows(store), "verl-train.parquet")
+...     write_dataset(verl_rows(store, split="heldout"), "verl-val.parquet")
+
+The rows never carry a task's hidden data: the RL rows' ``ground_truth`` is the task id, which
+referee's reward adapters resolve to the task and its verifier. Training exports take the
+``train`` split only unless asked for ``heldout`` by name (for evaluation files), so held-out
+tasks do not reach a training set by accident.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from referee.errors import ConfigError, StoreError
+from referee.rollout.trajectory import Trajectory
+from referee.tasks.model import Task
+from referee.track.store import TrackStore
+
+__all__ = [
+    "EXPORT_FORMATS",
+    "export_jsonl",
+    "export_parquet",
+    "export_run",
+    "rl_prompt_rows",
+    "sft_rows",
+    "skyrl_rows",
+    "verl_rows",
+    "write_dataset",
+]
+
+#: The formats ``referee export --format`` (and :func:`export_run`) accept.
+EXPORT_FORMATS = ("jsonl", "parquet", "trl-sft", "trl-rl", "verl", "skyrl")
+Row = dict[str, Any]
+TaskSource = TrackStore | Iterable[Task]
+
+# Parquet columns of export_parquet, one row per trajectory.
+_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("id", "string"), ("run_id", "string"), ("task_id", "string"), ("split", "string"),
+    ("policy", "string"), ("env", "string"), ("group_id", "string"), ("sample_index", "int64"),
+    ("step", "int64"), ("reward", "float64"), ("passed", "bool"), ("error_kind", "string"),
+    ("end_reason", "string"), ("n_turns", "int64"), ("completion_tokens", "int64"),
+    ("tool_calls", "int64"), ("started_at", "float64"), ("finished_at", "float64"),
+    ("json", "string"),
+)  # fmt: skip
+
+
+# --- trajectories ---------------------------------------------------------------------------
+
+
+def export_jsonl(store: TrackStore, path: str | os.PathLike[str], run_id: str | None = None) -> int:
+    """Every trajectory (of one run when given), one JSON record a line. Returns the count."""
+    n = 0
+    with _atomic(path, "w") as f:
+        for t in store.iter_trajectories(run_id=run_id):
+            f.write(t.model_dump_json() + "\n")
+            n += 1
+    return n
+
+
+def export_parquet(
+    store: TrackStore, path: str | os.PathLike[str], run_id: str | None = None
+) -> int:
+    """Every trajectory as one flat Parquet row (artifacts inlined in ``json``)."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    schema = pa.schema([(name, pa.type_for_alias(kind)) for name, kind in _COLUMNS])
+    n = 0
+    with _atomic(path, "wb") as f, pq.ParquetWriter(f, schema) as writer:
+        page: list[Row] = []
+        for t in store.iter_trajectories(run_id=run_id):
+            page.append(_flat(t))
+            if len(page) == 500:  # bounded memory for big stores
+                writer.write_table(pa.Table.from_pylist(page, schema=schema))
+                n, page = n + len(page), []
+        if page or not n:
+            writer.write_table(pa.Table.from_pylist(page, schema=schema))
+            n += len(page)
+    return n
+
+
+def _flat(t: Trajectory) -> Row:
+    return {
+        "id": t.id, "run_id": t.run_id, "task_id": t.task_id, "split": t.split,
+        "policy": t.policy, "env": t.env, "group_id": t.group_id,
+        "sample_index": t.sample_index, "step": t.step, "reward": t.reward,
+        "passed": t.passed, "error_kind": t.error.kind if t.error else None,
+        "end_reason": t.end_reason, "n_turns": len(t.turns),
+        "completion_tokens": t.completion_tokens, "tool_calls": t.tool_calls,
+        "started_at": t.started_at, "finished_at": t.finished_at, "json": t.model_dump_json(),
+    }  # fmt: skip
+
+
+# --- SFT --------------------------------------------------------------------------------------
+
+
+def sft_rows(
+    store: TrackStore,
+    run_id: str | None = None,
+    min_reward: float = 1.0,
+    format: Literal["messages", "prompt-completion"] = "messages",
+    include_flagged: bool = False,
+) -> list[Row]:
+    """Successful training-split trajectories as TRL SFT rows (conversational format).
+
+    Kept: reward at least ``min_reward``, no error, a train-split trajectory and task, no
+    hacking flag on the verdict (unless ``include_flagged``), and neither the task nor the
+    verifier quarantined by an audit: demonstrations teach whatever they contain.
+
+    ``format="messages"``: ``{"messages": prompt + assistant turns + tool observations,
+    "task_id", "trajectory_id"}``; the environment's feedback after the last assistant turn is
+    left out (nothing to imitate). Tool-call arguments become dicts, as Hugging Face chat
+    templates and TRL expect. ``"prompt-completion"``: ``{"prompt": [...], "completion":
+    [assistant message], ...}``, for single-turn episodes without tool calls only.
+
+    >>> rows = sft_rows(store, run_id="r1")                          # doctest: +SKIP
+    >>> rows[0]["messages"][-1]["role"]                              # doctest: +SKIP
+    'assistant'
+    """
+    if format not in ("messages", "prompt-completion"):
+        raise ConfigError(f"format must be 'messages' or 'prompt-completion', got {format!r}")
+    bad_tasks, bad_verifiers = store.quarantined("task"), store.quarantined("verifier")
+    # Held-out by the task's own record too, in case a trajectory was logged without its split.
+    bad_tasks |= {t.id for t in store.tasks(split="heldout")}
+    prompts: dict[str, list[Row]] = {}
+    rows = []
+    for t in store.iter_trajectories(run_id=run_id, split="train"):
+        v = t.verdict
+        if t.reward is None or t.reward < min_reward or v is None or t.error is not None:
+            continue
+        if (
+            (v.flags and not include_flagged)
+            or t.task_id in bad_tasks
+            or v.verifier in bad_verifiers
+        ):
+            continue
+        prompt = [_message(m) for m in t.messages] or _task_prompt(store, t.task_id, prompts)
+        ids = {"task_id": t.task_id, "trajectory_id": t.id}
+        if format == "messages":
+            rows.append({"messages": _conversation(prompt, t), **ids})
+            continue
+        if len(t.turns) != 1 or t.tool_calls:
+            raise ConfigError(
+                f"trajectory {t.id} ({t.task_id}) has {len(t.turns)} turns and {t.tool_calls} "
+                "tool calls: prompt-completion rows are for single-turn episodes; "
+                "use format='messages' (referee export --format trl-sft does)"
+            )
+        completion = [{"role": "assistant", "content": t.final_text()}]
+        rows.append({"prompt": prompt, "completion": completion, **ids})
+    return rows
+
+
+def _task_prompt(store: TrackStore, task_id: str, cache: dict[str, list[Row]]) -> list[Row]:
+    # Trajectories logged without their first messages (the embedded trainer's) take the
+    # task's prompt from the store.
+    if task_id not in cache:
+        cache[task_id] = [m.model_dump() for m in store.task(task_id).prompt]
+    return cache[task_id]
+
+
+def _conversation(prompt: list[Row], t: Trajectory) -> list[Row]:
+    messages = list(prompt)
+    for turn in t.turns:
+        messages.append(_message(turn.assistant))
+        messages.extend(_message(o) for o in turn.observations)
+    while messages and messages[-1]["role"] != "assistant":
+        messages.pop()
+    return messages
+
+
+def _message(m: Mapping[str, Any]) -> Row:
+    """A chat message in the Hugging Face form: a fixed set of keys, tool arguments as dicts."""
+    out: Row = {"role": m.get("role", "assistant"), "content": m.get("content") or ""}
+    if m.get("tool_calls"):
+        out["tool_calls"] = [_tool_call(c) for c in m["tool_calls"]]
+    if out["role"] == "tool":
+        out["name"] = m.get("name", "")
+        if "tool_call_id" in m:
+            out["tool_call_id"] = m["tool_call_id"]
+    return out
+
+
+def _tool_call(call: Mapping[str, Any]) -> Row:
+    fn = call.get("function") or {}
+    args = fn.get("arguments")
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except json.JSONDecodeError:
+            pass  # not JSON: kept as the model wrote it
+    return {"id": call.get("id", ""), "type": "function",
+            "function": {"name": fn.get("name", ""), "arguments": args}}  # fmt: skip
+
+
+# --- RL prompts ---------------------------------------------------------------------------------
+
+
+def rl_prompt_rows(
+    source: TaskSource, split: str = "train", run_id: str | None = None
+) -> list[Row]:
+    """Task prompts as TRL RL rows: ``{"prompt": [messages], "task_id"}``.
+
+    ``source`` is a store (its recorded tasks; only those run ``run_id`` used, when given) or
+    tasks. ``task_id`` reaches TRL reward functions as a column (see
+    :func:`referee.train.trl_adapter.reward_function`).
+    """
+    return [{"prompt": _prompt(t), "task_id": t.id} for t in _tasks(source, split, run_id)]
+
+
+def verl_rows(
+    source: TaskSource,
+    split: str = "train",
+    run_id: str | None = None,
+    data_source: str | None = None,
+    agent_name: str | None = None,
+) -> list[Row]:
+    """Task prompts as veRL rows (trainers.md 2.1).
+
+    ``data_source`` (default ``referee/<domain>``) is what veRL's ``compute_score`` dispatches
+    on; ``reward_model.ground_truth`` is the task id; ``agent_name`` selects an agent loop.
+    """
+    rows = []
+    for i, t in enumerate(_tasks(source, split, run_id)):
+        row: Row = {
+            "data_source": data_source or f"referee/{t.domain}",
+            "prompt": _prompt(t),
+            "ability": t.domain,
+            "reward_model": {"style": "rule", "ground_truth": t.id},
+            "extra_info": {"index": i, "task_id": t.id, "split": t.split},
+        }
+        if agent_name is not None:
+            row["agent_name"] = agent_name
+        rows.append(row)
+    return rows
+
+
+def skyrl_rows(
+    source: TaskSource,
+    split: str = "train",
+    run_id: str | None = None,
+    env_class: str = "referee",
+    data_source: str | None = None,
+) -> list[Row]:
+    """Task prompts as SkyRL rows (trainers.md 4.1): every column but ``prompt`` and
+    ``env_class`` reaches the environment as ``extras``, so it finds the task id in
+    ``extra_info`` and ``reward_spec.ground_truth``."""
+    return [
+        {
+            "data_source": data_source or f"referee/{t.domain}",
+            "prompt": _prompt(t),
+            "env_class": env_class,
+            "reward_spec": {"method": "rule", "ground_truth": t.id},
+            "extra_info": {"index": i, "task_id": t.id, "split": t.split},
+        }
+        for i, t in enumerate(_tasks(source, split, run_id))
+    ]
+
+
+def _prompt(t: Task) -> list[Row]:
+    return [m.model_dump() for m in t.prompt]
+
+
+def _tasks(source: TaskSource, split: str, run_id: str | None) -> list[Task]:
+    if split not in ("train", "heldout"):
+        raise ConfigError(f"split must be 'train' or 'heldout' (for evaluation), got {split!r}")
+    if isinstance(source, TrackStore):
+        tasks = source.tasks(split=split, run_id=run_id)
+        if not tasks and not source.tasks():
+            raise StoreError(
+                f"{source.path} has no tasks recorded: RL rows are built from tasks; call "
+                "store.add_tasks(tasks) when the run starts, or pass the tasks themselves"
+            )
+        return tasks
+    return [t for t in source if t.split == split]
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+
+def write_dataset(rows: Sequence[Row], path: str | os.PathLike[str]) -> int:
+    """Write rows as Parquet (``.parquet``) or JSON lines (``.jsonl``, ``.json``).
+
+    Both load with ``datasets.Dataset.from_parquet`` / ``from_json``. Returns the row count.
+
+    >>> write_dataset([{"prompt": [{"role": "user", "content": "hi"}], "task_id": "t"}],
+    ...               "rows.jsonl")                                       # doctest: +SKIP
+    1
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            table = pa.Table.from_pylist(list(rows))
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+            raise StoreError(
+                f"cannot write {path}: the rows' columns mix types ({e}); write a .jsonl file "
+                "instead, or make the column's values one type"
+            ) from e
+        with _atomic(path, "wb") as f:
+            pq.write_table(table, f)
+    elif suffix in (".jsonl", ".json"):
+        with _atomic(path, "w") as f:
+            for row in rows:
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    else:
+        raise ConfigError(f"cannot tell the format of {path}: name it *.parquet or *.jsonl")
+    return len(rows)
+
+
+def export_run(
+    store: TrackStore,
+    fmt: str,
+    out: str | os.PathLike[str],
+    *,
+    run_id: str | None = None,
+    split: str = "train",
+    min_reward: float = 1.0,
+) -> int:
+    """Write one of :data:`EXPORT_FORMATS` to ``out`` (what ``referee export`` does)."""
+    if fmt == "jsonl":
+        return export_jsonl(store, out, run_id)
+    if fmt == "parquet":
+        return export_parquet(store, out, run_id)
+    if fmt == "trl-sft":
+        return write_dataset(sft_rows(store, run_id, min_reward=min_reward), out)
+    builders = {"trl-rl": rl_prompt_rows, "verl": verl_rows, "skyrl": skyrl_rows}
+    if fmt in builders:
+        return write_dataset(builders[fmt](store, split=split, run_id=run_id), out)
+    raise ConfigError(f"unknown export format {fmt!r}; choose one of: {', '.join(EXPORT_FORMATS)}")
+
+
+class _atomic:
+    """Write to ``<path>.tmp`` and rename on success: a failed export leaves no half file."""
+
+    def __init__(self, path: str | os.PathLike[str], mode: Literal["w", "wb"]) -> None:
+        self.path = Path(path)
+        self.tmp = self.path.with_name(self.path.name + ".tmp")
+        self.mode = mode
+
+    def __enter__(self) -> Any:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            encoding = "utf-8" if self.mode == "w" else None
+            self.f: IO[Any] = open(self.tmp, self.mode, encoding=encoding)
+        except OSError as e:
+            raise StoreError(
+                f"cannot write {self.path}: {e.strerror}; choose a writable path"
+            ) from e
+        return self.f
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.f.close()
+        if exc_type is None:
+            self.tmp.replace(self.path)
+        else:
+            self.tmp.unlink(missing_ok=True)
