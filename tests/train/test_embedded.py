@@ -18,7 +18,9 @@ def small_run(tmp_path_factory):
         tasks=300,
         difficulties=(0.0,),  # one-step tasks: a few seconds of fine-tuning solve some
         eval_tasks=24,
-        sft_steps=150,
+        # 300 steps: with 8 demonstrator draws per task, 150 were not always enough for the
+        # tiny model to solve any task, and GRPO then had no group with differing rewards.
+        sft_steps=300,
         sft_batch=16,
         rl_steps=3,
         rl_prompts=4,
@@ -62,10 +64,19 @@ def test_grpo_really_updates_the_model(small_run):
 
 
 def test_rollouts_are_verified_training_tasks_only(small_run):
+    from referee.track.store import TrackStore
+
     run, _ = small_run
-    rows = [json.loads(x) for x in (run / "trajectories.jsonl").read_text().splitlines()]
+    with TrackStore(run, create=False) as store:
+        (meta,) = store.runs()
+        rows = store.trajectories(run_id=meta.run_id)
+        metrics = {m.name for m in store.metrics(meta.run_id)}
+        assert meta.status == "finished"
     assert len(rows) == 3 * 4 * 4  # steps x tasks x group
+    assert sorted({r.step for r in rows}) == [0, 1, 2]
     heldout = set(json.loads((run / "heldout_per_task.json").read_text())["task_ids"])
-    assert not heldout & {r["task_id"] for r in rows}
-    assert all(r["infra_error"] is None for r in rows)
-    assert all(0.0 <= r["reward"] <= 1.0 for r in rows)
+    assert not heldout & {r.task_id for r in rows}
+    assert all(r.verdict is not None and r.verdict.infra_error is None for r in rows)
+    assert all(0.0 <= r.verdict.reward <= 1.0 for r in rows if r.verdict)
+    # the step metrics and the held-out points the dashboard draws
+    assert {"reward_mean", "pass_rate", "heldout_pass_rate"} <= metrics

@@ -34,9 +34,11 @@ from typing import Any
 from referee.tasks.model import Task
 from referee.tasks.procedural import generate
 from referee.tasks.split import assign_split
+from referee.track.canary import make_canaries
 from referee.train.demonstrator import Demonstrator
 from referee.train.prompts import compact_prompt
 from referee.train.tiny import TinyConfig
+from referee.train.tracking import RunTracking
 
 __all__ = ["TrainConfig", "prepare_tasks", "run_experiment"]
 
@@ -90,6 +92,13 @@ class TrainConfig:
     #: "pass": 1 when every test passes, else 0 (what pass@1 measures); "partial": the share
     #: of tests passed (the verifier's reward).
     reward: str = "pass"
+    #: share of canary tasks (impossible by construction: referee.track.canary) mixed into the
+    #: GRPO pool; any pass on one is an alert. Never in the fine-tuning data.
+    canary_share: float = 0.01
+    #: the trainer's own loggers for referee's step metrics too: "none", "tensorboard", "wandb"
+    report_to: str = "none"
+    #: serve the step metrics for Prometheus on 127.0.0.1:PORT while GRPO runs (None: off)
+    metrics_port: int | None = None
     # evaluation
     eval_every: int = 0  # held-out pass@1 every N GRPO steps (0: only at the end)
     pass_k_samples: int = 4  # sampled completions per held-out task for pass@k (0: none)
@@ -251,12 +260,14 @@ def _sft(
 def _grpo(
     model: Any, tokenizer: Any, train: list[Task], heldout: list[Task], verifier: Any,
     cfg: TrainConfig, run: Path, log: Log, heldout_eval: Callable[[Any, str], Any],
+    tracking: RunTracking,
 ) -> dict[str, Any]:  # fmt: skip
     from transformers import TrainerCallback
     from trl.trainer.grpo_config import GRPOConfig
 
     from referee.tasks.curriculum import Curriculum, CurriculumConfig, Group
     from referee.tasks.sampler import TrainingSampler
+    from referee.track.loggers import RefereeMetricsCallback
     from referee.train.grpo import CurriculumGRPOTrainer
     from referee.train.trl_adapter import reward_function, tasks_dataset
 
@@ -274,7 +285,6 @@ def _grpo(
     curve: list[dict[str, Any]] = []
     rewards: list[float] = []
     zero_variance: list[float] = []
-    store = (run / "trajectories.jsonl").open("a")
 
     def on_verdicts(batch: list[Task], texts: list[str], verdicts: list[Any]) -> None:
         step = len(rewards)
@@ -290,20 +300,19 @@ def _grpo(
             groups.setdefault(t.id, []).append(None if v.infra_error else v.reward)
         report = sampler.observe([Group(k, r) for k, r in groups.items()], step=step)
         zero_variance.append(report.n_dropped / max(1, len(groups)))
-        for t, c, v in zip(batch, texts, verdicts, strict=True):
-            store.write(
-                json.dumps(
-                    {"step": step, "task_id": t.id, "completion": c, "reward": v.reward,
-                     "passed": v.passed, "infra_error": v.infra_error}
-                ) + "\n"
-            )  # fmt: skip
-        store.flush()
+        lengths = [len(tokenizer(c, add_special_tokens=False)["input_ids"]) for c in texts]
+        prompts = [_prompt(t, cfg.prompt) for t in batch]
+        for a in tracking.log_batch(
+            step, batch, prompts, texts, verdicts, completion_tokens=lengths
+        ):  # fmt: skip
+            log(f"alert at step {step}: [{a.severity}] {a.detector}: {a.message}")
 
     class Curve(TrainerCallback):
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> Any:
             if cfg.eval_every and state.global_step % cfg.eval_every == 0:
                 res = heldout_eval(kw["model"], f"rl-step{state.global_step}")
                 curve.append({"step": state.global_step, "heldout_pass_at_1": res.pass_at_1})
+                tracking.heldout(state.global_step, pass_rate=res.pass_at_1, n=len(res.passed))
             return control
 
     reward = reward_function(verifier, train, on_verdicts=on_verdicts, binary=cfg.reward == "pass")
@@ -320,7 +329,7 @@ def _grpo(
         beta=cfg.kl_beta,
         logging_steps=1,
         save_strategy="no",
-        report_to="none",
+        report_to=cfg.report_to,
         use_cpu=True,
         bf16=False,
         gradient_checkpointing=False,
@@ -337,11 +346,11 @@ def _grpo(
         callbacks=[Curve()],
         choose=choose,
     )
+    # referee's step metrics (reward spread, visible/hidden gap, alerts...) reach whatever
+    # loggers report_to names, beside TRL's own.
+    RefereeMetricsCallback.attach(trainer, tracking.tracker)
     t0 = time.perf_counter()
-    try:
-        trainer.train()
-    finally:
-        store.close()
+    trainer.train()
     wall = time.perf_counter() - t0
     history = [h for h in trainer.state.log_history if "reward" in h]
     zero_std = [h.get("frac_reward_zero_std", 0.0) for h in history]
@@ -357,6 +366,10 @@ def _grpo(
         "curriculum": sampler.curriculum.summary(),
         "never_solved": len(sampler.curriculum.never_solved(min_attempts=16)),
         "curve": curve,
+        "alerts": [
+            {"step": a.step, "detector": a.detector, "severity": a.severity, "message": a.message}
+            for a in tracking.alerts
+        ],
     }
 
 
@@ -510,11 +523,38 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
         sft = heldout_eval(model, "sft")
 
         t0 = time.perf_counter()
-        rl_stats = _grpo(model, tokenizer, train, heldout, verifier, cfg, run, log, heldout_eval)
+        # Canaries join the GRPO pool only: nothing can pass them, so a pass is an alert.
+        n_canaries = round(cfg.canary_share * len(train))
+        canaries = make_canaries(n_canaries, seed=cfg.seed, like=train) if n_canaries else []
+        pool = [*train, *canaries]
+        sinks = []
+        if cfg.metrics_port is not None:
+            from referee.track.prometheus import MetricsServer
+
+            sinks.append(MetricsServer(cfg.metrics_port))
+            log(f"step metrics for Prometheus: {sinks[0].url}")
+        tracking = RunTracking(
+            run, run_id=run.name, config=asdict(cfg), tasks=[*pool, *heldout],
+            name=f"referee train (seed {cfg.seed}, {cfg.sampler})", sinks=sinks,
+        )  # fmt: skip
+        tracking.heldout(0, pass_rate=sft.pass_at_1, n=len(sft.passed))
+        try:
+            rl_stats = _grpo(
+                model, tokenizer, pool, heldout, verifier, cfg, run, log, heldout_eval, tracking
+            )
+        except BaseException:
+            tracking.close("failed")
+            raise
+        finally:
+            for sink in sinks:
+                sink.close()
+        rl_stats["canaries"] = len(canaries)
         timer.lap("rl", t0)
         model.save_pretrained(run / "model-rl")
         tokenizer.save_pretrained(run / "model-rl")
         rl = heldout_eval(model, "rl")
+        tracking.heldout(rl_stats["steps"], pass_rate=rl.pass_at_1, n=len(rl.passed))
+        tracking.close("finished")
 
         control = None
         control_stats: dict[str, Any] = {}

@@ -1,0 +1,115 @@
+"""A training run's record: every GRPO rollout as a ``Trajectory`` in the run's ``TrackStore``,
+with metrics and the reward-hacking detectors run on each step as it happens.
+
+:class:`RunTracking` is what the embedded experiment (and any trainer loop that sees its
+completions and verdicts) calls once per generation batch. It writes ``<run>/track.sqlite``,
+which ``referee ui --run <run>``, ``referee audit`` and ``referee export`` read.
+
+>>> tracking = RunTracking(run_dir, run_id="r1", config={"lr": 2e-4},
+...                        tasks=[*train, *heldout])                       # doctest: +SKIP
+>>> alerts = tracking.log_batch(step, tasks, prompts, completions, verdicts)  # doctest: +SKIP
+>>> tracking.heldout(step, pass_rate=0.41, n=256)                           # doctest: +SKIP
+>>> tracking.close("finished")                                              # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from referee.rollout.trajectory import Trajectory, Turn
+from referee.tasks.model import Task
+from referee.track.detectors import Alert
+from referee.track.store import TrackStore
+from referee.track.tracker import MetricsSink, Tracker
+from referee.verify.verdict import Verdict
+
+__all__ = ["RunTracking"]
+
+
+class RunTracking:
+    """The store and the tracker of one training run; see the module docstring."""
+
+    def __init__(
+        self,
+        run_dir: str | Path,
+        *,
+        run_id: str,
+        config: Mapping[str, Any],
+        tasks: Sequence[Task],
+        policy: str = "grpo",
+        env: str = "code-single",
+        name: str | None = None,
+        sinks: Sequence[MetricsSink] = (),
+    ) -> None:
+        self.store = TrackStore(run_dir)
+        self.run_id = run_id
+        self.policy = policy
+        self.env = env
+        self.store.start_run(run_id, dict(config), name=name)
+        self.store.add_tasks(tasks)
+        self.tracker = Tracker(self.store, tasks=tasks, run_id=run_id, sinks=sinks)
+        # Held-out pass rates arrive between batches; the next batch's step carries them to
+        # the detectors (the divergence detector compares them with the training reward).
+        self._heldout: tuple[float, int] | None = None
+        self.alerts: list[Alert] = []
+
+    def heldout(self, step: int, *, pass_rate: float, n: int) -> None:
+        """A held-out evaluation at ``step``: stored now, shown to the detectors next batch."""
+        self.store.log_metrics(self.run_id, step, {"heldout_pass_rate": pass_rate}, "heldout")
+        self._heldout = (pass_rate, n)
+
+    def log_batch(
+        self,
+        step: int,
+        tasks: Sequence[Task],
+        prompts: Sequence[str],
+        completions: Sequence[str],
+        verdicts: Sequence[Verdict],
+        *,
+        completion_tokens: Sequence[int] | None = None,
+    ) -> list[Alert]:
+        """One generation batch (rows in TRL's group order: G completions per task in a row)."""
+        now = time.time()
+        trajectories = []
+        index: dict[str, int] = {}
+        for i, (task, prompt, text, verdict) in enumerate(
+            zip(tasks, prompts, completions, verdicts, strict=True)
+        ):
+            sample = index[task.id] = index.get(task.id, -1) + 1
+            tokens = completion_tokens[i] if completion_tokens is not None else 0
+            trajectories.append(
+                Trajectory(
+                    run_id=self.run_id,
+                    task_id=task.id,
+                    split=task.split,
+                    policy=self.policy,
+                    env=self.env,
+                    group_id=f"{self.run_id}:{step}:{task.id}",
+                    sample_index=sample,
+                    step=step,
+                    messages=[{"role": "user", "content": prompt}],
+                    turns=[
+                        Turn(
+                            index=0,
+                            assistant={"role": "assistant", "content": text},
+                            completion_tokens=tokens,
+                        )
+                    ],
+                    verdict=verdict,
+                    end_reason="completion",
+                    started_at=now,
+                    finished_at=now,
+                )
+            )
+        rate, n = self._heldout if self._heldout else (None, None)
+        self._heldout = None
+        alerts = self.tracker.log(trajectories, step, heldout_pass_rate=rate, heldout_n=n)
+        self.alerts += alerts
+        return alerts
+
+    def close(self, status: str = "finished") -> None:
+        self.store.end_run(self.run_id, status)
+        self.store.close()
