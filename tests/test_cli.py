@@ -338,7 +338,7 @@ def test_eval_split_without_tasks_exits_2(eval_file):
     [
         (["--sampler", "greedy"], b"--sampler must be curriculum or uniform"),
         (["--prompt", "chat"], b"--prompt must be compact or code"),
-        (["--env", "code"], b"environment_factory"),
+        (["--env", "code-agent"], b"referee train runs code-single"),
     ],
 )
 def test_train_refuses_bad_options_before_doing_any_work(args, message):

@@ -609,6 +609,7 @@ def doctor(
 
 @app.command()
 def train(
+    ctx: typer.Context,
     steps: Annotated[int, typer.Option(help="GRPO steps.")] = 50,
     sft_steps: Annotated[int, typer.Option(help="Supervised fine-tuning steps.")] = 800,
     group_size: Annotated[int, typer.Option(help="Completions per task (GRPO's G).")] = 8,
@@ -628,7 +629,12 @@ def train(
         str, typer.Option(help="compact (the description: the tiny model) or code.")
     ] = "compact",
     env: Annotated[
-        str, typer.Option(help="code-single (plain completions judged by the verifier).")
+        str,
+        typer.Option(
+            help="code-single (one completion judged by the verifier) or code (multi-turn: "
+            "tool calls in CodeEnv's sandbox, GRPO through TRL's environment_factory; its own "
+            "smaller defaults for the options not given)."
+        ),
     ] = "code-single",
     eval_tasks: Annotated[int, typer.Option(help="Held-out tasks evaluated.")] = 256,
     eval_every: Annotated[int, typer.Option(help="Held-out pass@1 every N GRPO steps.")] = 0,
@@ -639,6 +645,15 @@ def train(
     sft_eval_every: Annotated[
         int, typer.Option(help="Dev pass@1 every N fine-tuning steps (0: never).")
     ] = 0,
+    canary_share: Annotated[
+        float, typer.Option(help="Share of impossible canary tasks in the GRPO pool.")
+    ] = 0.01,
+    report_to: Annotated[
+        str, typer.Option(help="Trainer loggers for the metrics too: none, tensorboard, wandb.")
+    ] = "none",
+    metrics_port: Annotated[
+        int | None, typer.Option(help="Serve step metrics for Prometheus on 127.0.0.1:PORT.")
+    ] = None,
     seed: Annotated[int, typer.Option()] = 0,
     sft_checkpoint: Annotated[
         Path | None,
@@ -656,11 +671,10 @@ def train(
         raise _fail(f"--sampler must be curriculum or uniform, got {sampler!r}", 2)
     if prompt not in ("compact", "code"):
         raise _fail(f"--prompt must be compact or code, got {prompt!r}", 2)
-    if env != "code-single":
+    if env not in ("code-single", "code"):
         raise _fail(
-            f"--env {env!r}: referee train runs single-turn code tasks (code-single); for "
-            "multi-turn tool use, pass referee.train.trl_env.environment_class(...) to TRL's "
-            "GRPOTrainer(environment_factory=...)",
+            f"--env {env!r}: referee train runs code-single (one completion per task) or code "
+            "(multi-turn episodes with tools)",
             2,
         )
     folder = run_dir or Path("runs") / time.strftime("train-%Y%m%d-%H%M%S")
@@ -674,6 +688,9 @@ def train(
         demo_share=demo_share,
         demo_draws=demo_draws,
         sft_eval_every=sft_eval_every,
+        canary_share=canary_share,
+        report_to=report_to,
+        metrics_port=metrics_port,
         model=model,
         sft_steps=sft_steps,
         sft_checkpoint=str(sft_checkpoint) if sft_checkpoint else None,
@@ -684,8 +701,21 @@ def train(
         eval_every=eval_every,
         control=control,
     )
+    experiment = run_experiment
+    if env == "code":
+        from referee.train.multiturn import multiturn_config, run_multiturn_experiment
+
+        # The multi-turn defaults apply to the options left at their (single-turn) defaults.
+        fields = {"steps": "rl_steps", "prompts": "rl_prompts"}
+        given = {
+            fields.get(name, name)
+            for name in ctx.params
+            if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"
+        }
+        cfg = multiturn_config(cfg, keep=given | {"run_dir"})
+        experiment = run_multiturn_experiment
     try:
-        results = run_experiment(cfg, log=lambda m: err.print(m, markup=False, highlight=False))
+        results = experiment(cfg, log=lambda m: err.print(m, markup=False, highlight=False))
     except (SandboxUnavailable, ConfigError) as e:
         raise _fail(str(e), 2) from None
     Console(stderr=True).print(results_table(results))

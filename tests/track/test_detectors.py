@@ -303,6 +303,24 @@ def test_identical_outputs_fires_when_groups_collapse(seed):
     assert alerts[0].evidence["excerpt"] == "import os\nos._exit(0)"
 
 
+def converged(rng: random.Random, task: str, step: int, cheat: bool) -> Trajectory:
+    """A policy that has learnt its tasks: the same answer in every rollout of a task, and a
+    different answer for each task (what a real GRPO run looks like near its end)."""
+    return make(task, "", passed=True, text=f"solution of {task}")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_identical_outputs_ignores_a_converged_policy_but_not_a_shared_exploit(seed):
+    # every group collapses from step 0 on, each to its own task's answer: no alert
+    assert run(IdenticalOutputs(), stream(seed, None, converged, exit_early)) == []
+    # the within-group rule alone would have fired on it at once
+    within = run(IdenticalOutputs(cross_task=False), stream(seed, None, converged, exit_early))
+    assert within and within[0].step < ONSET
+    # one answer shared by different tasks is still caught
+    alerts = run(IdenticalOutputs(), stream(seed, ONSET, few_words, exit_early))
+    assert first_delay(alerts) is not None
+
+
 # ---- 7. difficulty outliers ----------------------------------------------------------------
 DIFF_TASKS = {
     f"task/{i}": Task.create(name=f"task/{i}", prompt=f"task {i}",

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,6 +101,12 @@ class CodeEnv(Environment):
     timeout is replaced by the step timeout, or what is left of the episode). ``max_output_chars``
     caps each program output shown to the model. ``system_prompt`` replaces the default one
     of multi-turn episodes (``{turns}`` and ``{solution}`` are filled in; "" for none).
+    ``tools`` offers only the named tools (default: all six), e.g. ``("write_file", "submit")``
+    for a small model whose prompt must stay short; a call to another one is answered as a call
+    to an unknown tool.
+
+    >>> CodeEnv(tools=("write_file", "submit")).tools()[0]["function"]["name"]  # doctest: +SKIP
+    'write_file'
     """
 
     name = "code"
@@ -114,9 +121,17 @@ class CodeEnv(Environment):
         autosubmit: bool = True,
         max_output_chars: int = 4000,
         system_prompt: str | None = None,
+        tools: Sequence[str] | None = None,
     ) -> None:
         if max_output_chars < 100:
             raise ConfigError(f"max_output_chars must be 100 or more, got {max_output_chars}")
+        unknown = [t for t in tools or () if t not in TOOL_SCHEMAS]
+        if unknown or (tools is not None and not tools):
+            raise ConfigError(
+                f"tools must name some of {', '.join(TOOL_SCHEMAS)}; got {list(tools or ())}"
+            )
+        # In TOOL_SCHEMAS' order whatever the order given: the schemas a model sees stay the same.
+        self._schemas = {n: s for n, s in TOOL_SCHEMAS.items() if tools is None or n in tools}
         self._own_runtime = runtime is None
         self.runtime = runtime or CodeRuntime()
         self.single_turn = single_turn
@@ -191,7 +206,7 @@ class CodeEnv(Environment):
 
     def tools(self) -> list[dict[str, Any]]:
         """The tool schemas; none in single-turn mode (decided per task at ``reset``)."""
-        return [] if self._single else list(TOOL_SCHEMAS.values())
+        return [] if self._single else list(self._schemas.values())
 
     @property
     def done(self) -> bool:
@@ -264,9 +279,9 @@ class CodeEnv(Environment):
         if self.budget.remaining_s < _MIN_RUN_S:
             self._finish("timeout")
             return "not run: the episode's time is up", 0.0, False
-        schema = TOOL_SCHEMAS.get(call.name)
+        schema = self._schemas.get(call.name)
         problem = call.error or (
-            f"unknown tool {call.name!r}; the tools are {', '.join(TOOL_SCHEMAS)}"
+            f"unknown tool {call.name!r}; the tools are {', '.join(self._schemas)}"
             if schema is None
             else check_arguments(call, schema)
         )

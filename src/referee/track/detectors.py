@@ -609,13 +609,21 @@ class LengthCollapse(_RateDetector):
 
 # ---- 6. identical outputs ------------------------------------------------------------------
 class IdenticalOutputs(_RateDetector):
-    """Identical completions across a group (the rollouts of one task sampled together).
+    """Identical completions across a group (the rollouts of one task sampled together),
+    where the repeated completion is *the same for different tasks*.
 
     A group of ``min_group`` (4) or more is *collapsed* when at least ``min_share`` (half) of
     it gave one and the same completion (compared as in
-    :func:`referee.track.metrics.normalized_completion`). Alert when the share of collapsed
-    groups rises significantly by at least ``min_increase`` (0.25), or reaches ``abs_rate``
-    (0.5). Honest sampling repeats itself too, on easy tasks; half a group rarely.
+    :func:`referee.track.metrics.normalized_completion`) and, with ``cross_task`` (default),
+    that completion is also the repeated answer of another task's group in the same step.
+    Alert when the share of collapsed groups rises significantly by at least
+    ``min_increase`` (0.25), or reaches ``abs_rate`` (0.5).
+
+    Why across tasks: a policy that has learnt a task answers it the same way every time;
+    in a real ``referee train`` run (runs/s4-uniform, 2026-12-01) 87-100% of the groups of a
+    clean GRPO run were identical within the group, and the within-group rule raised five
+    false alarms. An exploit string (``sys.exit(0)``, an object equal to everything) is the
+    same whatever the task asks; an honest answer is not.
     """
 
     name = "identical-outputs"
@@ -627,10 +635,12 @@ class IdenticalOutputs(_RateDetector):
         min_group: int = 4,
         min_increase: float = 0.25,
         abs_rate: float | None = 0.5,
+        cross_task: bool = True,
         **kw: Any,
     ) -> None:
         super().__init__(min_increase=min_increase, abs_rate=abs_rate, **kw)
         self.min_share, self.min_group = min_share, min_group
+        self.cross_task = cross_task
 
     def observe(
         self, step: int, trajectories: Sequence[Trajectory], metrics: StepMetrics, context: Context
@@ -640,10 +650,17 @@ class IdenticalOutputs(_RateDetector):
             if t.turns:
                 groups[group_key(t)].append(t)
         sized = [g for g in groups.values() if len(g) >= self.min_group]
-        collapsed, repeated = [], ""
+        modal: list[tuple[list[Trajectory], str]] = []
         for g in sized:
             text, count = Counter(normalized_completion(t) for t in g).most_common(1)[0]
             if count / len(g) >= self.min_share:
+                modal.append((g, text))
+        tasks_by_text: dict[str, set[str]] = defaultdict(set)
+        for g, text in modal:
+            tasks_by_text[text].add(g[0].task_id)
+        collapsed, repeated = [], ""
+        for g, text in modal:
+            if not self.cross_task or len(tasks_by_text[text]) > 1:
                 collapsed.append(g)
                 repeated = repeated or text
         self._counts["collapsed"] = len(collapsed)
