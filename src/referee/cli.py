@@ -654,6 +654,10 @@ def train(
     metrics_port: Annotated[
         int | None, typer.Option(help="Serve step metrics for Prometheus on 127.0.0.1:PORT.")
     ] = None,
+    quarantine_from: Annotated[
+        list[Path] | None,
+        typer.Option(help="A run folder whose audit labels keep tasks out (repeatable)."),
+    ] = None,
     seed: Annotated[int, typer.Option()] = 0,
     sft_checkpoint: Annotated[
         Path | None,
@@ -691,6 +695,7 @@ def train(
         canary_share=canary_share,
         report_to=report_to,
         metrics_port=metrics_port,
+        quarantine_from=tuple(str(p) for p in quarantine_from or ()),
         model=model,
         sft_steps=sft_steps,
         sft_checkpoint=str(sft_checkpoint) if sft_checkpoint else None,
@@ -718,6 +723,8 @@ def train(
         results = experiment(cfg, log=lambda m: err.print(m, markup=False, highlight=False))
     except (SandboxUnavailable, ConfigError) as e:
         raise _fail(str(e), 2) from None
+    except RefereeError as e:  # e.g. a --quarantine-from folder without a store
+        raise _fail(str(e), 1) from None
     Console(stderr=True).print(results_table(results))
     if as_json:
         print(json.dumps(results))

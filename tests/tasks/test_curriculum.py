@@ -328,3 +328,17 @@ def test_summary_is_json_before_anything_is_seen():
     json.dumps(cur.summary(), allow_nan=False)
     with pytest.raises(ConfigError, match="list of task ids"):
         cur.add_tasks("abc")
+
+
+def test_quarantined_tasks_are_never_sampled_again_and_survive_a_resume():
+    cur = Curriculum([f"t{i}" for i in range(6)], seed=0)
+    assert cur.quarantine(["t1", "t3", "not-in-the-pool"]) == 2
+    assert cur.quarantine(["t1"]) == 0
+    assert cur.quarantined() == {"t1", "t3"}
+    drawn = {t for _ in range(200) for t in cur.sample(3)}
+    assert drawn == {"t0", "t2", "t4", "t5"}
+    again = Curriculum.from_state_dict(json.loads(json.dumps(cur.state_dict())))
+    assert again.quarantined() == {"t1", "t3"} and "t1" not in again.eligible()
+    cur.quarantine(["t0", "t2", "t4", "t5"])
+    with pytest.raises(TaskError, match="quarantined"):
+        cur.sample(1)

@@ -27,6 +27,8 @@ def small_run(tmp_path_factory):
         group_size=4,
         max_completion_tokens=32,
         tiny=TinyConfig(hidden=64, layers=2, heads=2, ffn=128),
+        report_to="tensorboard",
+        metrics_port=0,
     )
     return run, run_experiment(cfg, log=lambda m: None)
 
@@ -80,3 +82,36 @@ def test_rollouts_are_verified_training_tasks_only(small_run):
     assert all(0.0 <= r.verdict.reward <= 1.0 for r in rows if r.verdict)
     # the step metrics and the held-out points the dashboard draws
     assert {"reward_mean", "pass_rate", "heldout_pass_rate"} <= metrics
+
+
+def test_referee_metrics_reach_the_trainers_logger_and_canaries_the_pool(small_run):
+    pytest.importorskip("tensorboardX")
+    from referee.track.store import TrackStore
+    from tests.track.test_loggers import scalars
+
+    run, results = small_run
+    tags = scalars(run / "rl")
+    # TRL's own reward and referee's step metrics, side by side in TensorBoard
+    assert "train/reward" in tags and "train/referee/reward_mean" in tags, sorted(tags)
+    assert len(tags["train/referee/reward_mean"]) == results["rl"]["steps"]
+    assert results["rl"]["canaries"] >= 1
+    with TrackStore(run, create=False) as store:
+        canaries = [t for t in store.tasks() if t.hidden.get("canary")]
+    assert len(canaries) == results["rl"]["canaries"]
+
+
+def test_audit_labels_of_an_earlier_run_keep_its_tasks_out(small_run, tmp_path):
+    from referee.track.audit import AuditQueue
+    from referee.track.store import TrackStore
+    from referee.train.embedded import TrainConfig, cfg_quarantined
+
+    run, _ = small_run
+    with TrackStore(run, create=False) as store:
+        (meta,) = store.runs()
+        first = store.trajectories(run_id=meta.run_id, limit=1)[0]
+        AuditQueue(store).label(first.id, "broken-task", note="test")
+    assert cfg_quarantined(TrainConfig(quarantine_from=(str(run),))) == {first.task_id}
+    from referee.errors import StoreError
+
+    with pytest.raises(StoreError):
+        cfg_quarantined(TrainConfig(quarantine_from=(str(tmp_path),)))

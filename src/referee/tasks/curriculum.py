@@ -421,6 +421,7 @@ class Curriculum:
         # reproducible for a given seed and order of tasks.
         self._pool: dict[str, None] = {}
         self._retired: dict[str, int] = {}
+        self._quarantined: set[str] = set()
         self._draws = 0
         self._counters = _Counters()
         self.add_tasks(task_ids)
@@ -456,8 +457,20 @@ class Curriculum:
         return dict(self._retired)
 
     def eligible(self) -> list[str]:
-        """The ids that can be sampled (in the pool and not retired), in pool order."""
-        return [t for t in self._pool if t not in self._retired]
+        """The ids that can be sampled (in the pool, not retired, not quarantined), in pool
+        order."""
+        return [t for t in self._pool if t not in self._retired and t not in self._quarantined]
+
+    def quarantine(self, task_ids: Iterable[str]) -> int:
+        """Never sample these again (an auditor judged them broken, or hacked); returns how
+        many were newly quarantined. Ids outside the pool are ignored: a label may name a task
+        of another run."""
+        before = len(self._quarantined)
+        self._quarantined.update(t for t in task_ids if t in self._pool)
+        return len(self._quarantined) - before
+
+    def quarantined(self) -> frozenset[str]:
+        return frozenset(self._quarantined)
 
     def weight(self, task_id: str) -> float:
         """The unnormalised sampling weight of an eligible task (see the module docstring)."""
@@ -487,8 +500,8 @@ class Curriculum:
                 raise TaskError("the curriculum has no tasks; give it training task ids first")
             raise TaskError(
                 f"every task of the curriculum is retired ({len(self._retired)} of "
-                f"{len(self._pool)}): add tasks, raise retire_threshold, or stop: the pool is "
-                "solved"
+                f"{len(self._pool)}) or quarantined ({len(self._quarantined)}): add tasks, "
+                "raise retire_threshold, or stop: the pool is solved"
             )
         if not replace and n > len(ids):
             raise ConfigError(
@@ -618,6 +631,7 @@ class Curriculum:
             "config": asdict(self.config),
             "pool": list(self._pool),
             "retired": dict(self._retired),
+            "quarantined": sorted(self._quarantined),
             "draws": self._draws,
             "tracker": self.tracker.state_dict(),
             "groups": self._counters.groups,
@@ -646,6 +660,7 @@ class Curriculum:
             rng.setstate((version, tuple(internal), gauss))
             pool = {str(t): None for t in state["pool"]}
             retired = {str(t): int(s) for t, s in state["retired"].items()}
+            quarantined = {str(t) for t in state.get("quarantined", ())}
             counters = _Counters(int(state["groups"]), {**state["dropped"]})
             draws = int(state["draws"])
         except (KeyError, TypeError, ValueError) as e:
@@ -653,6 +668,7 @@ class Curriculum:
         # Assigned only once everything parsed, so a bad state leaves the curriculum unchanged.
         self.config, self.tracker, self._rng = config, tracker, rng
         self._pool, self._retired, self._counters, self._draws = pool, retired, counters, draws
+        self._quarantined = quarantined
 
     @classmethod
     def from_state_dict(cls, state: dict[str, Any]) -> Curriculum:

@@ -99,6 +99,8 @@ class TrainConfig:
     report_to: str = "none"
     #: serve the step metrics for Prometheus on 127.0.0.1:PORT while GRPO runs (None: off)
     metrics_port: int | None = None
+    #: run folders whose audit labels quarantine tasks from this run's GRPO sampling
+    quarantine_from: tuple[str, ...] = ()
     # evaluation
     eval_every: int = 0  # held-out pass@1 every N GRPO steps (0: only at the end)
     pass_k_samples: int = 4  # sampled completions per held-out task for pass@k (0: none)
@@ -279,7 +281,14 @@ def _grpo(
         curriculum=Curriculum([t.id for t in train], mode, seed=cfg.seed),
     )
 
+    sampler.curriculum.quarantine(cfg_quarantined(cfg))
+
     def choose(n: int) -> list[int]:
+        # Labels recorded while the run goes on (the store is shared with the dashboard) take
+        # tasks out of sampling from the next step on.
+        newly = sampler.curriculum.quarantine(tracking.quarantined_tasks())
+        if newly:
+            log(f"quarantined by audit: {newly} more tasks out of sampling")
         return [index[t.id] for t in sampler.sample(n)]
 
     curve: list[dict[str, Any]] = []
@@ -371,6 +380,18 @@ def _grpo(
             for a in tracking.alerts
         ],
     }
+
+
+def cfg_quarantined(cfg: TrainConfig) -> set[str]:
+    """The task ids quarantined in the stores of ``cfg.quarantine_from`` (earlier runs)."""
+    from referee.track.audit import quarantined_task_ids
+    from referee.track.store import TrackStore
+
+    out: set[str] = set()
+    for folder in cfg.quarantine_from:
+        with TrackStore(folder, create=False) as store:
+            out |= quarantined_task_ids(store)
+    return out
 
 
 def _imitation_ceiling(

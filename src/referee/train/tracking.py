@@ -110,6 +110,13 @@ class RunTracking:
         self.alerts += alerts
         return alerts
 
+    def quarantined_tasks(self) -> set[str]:
+        """Task ids an auditor has taken out of training in this run's store (labels given in
+        ``referee audit`` or the dashboard while the run goes on count from the next step)."""
+        from referee.track.audit import quarantined_task_ids
+
+        return quarantined_task_ids(self.store)
+
     def close(self, status: str = "finished") -> None:
         self.store.end_run(self.run_id, status)
         self.store.close()
