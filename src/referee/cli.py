@@ -611,7 +611,7 @@ def doctor(
 def train(
     ctx: typer.Context,
     steps: Annotated[int, typer.Option(help="GRPO steps.")] = 50,
-    sft_steps: Annotated[int, typer.Option(help="Supervised fine-tuning steps.")] = 800,
+    sft_steps: Annotated[int, typer.Option(help="Supervised fine-tuning steps.")] = 600,
     group_size: Annotated[int, typer.Option(help="Completions per task (GRPO's G).")] = 8,
     prompts: Annotated[int, typer.Option(help="Tasks per GRPO step.")] = 8,
     model: Annotated[

@@ -73,7 +73,7 @@ class TrainConfig:
     # supervised fine-tuning (skipped when ``sft_checkpoint`` names a fine-tuned model folder,
     # for instance a previous run's model-sft: GRPO and the control start from it)
     sft_checkpoint: str | None = None
-    sft_steps: int = 800
+    sft_steps: int = 600
     sft_batch: int = 32
     sft_lr: float = 3e-3
     #: dev pass@1 every N fine-tuning steps (0: never): the imitation curve, on dev only

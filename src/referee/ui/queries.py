@@ -49,7 +49,8 @@ _METRIC_FALLBACK = {
     ("train", "reward"): ("reward_mean",),
     ("train", "pass"): ("pass_rate",),
     ("heldout", "reward"): ("heldout_reward_mean",),
-    ("heldout", "pass"): ("heldout_pass_rate", "heldout/pass@1"),
+    # referee train logs each held-out evaluation under split "heldout"
+    ("heldout", "pass"): ("heldout_pass_rate [heldout]", "heldout_pass_rate", "heldout/pass@1"),
 }
 
 
