@@ -348,3 +348,21 @@ def test_the_command_dispatches_with_the_multi_turn_defaults(monkeypatch, tmp_pa
     assert cfg.rl_steps == 7 and cfg.run_dir == str(tmp_path / "r")  # given: kept
     assert cfg.sft_steps == multiturn.DEFAULTS["sft_steps"]  # left out: the multi-turn default
     assert cfg.max_completion_tokens == multiturn.DEFAULTS["max_completion_tokens"]
+
+
+def test_grpo_episodes_are_in_the_track_store_turn_by_turn(small_run):
+    from referee.track.store import TrackStore
+
+    run, results, _, _ = small_run
+    jsonl = _rows(run / "trajectories.jsonl")
+    with TrackStore(run, create=False) as store:
+        (meta,) = store.runs()
+        stored = store.trajectories(run_id=meta.run_id)
+        assert meta.status == "finished"
+        assert {m.name for m in store.metrics(meta.run_id)} >= {"reward_mean", "tool_calls_mean"}
+    assert len(stored) == len(jsonl) == results["rl"]["episodes"]
+    assert all(t.env == "code" and t.messages and t.verdict is not None for t in stored)
+    # the conversation TRL built, split into turns: each assistant message with its tool results
+    calls = [t for t in stored if any(turn.assistant.get("tool_calls") for turn in t.turns)]
+    assert len(calls) == sum(1 for r in jsonl if r["tool_calls"] > 0)
+    assert all(turn.observations for t in calls for turn in t.turns[:-1])

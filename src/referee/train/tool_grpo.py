@@ -15,7 +15,9 @@ and every episode is judged by its verifier. What this module adds, as
   and learns from the group outcomes; held-out tasks are known to the sampler so that it
   refuses them, and the class's ``reset`` refuses them too;
 * every episode (the conversation TRL built, reward, verdict) is written to
-  ``trajectories.jsonl``.
+  ``trajectories.jsonl`` and, as a ``Trajectory`` with one turn per assistant message, to the
+  run's ``track.sqlite`` (:class:`~referee.train.tracking.RunTracking`), where the detectors
+  see it and ``referee ui`` shows it.
 
 >>> stats = grpo_on_env(model, tok, Env, train, heldout, cfg, run,          # doctest: +SKIP
 ...                     max_tool_calls=3)
@@ -52,7 +54,7 @@ def grpo_on_env(
     model: Any, tok: Any, env_class: type[TRLEnvironment], train: list[Task],
     heldout: list[Task], cfg: TrainConfig, run: Path, *, max_tool_calls: int,
     heldout_eval: Callable[[Any, str], Any] | None = None, log: Callable[[str], None] = print,
-    dataset: Any = None,
+    dataset: Any = None, tracking: Any = None,
 ) -> dict[str, Any]:  # fmt: skip
     """GRPO from ``model`` on ``train`` through ``env_class`` (see the module docstring).
 
@@ -79,8 +81,18 @@ def grpo_on_env(
     zero_variance: list[float] = []
     tool_calls: list[float] = []
     store = (run / "trajectories.jsonl").open("a")
+    own_tracking = tracking is None
+    if tracking is None:
+        from dataclasses import asdict
 
-    def verifier(completions: list[Any], environments: list[Any], **_: Any) -> list[float | None]:
+        from referee.train.tracking import RunTracking
+
+        tracking = RunTracking(
+            run, run_id=run.name, config=asdict(cfg), tasks=[*train, *heldout], env="code",
+            name=f"referee train --env code (seed {cfg.seed})",
+        )  # fmt: skip
+
+    def verifier(completions: list[Any], environments: list[Any], **kw: Any) -> list[float | None]:
         step = len(rewards)
         out: list[float | None] = []
         groups: dict[str, list[float | None]] = {}
@@ -101,6 +113,14 @@ def grpo_on_env(
                 ) + "\n"
             )  # fmt: skip
         store.flush()
+        prompts = kw.get("prompts") or [[] for _ in completions]
+        for a in tracking.log_conversations(
+            step, [e.task for e in environments], prompts,
+            [m if isinstance(m, list) else [{"role": "assistant", "content": str(m)}]
+             for m in completions],
+            [e.verdict for e in environments],
+        ):  # fmt: skip
+            log(f"alert at step {step}: [{a.severity}] {a.detector}: {a.message}")
         scored = [r for r in out if r is not None]
         rewards.append(sum(scored) / max(1, len(scored)))
         tool_calls.append(sum(e.metrics.get("tool_calls", 0.0) for e in environments) / len(out))
@@ -157,10 +177,14 @@ def grpo_on_env(
         choose=choose,
     )
     t0 = time.perf_counter()
+    status = "failed"
     try:
         trainer.train()
+        status = "finished"
     finally:
         store.close()
+        if own_tracking:
+            tracking.close(status)
     wall = time.perf_counter() - t0
     history = [h for h in trainer.state.log_history if "reward" in h]
     zero_std = [h.get("frac_reward_zero_std", 0.0) for h in history]

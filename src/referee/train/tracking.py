@@ -117,6 +117,54 @@ class RunTracking:
 
         return quarantined_task_ids(self.store)
 
+    def log_conversations(
+        self,
+        step: int,
+        tasks: Sequence[Task],
+        prompts: Sequence[Sequence[Mapping[str, Any]]],
+        conversations: Sequence[Sequence[Mapping[str, Any]]],
+        verdicts: Sequence[Verdict | None],
+    ) -> list[Alert]:
+        """One step of multi-turn episodes: the prompt messages, then what TRL's tool loop built
+        (assistant messages, each followed by the tool results it caused)."""
+        now = time.time()
+        trajectories = []
+        index: dict[str, int] = {}
+        for task, prompt, messages, verdict in zip(
+            tasks, prompts, conversations, verdicts, strict=True
+        ):
+            sample = index[task.id] = index.get(task.id, -1) + 1
+            turns: list[Turn] = []
+            for m in messages:
+                message = dict(m)
+                if message.get("role") == "assistant" or not turns:
+                    turns.append(Turn(index=len(turns), assistant=message))
+                else:
+                    turns[-1].observations.append(message)
+            trajectories.append(
+                Trajectory(
+                    run_id=self.run_id,
+                    task_id=task.id,
+                    split=task.split,
+                    policy=self.policy,
+                    env=self.env,
+                    group_id=f"{self.run_id}:{step}:{task.id}",
+                    sample_index=sample,
+                    step=step,
+                    messages=[dict(m) for m in prompt],
+                    turns=turns,
+                    verdict=verdict,
+                    end_reason="episode",
+                    started_at=now,
+                    finished_at=now,
+                )
+            )
+        rate, n = self._heldout if self._heldout else (None, None)
+        self._heldout = None
+        alerts = self.tracker.log(trajectories, step, heldout_pass_rate=rate, heldout_n=n)
+        self.alerts += alerts
+        return alerts
+
     def close(self, status: str = "finished") -> None:
         self.store.end_run(self.run_id, status)
         self.store.close()
