@@ -361,6 +361,22 @@ def _grpo(
     t0 = time.perf_counter()
     trainer.train()
     wall = time.perf_counter() - t0
+    return {
+        **grpo_stats(trainer, run, wall, rewards, zero_variance, sampler),
+        "curve": curve,
+        "alerts": [
+            {"step": a.step, "detector": a.detector, "severity": a.severity, "message": a.message}
+            for a in tracking.alerts
+        ],
+    }
+
+
+def grpo_stats(
+    trainer: Any, run: Path, wall: float, rewards: list[float], zero_variance: list[float],
+    sampler: Any,
+) -> dict[str, Any]:  # fmt: skip
+    """The numbers of a finished GRPO stage (single-turn or on tool episodes); writes TRL's
+    metrics per step to ``rl_metrics.jsonl``."""
     history = [h for h in trainer.state.log_history if "reward" in h]
     zero_std = [h.get("frac_reward_zero_std", 0.0) for h in history]
     (run / "rl_metrics.jsonl").write_text("".join(json.dumps(h) + "\n" for h in history))
@@ -374,11 +390,40 @@ def _grpo(
         "zero_variance_groups_mean": sum(zero_variance) / max(1, len(zero_variance)),
         "curriculum": sampler.curriculum.summary(),
         "never_solved": len(sampler.curriculum.never_solved(min_attempts=16)),
-        "curve": curve,
-        "alerts": [
-            {"step": a.step, "detector": a.detector, "severity": a.severity, "message": a.message}
-            for a in tracking.alerts
-        ],
+    }
+
+
+def stage_results(
+    run: Path, *, train: list[Task], heldout: list[Task], demo_pass: float,
+    ceiling: dict[str, float], stages: dict[str, Any], stats: dict[str, dict[str, Any]],
+) -> dict[str, Any]:  # fmt: skip
+    """The results every ``referee train`` run reports, from its held-out evaluations
+    (``stages``: before, sft, rl and control, the last None without a control) and each
+    stage's numbers; also writes ``heldout_per_task.json``. The caller adds its own keys."""
+    from referee.train.stats import paired_test
+
+    before, sft, rl, control = (stages[k] for k in ("before", "sft", "rl", "control"))
+    paired = {"rl_vs_sft": asdict(paired_test(rl.passed, sft.passed))}
+    if control:
+        paired["rl_vs_control"] = asdict(paired_test(rl.passed, control.passed))
+    per_task = {
+        "task_ids": sft.task_ids, "before": before.passed, "sft": sft.passed, "rl": rl.passed,
+        "control": control.passed if control else None,
+    }  # fmt: skip
+    (run / "heldout_per_task.json").write_text(json.dumps(per_task))
+    return {
+        "run_dir": str(run),
+        "train_tasks": len(train),
+        "heldout_tasks": len(heldout),
+        "demo_pass_rate": round(demo_pass, 4),
+        "imitation_ceiling": ceiling,
+        "heldout_before": before.pass_at_1,
+        "heldout_sft": sft.pass_at_1,
+        "heldout_rl": rl.pass_at_1,
+        "heldout_sft_control": control.pass_at_1 if control else None,
+        "train_reward": stats["rl"]["train_reward_last"],
+        **stats,
+        "paired": paired,
     }
 
 
@@ -436,7 +481,6 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     _quiet_libraries()
     from referee.train.evaluate import evaluate
-    from referee.train.stats import paired_test
     from referee.train.tiny import tiny_model, train_tokenizer
     from referee.verify.function import FunctionVerifier, harness_sandbox
 
@@ -598,41 +642,15 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
             base.save_pretrained(run / "model-control")
             control = heldout_eval(base, "control")
 
-        results: dict[str, Any] = {
-            "run_dir": str(run),
-            "train_tasks": len(train),
-            "heldout_tasks": len(heldout),
-            "demo_pass_rate": round(demo_pass, 4),
-            "imitation_ceiling": ceiling,
-            "heldout_before": before.pass_at_1,
-            "heldout_sft": sft.pass_at_1,
-            "heldout_rl": rl.pass_at_1,
-            "heldout_sft_control": control.pass_at_1 if control else None,
-            "train_reward": rl_stats["train_reward_last"],
-            "sft": sft_stats,
-            "rl": rl_stats,
-            "control": control_stats,
-            "paired": {
-                "rl_vs_sft": asdict(paired_test(rl.passed, sft.passed)),
-                **(
-                    {"rl_vs_control": asdict(paired_test(rl.passed, control.passed))}
-                    if control
-                    else {}
-                ),
-            },
-            "dev_pass_at_1": dev_scores,
-            "heldout_pass_at_k": pass_k,
-            "heldout_infra_errors": infra,
-            "times": timer.times,
-        }
-        per_task = {
-            "task_ids": sft.task_ids,
-            "before": before.passed,
-            "sft": sft.passed,
-            "rl": rl.passed,
-            "control": control.passed if control else None,
-        }
-        (run / "heldout_per_task.json").write_text(json.dumps(per_task))
+        results = stage_results(
+            run, train=train, heldout=heldout, demo_pass=demo_pass, ceiling=ceiling,
+            stages={"before": before, "sft": sft, "rl": rl, "control": control},
+            stats={"sft": sft_stats, "rl": rl_stats, "control": control_stats},
+        )  # fmt: skip
+        results.update(
+            dev_pass_at_1=dev_scores, heldout_pass_at_k=pass_k, heldout_infra_errors=infra,
+            times=timer.times,
+        )  # fmt: skip
         (run / "results.json").write_text(json.dumps(results, indent=1))
         return results
     finally:

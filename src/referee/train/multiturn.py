@@ -48,7 +48,7 @@ from referee.envs.code import CodeEnv
 from referee.envs.runtime import CodeRuntime
 from referee.tasks.model import Message, Task
 from referee.train.demonstrator import Demonstrator
-from referee.train.embedded import Log, TrainConfig, _prompt, _Timer
+from referee.train.embedded import Log, TrainConfig, _prompt, _Timer, stage_results
 from referee.train.tiny import TinyConfig
 from referee.train.trl_env import TRLEnvironment
 
@@ -169,7 +169,6 @@ def _experiment(
 
     from referee.train.embedded import _imitation_ceiling, _sft
     from referee.train.evaluate import EvalResult
-    from referee.train.stats import paired_test
     from referee.train.tool_demos import chat_model, demonstrations, sft_row
     from referee.train.tool_episodes import Episode, run_episodes
     from referee.train.tool_grpo import grpo_on_env
@@ -315,38 +314,14 @@ def _experiment(
         tok.save_pretrained(run / "model-control")
         control = heldout_eval(base, "control")
 
-    results: dict[str, Any] = {
-        "run_dir": str(run),
-        "env": "code",
-        "tools": list(TOOLS),
-        "train_tasks": len(train),
-        "heldout_tasks": len(heldout),
-        "demo_pass_rate": round(demo_pass, 4),
-        "imitation_ceiling": ceiling,
-        "heldout_before": before.pass_at_1,
-        "heldout_sft": sft.pass_at_1,
-        "heldout_rl": rl.pass_at_1,
-        "heldout_sft_control": control.pass_at_1 if control else None,
-        "train_reward": rl_stats["train_reward_last"],
-        "sft": sft_stats,
-        "rl": rl_stats,
-        "control": control_stats,
-        "paired": {
-            "rl_vs_sft": asdict(paired_test(rl.passed, sft.passed)),
-            **(
-                {"rl_vs_control": asdict(paired_test(rl.passed, control.passed))} if control else {}
-            ),
-        },
-        "dev_pass_at_1": dev_scores,
-        "heldout_pass_at_k": {},
-        "heldout_infra_errors": infra,
-        "heldout_tool_use": tool_use,
-        "times": timer.times,
-    }
-    per_task = {
-        "task_ids": sft.task_ids, "before": before.passed, "sft": sft.passed, "rl": rl.passed,
-        "control": control.passed if control else None,
-    }  # fmt: skip
-    (run / "heldout_per_task.json").write_text(json.dumps(per_task))
+    results = stage_results(
+        run, train=train, heldout=heldout, demo_pass=demo_pass, ceiling=ceiling,
+        stages={"before": before, "sft": sft, "rl": rl, "control": control},
+        stats={"sft": sft_stats, "rl": rl_stats, "control": control_stats},
+    )  # fmt: skip
+    results.update(
+        env="code", tools=list(TOOLS), dev_pass_at_1=dev_scores, heldout_pass_at_k={},
+        heldout_infra_errors=infra, heldout_tool_use=tool_use, times=timer.times,
+    )  # fmt: skip
     (run / "results.json").write_text(json.dumps(results, indent=1))
     return results

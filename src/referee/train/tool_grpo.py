@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.tasks.model import Task
-from referee.train.embedded import TrainConfig
+from referee.train.embedded import TrainConfig, grpo_stats
 from referee.train.trl_env import TRLEnvironment
 
 __all__ = ["grpo_on_env", "unscored"]
@@ -186,22 +186,11 @@ def grpo_on_env(
         if own_tracking:
             tracking.close(status)
     wall = time.perf_counter() - t0
-    history = [h for h in trainer.state.log_history if "reward" in h]
-    zero_std = [h.get("frac_reward_zero_std", 0.0) for h in history]
-    (run / "rl_metrics.jsonl").write_text("".join(json.dumps(h) + "\n" for h in history))
     return {
-        "steps": trainer.state.global_step,
-        "wall_s": round(wall, 2),
-        "train_reward_first": rewards[0] if rewards else None,
-        "train_reward_last": sum(rewards[-5:]) / len(rewards[-5:]) if rewards else None,
-        "train_reward_per_step": [round(r, 4) for r in rewards],
+        **grpo_stats(trainer, run, wall, rewards, zero_variance, sampler),
         "tool_calls_per_episode": [round(c, 3) for c in tool_calls],
-        "frac_zero_std_mean": sum(zero_std) / len(zero_std) if zero_std else None,
-        "zero_variance_groups_mean": sum(zero_variance) / max(1, len(zero_variance)),
         # The subclass counts on top of what env_class had counted (its counters are inherited).
         "episodes": scored_class.episodes - env_class.episodes,
         "infra_errors": scored_class.infra_errors - env_class.infra_errors,
-        "curriculum": sampler.curriculum.summary(),
-        "never_solved": len(sampler.curriculum.never_solved(min_attempts=16)),
         "curve": curve,
     }

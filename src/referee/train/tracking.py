@@ -72,43 +72,18 @@ class RunTracking:
         completion_tokens: Sequence[int] | None = None,
     ) -> list[Alert]:
         """One generation batch (rows in TRL's group order: G completions per task in a row)."""
-        now = time.time()
-        trajectories = []
-        index: dict[str, int] = {}
-        for i, (task, prompt, text, verdict) in enumerate(
-            zip(tasks, prompts, completions, verdicts, strict=True)
-        ):
-            sample = index[task.id] = index.get(task.id, -1) + 1
-            tokens = completion_tokens[i] if completion_tokens is not None else 0
-            trajectories.append(
-                Trajectory(
-                    run_id=self.run_id,
-                    task_id=task.id,
-                    split=task.split,
-                    policy=self.policy,
-                    env=self.env,
-                    group_id=f"{self.run_id}:{step}:{task.id}",
-                    sample_index=sample,
-                    step=step,
-                    messages=[{"role": "user", "content": prompt}],
-                    turns=[
-                        Turn(
-                            index=0,
-                            assistant={"role": "assistant", "content": text},
-                            completion_tokens=tokens,
-                        )
-                    ],
-                    verdict=verdict,
-                    end_reason="completion",
-                    started_at=now,
-                    finished_at=now,
-                )
-            )
-        rate, n = self._heldout if self._heldout else (None, None)
-        self._heldout = None
-        alerts = self.tracker.log(trajectories, step, heldout_pass_rate=rate, heldout_n=n)
-        self.alerts += alerts
-        return alerts
+        tokens = completion_tokens if completion_tokens is not None else [0] * len(completions)
+        return self._log(
+            step,
+            tasks,
+            [[{"role": "user", "content": p}] for p in prompts],
+            [
+                [Turn(index=0, assistant={"role": "assistant", "content": c}, completion_tokens=n)]
+                for c, n in zip(completions, tokens, strict=True)
+            ],
+            verdicts,
+            end_reason="completion",
+        )
 
     def quarantined_tasks(self) -> set[str]:
         """Task ids an auditor has taken out of training in this run's store (labels given in
@@ -127,13 +102,8 @@ class RunTracking:
     ) -> list[Alert]:
         """One step of multi-turn episodes: the prompt messages, then what TRL's tool loop built
         (assistant messages, each followed by the tool results it caused)."""
-        now = time.time()
-        trajectories = []
-        index: dict[str, int] = {}
-        for task, prompt, messages, verdict in zip(
-            tasks, prompts, conversations, verdicts, strict=True
-        ):
-            sample = index[task.id] = index.get(task.id, -1) + 1
+        all_turns = []
+        for messages in conversations:
             turns: list[Turn] = []
             for m in messages:
                 message = dict(m)
@@ -141,6 +111,27 @@ class RunTracking:
                     turns.append(Turn(index=len(turns), assistant=message))
                 else:
                     turns[-1].observations.append(message)
+            all_turns.append(turns)
+        prompt_messages = [[dict(m) for m in p] for p in prompts]
+        return self._log(step, tasks, prompt_messages, all_turns, verdicts, end_reason="episode")
+
+    def _log(
+        self,
+        step: int,
+        tasks: Sequence[Task],
+        prompts: Sequence[list[dict[str, Any]]],
+        turns: Sequence[list[Turn]],
+        verdicts: Sequence[Verdict | None],
+        *,
+        end_reason: str,
+    ) -> list[Alert]:
+        """The step's trajectories (G per task, numbered in order) to the tracker, with the
+        held-out pass rate that arrived since the last step."""
+        now = time.time()
+        trajectories = []
+        index: dict[str, int] = {}
+        for task, prompt, task_turns, verdict in zip(tasks, prompts, turns, verdicts, strict=True):
+            index[task.id] = index.get(task.id, -1) + 1
             trajectories.append(
                 Trajectory(
                     run_id=self.run_id,
@@ -149,12 +140,12 @@ class RunTracking:
                     policy=self.policy,
                     env=self.env,
                     group_id=f"{self.run_id}:{step}:{task.id}",
-                    sample_index=sample,
+                    sample_index=index[task.id],
                     step=step,
-                    messages=[dict(m) for m in prompt],
-                    turns=turns,
+                    messages=prompt,
+                    turns=task_turns,
                     verdict=verdict,
-                    end_reason="episode",
+                    end_reason=end_reason,
                     started_at=now,
                     finished_at=now,
                 )
