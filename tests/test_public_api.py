@@ -11,6 +11,7 @@ PINNED = [
     "ExecResult",
     "FunctionVerifier",
     "Limits",
+    "NotFoundError",
     "OpenAIPolicy",
     "PolicyError",
     "PytestVerifier",

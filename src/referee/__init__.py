@@ -5,6 +5,7 @@ The public API. Each name is documented where it is defined; ``referee --help`` 
 
 from referee.errors import (
     ConfigError,
+    NotFoundError,
     PolicyError,
     RefereeError,
     SandboxError,
@@ -30,6 +31,7 @@ __all__ = [
     "ExecResult",
     "FunctionVerifier",
     "Limits",
+    "NotFoundError",
     "OpenAIPolicy",
     "PolicyError",
     "PytestVerifier",

@@ -42,7 +42,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from referee.errors import ConfigError, StoreError
+from referee.errors import ConfigError, NotFoundError, StoreError
 from referee.rollout.trajectory import Trajectory
 from referee.tasks.model import Task
 from referee.track.artifacts import ArtifactStore, externalize, has_refs, internalize
@@ -212,7 +212,7 @@ class TrackStore:
                     "; it has a trajectories.jsonl: load it with "
                     "TrackStore(run_dir).import_jsonl(run_dir / 'trajectories.jsonl')"
                 )
-            raise StoreError(
+            raise NotFoundError(
                 f"no track store at {self.path}: is {self.run_dir} a run folder?{hint}"
             )
         if artifact_threshold < 1:
@@ -391,7 +391,7 @@ class TrackStore:
             return c.execute(sql, (status, time.time(), run_id)).rowcount
 
         if not self._write(work):
-            raise StoreError(f"no run {run_id!r} in {self.path}; start it with start_run first")
+            raise NotFoundError(f"no run {run_id!r} in {self.path}; start it with start_run first")
 
     def runs(self) -> list[RunRow]:
         """Every run, in the order started."""
@@ -400,7 +400,7 @@ class TrackStore:
     def run(self, run_id: str) -> RunRow:
         rows = self._read("SELECT * FROM runs WHERE run_id = ?", (run_id,))
         if not rows:
-            raise StoreError(f"no run {run_id!r} in {self.path}; known: {self._run_ids()}")
+            raise NotFoundError(f"no run {run_id!r} in {self.path}; known: {self._run_ids()}")
         return _run_row(rows[0])
 
     def _run_ids(self) -> str:
@@ -423,7 +423,7 @@ class TrackStore:
     def task(self, task_id: str) -> Task:
         rows = self._read("SELECT json FROM tasks WHERE task_id = ?", (task_id,))
         if not rows:
-            raise StoreError(f"no task {task_id!r} in {self.path}; record it with add_tasks")
+            raise NotFoundError(f"no task {task_id!r} in {self.path}; record it with add_tasks")
         return Task.model_validate_json(rows[0][0])
 
     def tasks(self, split: str | None = None, run_id: str | None = None) -> list[Task]:
@@ -505,7 +505,7 @@ class TrackStore:
         """One trajectory, as logged (artifacts fetched back)."""
         rows = self._read("SELECT json FROM trajectories WHERE id = ?", (trajectory_id,))
         if not rows:
-            raise StoreError(f"no trajectory {trajectory_id!r} in {self.path}")
+            raise NotFoundError(f"no trajectory {trajectory_id!r} in {self.path}")
         return self._hydrate(rows[0][0])
 
     def trajectories(
@@ -684,7 +684,7 @@ class TrackStore:
             return c.execute(sql, (status, item_id)).rowcount
 
         if not self._write(work):
-            raise StoreError(f"no audit item {item_id!r} in {self.path}")
+            raise NotFoundError(f"no audit item {item_id!r} in {self.path}")
 
     def add_label(
         self,
