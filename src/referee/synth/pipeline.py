@@ -100,6 +100,10 @@ def synthesize(
         raise ConfigError(f"unknown task kinds {sorted(unknown)}; choose from {', '.join(KINDS)}")
     if split_by not in ("module", "function"):
         raise ConfigError("--split-by must be 'module' or 'function'")
+    if not 0.0 <= heldout_fraction < 1.0:  # a share of 1 would leave nothing to train on
+        raise ConfigError(f"--heldout must be at least 0 and below 1, got {heldout_fraction}")
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be at least 1 (or left out: no cap), got {limit}")
     report = SynthReport(source=source)
     say = progress or (lambda stage, done, total: None)
     clock = time.perf_counter()

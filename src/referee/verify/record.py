@@ -3,6 +3,10 @@
 Runs once per task, at import, in the sandbox (the reference and the test are code too). The
 result goes into ``hidden.inputs`` and ``hidden.expected`` and into the task's content hash, so
 verification never needs the reference again.
+
+:func:`import_recorded` and :func:`generate_recorded` are what ``referee tasks import`` and
+``referee tasks generate`` do: draft tasks from a registered source or a procedural family,
+recorded in one harness sandbox.
 """
 
 from __future__ import annotations
@@ -11,13 +15,22 @@ import secrets
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from referee.errors import TaskError
+from referee.errors import ConfigError, TaskError
 from referee.sandbox import Limits, Sandbox
 from referee.tasks.model import Task
+from referee.tasks.procedural import generate_many
+from referee.tasks.sources import load_source
 from referee.verify import _harness as H
-from referee.verify.function import harness_program
+from referee.verify.augment import augment_tasks
+from referee.verify.function import harness_program, harness_sandbox
 
-__all__ = ["record_function_task", "record_function_tasks", "record_generated_task"]
+__all__ = [
+    "generate_recorded",
+    "import_recorded",
+    "record_function_task",
+    "record_function_tasks",
+    "record_generated_task",
+]
 
 
 def record_function_task(sandbox: Sandbox, task: Task, *, timeout_s: float = 60.0) -> Task:
@@ -108,3 +121,30 @@ def record_generated_task(sandbox: Sandbox, task: Task, *, examples: int = 2) ->
     hidden = {k: v for k, v in h.items() if k != "generated_inputs"}
     hidden |= {"inputs": [k[0] for k in kept], "expected": [k[1] for k in kept]}
     return task.revised(hidden=hidden, prompt=prompt)
+
+
+def import_recorded(source: str, *, split: str = "heldout", augment: int = 0) -> list[Task]:
+    """The tasks of a registered source (:mod:`referee.tasks.sources`), recorded in the sandbox.
+
+    ``augment`` adds that many generated test inputs per task, with expected outcomes from the
+    reference (:func:`referee.verify.augment.augment_tasks`); 0 keeps the task's own inputs only.
+    """
+    if augment < 0:
+        raise ConfigError(f"augment must be 0 or more, got {augment}")
+    drafts = load_source(source, split=split)
+    with harness_sandbox() as sb:
+        tasks = record_function_tasks(sb, drafts)
+        if augment:
+            tasks = augment_tasks(sb, tasks, extra=augment)
+    return tasks
+
+
+def generate_recorded(
+    family: str, *, count: int, difficulty: float | None = None, seed: int = 0
+) -> list[Task]:
+    """``count`` procedural tasks of ``family`` (seeds ``seed``, ``seed + 1``...), recorded."""
+    if count < 1:
+        raise ConfigError(f"count must be at least 1, got {count}")
+    drafts = list(generate_many(family, count=count, difficulty=difficulty, seed=seed))
+    with harness_sandbox() as sb:
+        return record_function_tasks(sb, drafts)

@@ -8,7 +8,8 @@ Every one must be rejected (``passed`` False). Those whose class attacks the ver
 also earn no reward at all; the special-casing class may earn partial credit on the inputs it
 happens to get right, which the runner reports.
 
-``referee redteam`` runs the corpus; ``tests/redteam/test_function_verifier.py`` asserts it.
+``referee redteam`` runs the corpus (on :func:`default_targets` unless given tasks);
+``tests/redteam/test_function_verifier.py`` asserts it.
 """
 
 from __future__ import annotations
@@ -16,11 +17,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from referee.sandbox import Sandbox
 from referee.tasks.model import Task
+from referee.tasks.sources import load_source
 from referee.verify.function import FunctionVerifier
+from referee.verify.record import record_function_tasks
 from referee.verify.verdict import Verdict
 
-__all__ = ["EXPLOITS", "Exploit", "ExploitResult", "run_corpus"]
+__all__ = [
+    "EXPLOITS",
+    "REDTEAM_TASKS",
+    "Exploit",
+    "ExploitResult",
+    "default_targets",
+    "run_corpus",
+]
+
+#: HumanEval tasks the default red-team run attacks: varied types (lists, strings, ints, floats).
+REDTEAM_TASKS = (0, 2, 11, 13, 29, 53, 120, 163)
 
 
 @dataclass(frozen=True)
@@ -257,3 +271,9 @@ def run_corpus(
         pairs = [(t, exploit.completion(t)) for t in tasks]
         out.append(ExploitResult(exploit, tuple(verifier.verify_many(pairs))))
     return out
+
+
+def default_targets(sandbox: Sandbox) -> list[Task]:
+    """The HumanEval tasks of :data:`REDTEAM_TASKS`, recorded in ``sandbox``."""
+    drafts = load_source("humaneval", split="heldout")
+    return record_function_tasks(sandbox, [drafts[i] for i in REDTEAM_TASKS])
