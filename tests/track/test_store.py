@@ -483,3 +483,27 @@ def test_a_closed_store_says_so(tmp_path: Path) -> None:
     store.close()
     with pytest.raises(StoreError, match="closed"):
         store.count_trajectories()
+
+
+def test_what_is_not_there_is_a_not_found_error_and_still_a_store_error(
+    store: TrackStore, tmp_path: Path
+) -> None:
+    from referee.errors import NotFoundError, exit_code_for
+
+    store.start_run("r1", {})
+    missing = [
+        lambda: TrackStore(tmp_path / "nowhere", create=False),
+        lambda: store.run("r9"),
+        lambda: store.end_run("r9"),
+        lambda: store.trajectory("nope"),
+        lambda: store.task("demo/zzz"),
+        lambda: store.set_audit_status("nope", "done"),
+    ]
+    for call in missing:
+        with pytest.raises(NotFoundError) as e:
+            call()
+        assert isinstance(e.value, StoreError) and exit_code_for(e.value) == 2
+    store.close()
+    with pytest.raises(StoreError) as closed:  # a broken or closed store is not "not found"
+        store.count_trajectories()
+    assert not isinstance(closed.value, NotFoundError) and exit_code_for(closed.value) == 1

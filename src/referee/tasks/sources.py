@@ -19,7 +19,15 @@ from dataclasses import dataclass
 from referee.errors import ConfigError
 from referee.tasks.model import Task
 
-__all__ = ["SPLITS", "TaskSource", "get_source", "load_source", "register_source", "source_names"]
+__all__ = [
+    "SPLITS",
+    "TaskSource",
+    "get_source",
+    "load_source",
+    "register_source",
+    "source_names",
+    "unregister_source",
+]
 
 #: The splits a task can be imported into.
 SPLITS = ("train", "heldout")
@@ -55,6 +63,13 @@ def register_source(
         )
     entry = TaskSource(name, factory, description)
     _SOURCES[name] = entry
+    return entry
+
+
+def unregister_source(name: str) -> TaskSource:
+    """Remove the source ``name`` (a test's, a plugin's being unloaded); returns its entry."""
+    entry = get_source(name)
+    del _SOURCES[name]
     return entry
 
 
