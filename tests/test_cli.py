@@ -354,3 +354,67 @@ def test_train_refuses_a_task_file_without_heldout_tasks(tmp_path):
     write_tasks(path, [generate("list-ops", difficulty=0.0, seed=i) for i in range(3)])
     r = referee("train", "--task-file", str(path), "--run-dir", str(tmp_path / "run"))
     assert r.returncode == 2 and b"no held-out tasks" in r.stderr, r.stderr
+
+
+# ---- one exit-code policy, numeric options -----------------------------------------------------
+
+
+def invoke(*args: str):
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["exec", "--timeout", "0", "--", "true"], "timeout_s"),
+        (["exec", "--timeout", "-1", "--", "true"], "timeout_s"),
+        (["exec", "--memory", "0", "--", "true"], "memory_mb"),
+        (["tasks", "import", "humaneval", "--out", "x", "--augment", "-1"], "--augment"),
+        (["tasks", "generate", "recurrence", "--out", "x", "--count", "0"], "--count"),
+        (["tasks", "generate", "recurrence", "--out", "x", "--difficulty", "1.5"], "--difficulty"),
+        (["tasks", "generate", "recurrence", "--out", "x", "--difficulty", "-0.1"], "--difficulty"),
+        (["synth", ".", "--out", "x", "--limit", "0"], "--limit"),
+        (["synth", ".", "--out", "x", "--heldout", "1"], "--heldout"),
+        (["synth", ".", "--out", "x", "--heldout", "-0.5"], "--heldout"),
+        (["verify", "--tasks", "t", "--samples", "s", "--workers", "0"], "--workers"),
+        (["eval", "--policy", "p", "--tasks", "t", "--samples", "-1"], "--samples"),
+        (["eval", "--policy", "p", "--tasks", "t", "--limit", "0"], "--limit"),
+        (
+            ["export", "--run", "r", "--format", "jsonl", "--out", "o", "--min-reward", "1.5"],
+            "--min-reward",
+        ),
+        (["audit", "--run", "r", "--random-share", "2"], "--random-share"),
+        (["audit", "--run", "r", "--max-random", "-1"], "--max-random"),
+        (["ui", "--run", "r", "--port", "0"], "--port"),
+        (["ui", "--run", "r", "--port", "65536"], "--port"),
+    ],
+)
+def test_numeric_options_out_of_range_exit_2_naming_the_option(tmp_path, monkeypatch, args, named):
+    monkeypatch.chdir(tmp_path)  # where the relative --out, --run... would be written
+    r = invoke(*args)
+    assert r.exit_code == 2, r.output
+    assert named in _flat(r.output.encode()), r.output
+    assert not list(tmp_path.iterdir())  # refused before doing any work
+
+
+def test_tasks_import_looks_the_source_up_in_the_registry():
+    r = invoke("tasks", "import", "apps", "--out", "x.jsonl")
+    assert r.exit_code == 2
+    assert "referee: unknown task source 'apps'; available: humaneval" in _flat(r.output.encode())
+    assert "humaneval" in _flat(invoke("tasks", "import", "--help").output.encode())
+
+
+def test_one_error_line_and_the_code_from_the_policy(tmp_path):
+    from referee.errors import NotFoundError, exit_code_for
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{oops\n")
+    r = invoke("tasks", "stats", str(bad))  # a TaskError: the user fixes the file
+    assert r.exit_code == 2 and r.output.startswith(f"referee: {bad}:1: not valid JSON")
+    assert len(r.output.strip().splitlines()) == 1
+    r = invoke("export", "--run", str(tmp_path / "none"), "--format", "jsonl", "--out", "o")
+    assert r.exit_code == exit_code_for(NotFoundError("x")) == 2

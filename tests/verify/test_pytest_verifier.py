@@ -2,7 +2,7 @@
 
 import pytest
 
-from referee.verify.redteam_pytest import PYTEST_EXPLOITS, repository_tasks
+from referee.verify.redteam_pytest import PYTEST_EXPLOITS, repository_tasks, run_pytest_corpus
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +37,9 @@ def test_a_patch_that_does_not_apply_is_the_candidates_failure(tasks, pv):
 @pytest.mark.hostile
 @pytest.mark.parametrize("exploit", PYTEST_EXPLOITS, ids=[e.name for e in PYTEST_EXPLOITS])
 def test_exploit_patches_are_rejected_on_every_task(tasks, pv, exploit):
-    for task in tasks:
-        v = pv.verify(task, exploit.make(task))
+    [result] = run_pytest_corpus(pv, tasks, [exploit])  # the rule `referee redteam` applies
+    assert result.rejected and result.max_reward == 0.0, (exploit.name, result)
+    for task, v in zip(tasks, result.verdicts, strict=True):
         assert not v.passed, (exploit.name, task.id, v)
         assert v.infra_error is None, v.infra_error
         f2p = [t for t in v.tests if t.detail.startswith("FAIL_TO_PASS")]
@@ -79,3 +80,22 @@ def test_a_grader_that_cannot_start_is_an_infra_error_not_a_zero(tasks):
         v = PytestVerifier(sb).verify(tasks[0], tasks[0].hidden["reference_patch"])
     assert v.infra_error and "did not start" in v.infra_error
     assert not v.passed and v.reward == 0.0
+
+
+def test_the_corpus_rule_counts_a_passed_fail_to_pass_or_an_infra_error_as_getting_through():
+    from referee.verify.redteam_pytest import PatchExploitResult
+    from referee.verify.verdict import TestOutcome, Verdict
+
+    def verdict(**kw):
+        return Verdict(task_id="t", reward=0.0, passed=False, **kw)
+
+    f2p_failed = TestOutcome(name="a", status="failed", detail="FAIL_TO_PASS")
+    f2p_passed = TestOutcome(name="a", status="passed", detail="FAIL_TO_PASS")
+    exploit = PYTEST_EXPLOITS[0]
+    assert PatchExploitResult(exploit, (verdict(tests=(f2p_failed,)),)).rejected
+    assert not PatchExploitResult(exploit, (verdict(tests=(f2p_passed,)),)).rejected
+    assert not PatchExploitResult(exploit, (verdict(tests=()),)).rejected  # nothing ran
+    infra = verdict(tests=(f2p_failed,), infra_error="sandbox died")
+    assert not PatchExploitResult(exploit, (infra,)).rejected
+    paid = Verdict(task_id="t", reward=0.5, passed=False, tests=(f2p_failed,))
+    assert not PatchExploitResult(exploit, (paid,)).rejected
