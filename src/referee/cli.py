@@ -716,6 +716,7 @@ def audit(
     import os
 
     from referee.track.audit import AuditQueue
+    from referee.track.audit_actions import apply_audit, next_item
     from referee.ui.terminal import render, review
     from referee.ui.views import trajectory_view
 
@@ -723,39 +724,35 @@ def audit(
     who = labeller or os.environ.get("USER", "")
     with _track_store(run) as store:
         queue = AuditQueue(store, random_share=random_share, seed=seed, max_random=max_random)
-        runs = [store.run(run_id).run_id] if run_id else [r.run_id for r in store.runs()]
-        if fill:
-            out["filled"] = {}
-            for r in runs:
-                res = queue.fill(r)
-                out["filled"][r] = {"flagged": res.flagged, "random": res.random}
-                err.print(f"{r}: queued {res.flagged} flagged and {res.random} random")
-        if label is not None:
-            if not item_id:
-                raise ConfigError("--label needs --id ITEM_OR_TRAJECTORY_ID (see --next)")
-            done = queue.label(item_id, label, note=note, labeller=who)
+        done = apply_audit(queue, run_id=run_id, fill=fill, label=label, item_id=item_id,
+                           note=note, labeller=who, export=export)  # fmt: skip
+        if done.filled is not None:
+            out["filled"] = {r: {"flagged": f.flagged, "random": f.random}
+                             for r, f in done.filled.items()}  # fmt: skip
+            for r, f in done.filled.items():
+                err.print(f"{r}: queued {f.flagged} flagged and {f.random} random")
+        if done.labelled is not None:
+            lab = done.labelled
             out["labelled"] = {
-                **done.label.model_dump(),
-                "quarantined": [list(q) for q in done.quarantined],
+                **lab.label.model_dump(),
+                "quarantined": [list(q) for q in lab.quarantined],
             }
-            q = ", ".join(f"{k} {v}" for k, v in done.quarantined)
-            err.print(f"labelled {done.label.trajectory_id} {done.label.label}"
+            q = ", ".join(f"{k} {v}" for k, v in lab.quarantined)
+            err.print(f"labelled {lab.label.trajectory_id} {lab.label.label}"
                       + (f"; quarantined {q}" if q else ""))  # fmt: skip
-        if export is not None:
-            out["exported"] = {"path": str(export), "labels": queue.export_labels(export)}
-            err.print(f"wrote {out['exported']['labels']} labels to {export}")
-        acted = fill or label is not None or export is not None
-        if acted and not next_ and not (item_id and label is None):
+        if done.exported is not None:
+            out["exported"] = {"path": str(export), "labels": done.exported}
+            err.print(f"wrote {done.exported} labels to {export}")
+        if done.acted and not next_ and not (item_id and label is None):
             if as_json:
                 print(json.dumps(out))
             return
-        one_run = run_id if run_id else (runs[0] if len(runs) == 1 else None)
-        item = queue.item(item_id) if item_id else queue.next(one_run)
+        one_run = done.one_run
         interactive = sys.stdin.isatty() and not as_json and not next_ and not item_id
         if interactive:
             review(queue, Console(), input, run_id=one_run, labeller=who)
             return
-        trajectory_id = item.trajectory_id if item else item_id
+        item, trajectory_id = next_item(queue, done, item_id)
         if trajectory_id is None:
             out["next"] = None
             hint = "" if fill else "; fill it with --fill"
