@@ -247,7 +247,10 @@ def tasks_stats(file: Path, as_json: Annotated[bool, typer.Option("--json")] = F
     stats = {
         "tasks": len(tasks),
         "by_split": dict(Counter(t.split for t in tasks)),
-        "by_kind": dict(Counter(str(t.payload.get("kind", "function")) for t in tasks)),
+        # by_kind as before: synthesized tasks by what synth made (bugfix, implement, testgen),
+        # the others by their task kind; by_task_kind: the typed kinds alone.
+        "by_kind": dict(Counter(str(t.payload.get("kind") or t.kind.value) for t in tasks)),
+        "by_task_kind": dict(Counter(t.kind.value for t in tasks)),
         "difficulty_mean": round(sum(estimates) / len(estimates), 3) if estimates else None,
         "by_domain": dict(Counter(t.domain for t in tasks)),
         "by_answer_format": dict(Counter(t.answer_format for t in tasks)),
@@ -263,13 +266,10 @@ def tasks_stats(file: Path, as_json: Annotated[bool, typer.Option("--json")] = F
 
 
 def _test_count(task: Any) -> int:
-    """Recorded inputs (function tasks), FAIL_TO_PASS + PASS_TO_PASS, or hidden mutants."""
-    h = task.hidden
-    if "inputs" in h:
-        return len(h["inputs"])
-    if "mutants" in h:
-        return len(h["mutants"])
-    return len(h.get("fail_to_pass", [])) + len(h.get("pass_to_pass", []))
+    """The tests that decide the task's reward, counted as its kind counts them."""
+    from referee.verify.dispatch import count_tests
+
+    return count_tests(task)
 
 
 @tasks_app.command("split")
@@ -394,7 +394,7 @@ def verify(
     """Verify samples against tasks; a summary on stderr."""
     from rich.progress import Progress
 
-    from referee.verify.function import FunctionVerifier, harness_sandbox
+    from referee.verify.function import harness_sandbox
 
     by_id = {t.id: t for t in _load(tasks)}
     pairs = []
@@ -415,40 +415,23 @@ def verify(
         if s["task_id"] not in by_id:
             raise _fail(f"{samples}:{n}: task_id {s['task_id']!r} is not in {tasks}", 2)
         pairs.append((by_id[s["task_id"]], completion))
-    from referee.verify.pytest_verifier import PYTEST_PACKAGES, PytestVerifier
+    from referee.verify.dispatch import VerifierSet
+    from referee.verify.pytest_verifier import PYTEST_PACKAGES
 
     try:
         sandbox = harness_sandbox(python_workers=workers, python_packages=PYTEST_PACKAGES)
     except SandboxUnavailable as e:
         raise _fail(str(e), 2) from None
     verdicts = []
-    with sandbox, Progress(console=err) as progress:
-        from referee.verify.testgen_verifier import TestgenVerifier, is_testgen
-
-        function_verifier = FunctionVerifier(sandbox)
-        pytest_verifier = PytestVerifier(sandbox)
-        testgen_verifier = TestgenVerifier()
-
-        def check(pair: tuple[Any, str]) -> Any:
-            task, completion = pair
-            if is_testgen(task):
-                return testgen_verifier.verify(task, completion)
-            if task.answer_format == "patch":
-                return pytest_verifier.verify(task, completion)
-            return function_verifier.verify(task, completion)
-
+    # Each task is judged by the verifier of its kind, all sharing this sandbox.
+    with sandbox, VerifierSet(sandbox) as verifiers, Progress(console=err) as progress:
         bar = progress.add_task("verifying", total=len(pairs))
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(sandbox.python_workers) as pool:
-            for v in pool.map(check, pairs):
-                verdicts.append(v)
-                progress.advance(bar)
-                if as_json:
-                    out = v.model_dump(mode="json")
-                    print(json.dumps(out), flush=True)
-        pytest_verifier.close()
-        testgen_verifier.close()
+        for v in verifiers.verify_many(pairs, workers=sandbox.python_workers):
+            verdicts.append(v)
+            progress.advance(bar)
+            if as_json:
+                out = v.model_dump(mode="json")
+                print(json.dumps(out), flush=True)
     passed = sum(v.passed for v in verdicts)
     infra = sum(v.infra_error is not None for v in verdicts)
     flagged = sum(bool(v.flags) for v in verdicts)

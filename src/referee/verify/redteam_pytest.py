@@ -12,6 +12,7 @@ import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Task
 
 __all__ = ["PYTEST_EXPLOITS", "PatchExploit", "diff", "repository_tasks"]
@@ -39,6 +40,7 @@ def _repo_task(
     return Task.create(
         name=name,
         prompt=f"A test fails in this repository. Fix {module} (answer with a unified diff).",
+        kind=TaskKind.REPO_PATCH,
         answer_format="patch",
         payload={"files": {f"{pkg}/__init__.py": "", module: broken, **tests}, "module": module},
         hidden={
