@@ -40,6 +40,7 @@ __all__ = [
     "count_tests",
     "kind_spec",
     "register_kind",
+    "unregister_kind",
 ]
 
 
@@ -103,6 +104,13 @@ def register_kind(
             )
         _REGISTRY[kind] = spec
     return spec
+
+
+def unregister_kind(kind: TaskKind) -> KindSpec | None:
+    """Withdraw the registration of ``kind`` (a plugin unloading, a test cleaning up); the
+    registration it had, if any. Sets made before keep the verifiers they made."""
+    with _REGISTRY_LOCK:
+        return _REGISTRY.pop(kind, None)
 
 
 def kind_spec(kind: TaskKind) -> KindSpec:
