@@ -159,3 +159,36 @@ def test_task_sources_say_their_kind():
     assert generate("list-ops", difficulty=0.5, seed=1).kind is TaskKind.FUNCTION
     assert {t.kind for t in humaneval_tasks()[:3]} == {TaskKind.FUNCTION}
     assert {t.kind for t in repository_tasks()} == {TaskKind.REPO_PATCH}
+
+
+def test_tasks_stats_counts_typed_kinds_and_the_tests_each_kind_counts(tmp_path):
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+
+    tasks = [
+        Task.create(name="t/f-v1", prompt="p", kind="function", hidden={"inputs": [1, 2]}),
+        Task.create(
+            name="t/p-v1",
+            prompt="p",
+            kind="repo-patch",
+            answer_format="patch",
+            payload={"kind": "bugfix"},  # what synth made
+            hidden={"fail_to_pass": ["a"], "pass_to_pass": ["b"]},
+        ),
+        Task.create(
+            name="t/w-v1",
+            prompt="p",
+            kind="test-writing",
+            answer_format="patch",
+            payload={"kind": "testgen"},
+            hidden={"mutants": [1, 2, 3], "fail_to_pass": ["x"]},
+        ),
+    ]
+    write_tasks(tmp_path / "t.jsonl", tasks)
+    r = CliRunner().invoke(app, ["tasks", "stats", str(tmp_path / "t.jsonl"), "--json"])
+    assert r.exit_code == 0, r.output
+    stats = json.loads(r.stdout.splitlines()[-1])
+    assert stats["by_task_kind"] == {"function": 1, "repo-patch": 1, "test-writing": 1}
+    assert stats["by_kind"] == {"function": 1, "bugfix": 1, "testgen": 1}
+    assert (stats["tests_total"], stats["tests_min"], stats["tests_max"]) == (7, 2, 3)

@@ -83,6 +83,10 @@ class Provenance(BaseModel):
     unit: str | None = None
 
 
+#: The id of an unnamed task while its content hash (and so its id) is being computed.
+_DRAFT_ID = "pending"
+
+
 def _canonical(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -135,8 +139,9 @@ class Task(BaseModel):
     def _kind_fits_answer(self) -> Task:
         expected = self.kind.answer_format
         if expected is not None and self.answer_format != expected:
+            which = "a new task" if self.id == _DRAFT_ID else f"task {self.id!r}"
             raise TaskError(
-                f"task {self.id!r}: a {self.kind.value!r} task answers with answer_format "
+                f"{which}: a {self.kind.value!r} task answers with answer_format "
                 f"{expected!r}, not {self.answer_format!r}; fix the kind or the answer format"
             )
         return self
@@ -189,7 +194,7 @@ class Task(BaseModel):
             messages = tuple(
                 m if isinstance(m, Message) else Message.model_validate(m) for m in prompt
             )
-        draft = cls(id=name or "pending", prompt=messages, **fields)
+        draft = cls(id=name or _DRAFT_ID, prompt=messages, **fields)
         digest = draft._hash_now()
         return draft.model_copy(
             update={"id": name or f"sha256:{digest[:16]}", "content_hash": digest}
