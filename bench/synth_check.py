@@ -16,6 +16,8 @@ import json
 import sys
 from collections import Counter
 
+from referee.tasks.model import Task, TaskKind
+
 
 def main() -> None:
     tasks_path, gold_path, empty_path = sys.argv[1:4]
@@ -28,7 +30,7 @@ def main() -> None:
     as_validated, checked, mismatches = 0, 0, []
     for v in empty:
         t = tasks[v["task_id"]]
-        if t["hidden"].get("kind") == "testgen":
+        if Task.model_validate(t).kind == TaskKind.TEST_WRITING:
             continue
         checked += 1
         status = {o["name"]: o["status"] for o in v["tests"]}

@@ -31,13 +31,13 @@ from _common import OUT, machine
 from referee.synth.repo import open_repository
 from referee.tasks.artifacts import ArtifactStore
 from referee.tasks.environment import RepoEnvironment
-from referee.tasks.model import read_tasks
+from referee.tasks.model import TaskKind, read_tasks
 from referee.verify.repo_run import RepoSandboxes, Variant, run_pytest, run_variants
 
 
 def measure(name: str, tasks_path: str, report_path: str, sample: int, seed: int) -> dict:
     report = json.load(open(report_path))
-    tasks = [t for t in read_tasks(tasks_path) if t.payload.get("kind") != "testgen"]
+    tasks = [t for t in read_tasks(tasks_path) if t.kind != TaskKind.TEST_WRITING]
     repo_meta = tasks[0].payload["repo"]
     repo = open_repository(report["source"])
     files = ArtifactStore(repo_meta["store"]).get_files(repo_meta["snapshot"])

@@ -76,6 +76,7 @@ async def main(secret: int = 37, max_turns: int = 10) -> Verdict:
         name="demo/guess-v1",
         prompt="I think of a number from 1 to 100. Find it with the guess tool.",
         domain="games",
+        kind="custom",  # judged by this environment, not by a registered verifier
         answer_format="tool-state",
         hidden={"number": secret},
     )

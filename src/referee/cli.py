@@ -199,8 +199,9 @@ def tasks_list(
     from rich.table import Table
 
     from referee.tasks.stats import task_row
+    from referee.verify.dispatch import count_tests
 
-    rows = [task_row(t) for t in _load(file)]
+    rows = [task_row(t, count_tests) for t in _load(file)]
     if as_json:
         for r in rows:
             print(json.dumps(r))
@@ -228,8 +229,9 @@ def tasks_show(file: Path, task_id: str, hidden: bool = False) -> None:
 def tasks_stats(file: Path, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Counts by split, domain and answer format, and test counts."""
     from referee.tasks.stats import task_stats
+    from referee.verify.dispatch import count_tests
 
-    stats = task_stats(_load(file))
+    stats = task_stats(_load(file), count_tests)
     if as_json:
         print(json.dumps(stats))
         return
@@ -357,41 +359,24 @@ def verify(
     """Verify samples against tasks; a summary on stderr."""
     from rich.progress import Progress
 
-    from referee.verify.function import FunctionVerifier, harness_sandbox
+    from referee.verify.dispatch import VerifierSet
+    from referee.verify.function import harness_sandbox
+    from referee.verify.pytest_verifier import PYTEST_PACKAGES
     from referee.verify.samples import read_samples
 
     pairs = read_samples(samples, _load(tasks), tasks_name=str(tasks))
-    from referee.verify.pytest_verifier import PYTEST_PACKAGES, PytestVerifier
 
     sandbox = harness_sandbox(python_workers=workers, python_packages=PYTEST_PACKAGES)
     verdicts = []
-    with sandbox, Progress(console=err) as progress:
-        from referee.verify.testgen_verifier import TestgenVerifier, is_testgen
-
-        function_verifier = FunctionVerifier(sandbox)
-        pytest_verifier = PytestVerifier(sandbox)
-        testgen_verifier = TestgenVerifier()
-
-        def check(pair: tuple[Any, str]) -> Any:
-            task, completion = pair
-            if is_testgen(task):
-                return testgen_verifier.verify(task, completion)
-            if task.answer_format == "patch":
-                return pytest_verifier.verify(task, completion)
-            return function_verifier.verify(task, completion)
-
+    # Each task is judged by the verifier of its kind, all sharing this sandbox.
+    with sandbox, VerifierSet(sandbox) as verifiers, Progress(console=err) as progress:
         bar = progress.add_task("verifying", total=len(pairs))
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(sandbox.python_workers) as pool:
-            for v in pool.map(check, pairs):
-                verdicts.append(v)
-                progress.advance(bar)
-                if as_json:
-                    out = v.model_dump(mode="json")
-                    print(json.dumps(out), flush=True)
-        pytest_verifier.close()
-        testgen_verifier.close()
+        for v in verifiers.verify_many(pairs, workers=sandbox.python_workers):
+            verdicts.append(v)
+            progress.advance(bar)
+            if as_json:
+                out = v.model_dump(mode="json")
+                print(json.dumps(out), flush=True)
     passed = sum(v.passed for v in verdicts)
     infra = sum(v.infra_error is not None for v in verdicts)
     flagged = sum(bool(v.flags) for v in verdicts)

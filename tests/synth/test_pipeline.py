@@ -10,7 +10,7 @@ from referee.synth.pipeline import synthesize
 from referee.tasks.artifacts import ArtifactStore
 from referee.tasks.split import check_split
 from referee.verify.pytest_verifier import PytestVerifier
-from referee.verify.testgen_verifier import TestgenVerifier, is_testgen
+from referee.verify.testgen_verifier import TestgenVerifier
 
 MINIREPO = Path(__file__).resolve().parents[1] / "fixtures" / "minirepo"
 
@@ -35,6 +35,10 @@ def _by_kind(report, kind):
     return [t for t in report.tasks if t.payload["kind"] == kind]
 
 
+def is_testgen(task):
+    return task.kind == "test-writing"  # the typed kind (referee.tasks.kinds.TaskKind)
+
+
 def test_every_kind_yields_validated_tasks(report):
     assert report.baseline_excluded == {
         "tests/test_textutil.py::test_known_failure": "failed",
@@ -53,6 +57,10 @@ def test_tasks_are_well_formed_and_never_show_the_answer(report):
     for t in report.tasks:
         t.verify_hash()
         assert t.answer_format == "patch"
+        # What synth made decides the typed kind, and a new task says so outright.
+        expected = "test-writing" if t.payload["kind"] == "testgen" else "repo-patch"
+        assert t.kind == expected and t.model_dump(mode="json")["kind"] == expected
+        assert t.schema_version == 2 and "kind" not in t.hidden
         assert t.payload["repo"]["snapshot"].startswith("sha256:")
         assert 0.0 <= t.difficulty.estimate <= 1.0
         if is_testgen(t):

@@ -54,7 +54,6 @@ from referee.envs.tools import ToolCall, check_arguments, parse_tool_calls, tool
 from referee.errors import ConfigError, UnsafePathError
 from referee.sandbox import Limits, Sandbox, Snapshot, Workspace
 from referee.tasks.model import Task
-from referee.verify.testgen_verifier import is_testgen
 from referee.verify.verdict import Verdict
 
 __all__ = ["CodeEnv", "CodeSnapshot"]
@@ -356,13 +355,8 @@ class CodeEnv(Environment):
         answer = await self.answer()
         if self._verdict is not None and self._verdict[0] == answer:
             return self._verdict[1]
-        task = p.task
-        if p.kind == "function":
-            verdict = await asyncio.to_thread(self.runtime.function_verifier.verify, task, answer)
-        elif is_testgen(task):
-            verdict = await asyncio.to_thread(self.runtime.testgen_verifier.verify, task, answer)
-        else:
-            verdict = await asyncio.to_thread(self.runtime.pytest_verifier.verify, task, answer)
+        # The runtime picks the verifier by the task's kind (referee.verify.dispatch).
+        verdict = await asyncio.to_thread(self.runtime.verify, p.task, answer)
         # An infrastructure failure is not a judgement of the answer: a retry must judge again.
         self._verdict = None if verdict.infra_error else (answer, verdict)
         return verdict

@@ -1,33 +1,32 @@
 """What a code episode needs to know about its task, worked out once at ``reset``.
 
-Two kinds of task, told apart by ``answer_format``:
+The task's :class:`~referee.tasks.kinds.TaskKind` decides how:
 
-* ``"code"``, a **function task** (procedural families, HumanEval): the workspace starts with
+* ``function``, a **function task** (procedural families, HumanEval): the workspace starts with
   ``solution.py`` holding the code prompt (signature and docstring); the answer is the
   completion :class:`~referee.verify.function.FunctionVerifier` takes. Visible tests exist only
   where the payload gives them (``payload["visible_tests"]``: a list of Python statements such
   as ``"assert solve([1]) == 1"``, or one test program); the verifier's recorded inputs and
   outcomes stay in ``hidden`` and never reach the workspace.
-* ``"patch"``, a **repository task** (``referee synth``, or files inline): the workspace starts
-  as the repository's starting state, rebuilt exactly as the pytest verifier rebuilds it
-  (:func:`referee.verify.pytest_verifier.repo_state`: the snapshot from the artifact store,
-  then ``payload["overrides"]``); the answer is the diff of the workspace against that state.
-  The visible tests are the FAIL_TO_PASS tests the prompt names (a test-writing task: the test
-  file the prompt names), or ``payload["visible_tests"]`` where given.
+* ``repo-patch`` and ``test-writing``, **repository tasks** (``referee synth``, or files
+  inline): the workspace starts as the repository's starting state, rebuilt exactly as the
+  pytest verifier rebuilds it (:func:`referee.verify.pytest_verifier.repo_state`: the snapshot
+  from the artifact store, then ``payload["overrides"]``); the answer is the diff of the
+  workspace against that state. The visible tests are the FAIL_TO_PASS tests the prompt names
+  (a test-writing task: the test file the prompt names), or ``payload["visible_tests"]`` where
+  given.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
 
 from referee.envs.runtime import CodeRuntime
 from referee.errors import ConfigError, StoreError, TaskError, VerifierError
 from referee.sandbox import Sandbox
-from referee.tasks.model import Task
+from referee.tasks.model import Task, TaskKind
 from referee.verify.pytest_verifier import repo_state
-from referee.verify.testgen_verifier import is_testgen
 
 __all__ = ["SOLUTION_FILE", "PreparedTask", "prepare_task"]
 
@@ -40,7 +39,7 @@ class PreparedTask:
     """A task ready for an episode: its kind, sandbox, starting files and visible tests."""
 
     task: Task
-    kind: Literal["function", "repo"]
+    kind: TaskKind
     sandbox: Sandbox
     start_files: dict[str, bytes | str]
     #: Function tasks: statements or a program; repository tasks: pytest node ids or files.
@@ -62,13 +61,15 @@ class PreparedTask:
 def prepare_task(task: Task, runtime: CodeRuntime) -> PreparedTask:
     """Check ``task`` and prepare its episode. Blocking (it may read the artifact store or
     build a repository's virtual environment): call it off the event loop."""
-    if task.answer_format == "code":
+    if task.kind == TaskKind.FUNCTION:
         return _function_task(task, runtime)
-    if task.answer_format == "patch":
+    if task.kind.is_repository:
         return _repo_task(task, runtime)
     raise TaskError(
-        f"task {task.id!r} has answer_format {task.answer_format!r}; CodeEnv runs 'code' "
-        "(function) and 'patch' (repository) tasks; use an environment made for the others"
+        f"task {task.id!r} is a {task.kind.value!r} task (answer_format "
+        f"{task.answer_format!r}); CodeEnv runs 'function' tasks (answer_format 'code') and "
+        "'repo-patch' and 'test-writing' tasks (answer_format 'patch'); use an environment "
+        "made for the others"
     )
 
 
@@ -99,7 +100,7 @@ def _function_task(task: Task, runtime: CodeRuntime) -> PreparedTask:
     code_prompt = str(task.payload["code_prompt"])
     return PreparedTask(
         task=task,
-        kind="function",
+        kind=task.kind,
         sandbox=runtime.sandbox,
         start_files={SOLUTION_FILE: code_prompt},
         visible_tests=_visible(task) or [],
@@ -111,7 +112,7 @@ def _repo_task(task: Task, runtime: CodeRuntime) -> PreparedTask:
     # none of; the rebuild of the files is otherwise the same, so give it a stand-in list
     # rather than copy the rebuild (its test lists are not used here).
     probe = task
-    if is_testgen(task):
+    if task.kind == TaskKind.TEST_WRITING:
         probe = task.model_copy(update={"hidden": {**task.hidden, "pass_to_pass": ["-"]}})
     try:
         state = repo_state(probe, runtime.store)
@@ -127,7 +128,7 @@ def _repo_task(task: Task, runtime: CodeRuntime) -> PreparedTask:
     extra = tuple(f"/workspace/{r}" for r in state.source_roots if r)
     return PreparedTask(
         task=task,
-        kind="repo",
+        kind=task.kind,
         sandbox=sandbox,
         start_files=dict(state.files),
         visible_tests=visible,
@@ -140,7 +141,7 @@ def _repo_task(task: Task, runtime: CodeRuntime) -> PreparedTask:
 def _named_in_prompt(task: Task) -> list[str]:
     """The tests the prompt already shows: naming them again in a tool result leaks nothing."""
     text = "\n".join(m.content for m in task.prompt)
-    if is_testgen(task):
+    if task.kind == TaskKind.TEST_WRITING:
         target = str(task.hidden.get("target_test_file", ""))
         return [target] if target and target in text else []
     return [

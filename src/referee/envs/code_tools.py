@@ -36,6 +36,7 @@ from referee.envs.tools import ToolCall, function_tool
 from referee.errors import ConfigError, UnsafePathError
 from referee.sandbox import ExecResult, Limits, Workspace
 from referee.sandbox.paths import safe_relpath
+from referee.tasks.kinds import TaskKind
 from referee.verify.repo_run import run_pytest
 
 __all__ = ["TOOL_SCHEMAS", "CodeTools", "ToolOutcome", "clip"]
@@ -256,7 +257,7 @@ class CodeTools:
         return ToolOutcome(_describe(r, self.max_chars), exec_s=r.wall_s)
 
     def run_tests(self, tests: Any, timeout_s: float) -> ToolOutcome:
-        if self.prepared.kind == "repo":
+        if self.prepared.kind != TaskKind.FUNCTION:
             return self._repo_tests(list(tests or self.prepared.visible_tests), timeout_s)
         if tests:
             return ToolOutcome(

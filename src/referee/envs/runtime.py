@@ -1,5 +1,8 @@
 """``CodeRuntime``: the long-lived pieces that code episodes share (sandboxes, verifiers).
 
+Verifiers are chosen by the task's kind through one :class:`~referee.verify.dispatch.VerifierSet`
+(:meth:`CodeRuntime.verify`), the same dispatch the CLI's ``verify`` uses.
+
 Starting a sandbox costs a fork-server pool, a scratch tmpfs and a cgroup; a verifier holds a
 sandbox (and, for repository tasks, one per dependency environment). An episode must not pay
 for them, so every :class:`~referee.envs.code.CodeEnv` draws them from a runtime, which makes
@@ -19,16 +22,19 @@ sandboxes and verifiers are thread-safe).
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, cast
 
 from referee.errors import ConfigError
 from referee.sandbox import Sandbox
 from referee.tasks.artifacts import ArtifactStore
 from referee.tasks.environment import RepoEnvironment
+from referee.tasks.model import Task, TaskKind
+from referee.verify.dispatch import Verifier, VerifierSet
 from referee.verify.function import FunctionVerifier, harness_sandbox
 from referee.verify.pytest_verifier import PytestVerifier
 from referee.verify.repo_run import RepoSandboxes
 from referee.verify.testgen_verifier import TestgenVerifier
+from referee.verify.verdict import Verdict
 
 __all__ = ["CodeRuntime"]
 
@@ -42,7 +48,9 @@ class CodeRuntime:
       given ``function_verifier``'s.
     * ``repo_sandboxes``: one sandbox per dependency environment, with the grader's pytest, for
       repository tasks' tool runs.
-    * ``function_verifier``, ``pytest_verifier``, ``testgen_verifier``: the judges.
+    * ``function_verifier``, ``pytest_verifier``, ``testgen_verifier``: the judges of the
+      three code kinds (default: made on first use by the kind registry of
+      :mod:`referee.verify.dispatch`, which also supplies the judges of any other kind).
     * ``store``: the artifact store of repository snapshots (default: each task's own URL).
     * ``sandbox_kwargs``: passed to the sandboxes this runtime makes (``backend="local"`` on a
       machine without bubblewrap, ``python_workers``).
@@ -62,15 +70,24 @@ class CodeRuntime:
         if sandbox is None and function_verifier is not None:
             sandbox = function_verifier.sandbox
         self._sandbox = sandbox
-        self._function_verifier = function_verifier
-        self._pytest_verifier = pytest_verifier
-        self._testgen_verifier = testgen_verifier
         self._repo_sandboxes = repo_sandboxes
         self.store = store
         self._kwargs = sandbox_kwargs
         self._made: list[Any] = []  # what close() must close, in the order made
         self._lock = threading.RLock()
         self._closed = False
+        given: dict[TaskKind, Verifier | None] = {
+            TaskKind.FUNCTION: function_verifier,
+            TaskKind.REPO_PATCH: pytest_verifier,
+            TaskKind.TEST_WRITING: testgen_verifier,
+        }
+        # Function tasks are judged in this runtime's sandbox (a callable: made on first use);
+        # the other verifiers make sandboxes of their own, per dependency environment.
+        self.verifiers = VerifierSet(
+            lambda: self.sandbox,
+            verifiers={k: v for k, v in given.items() if v is not None},
+            store=store,
+        )
 
     def _make(self, attr: str, factory: Any) -> Any:
         with self._lock:
@@ -92,10 +109,7 @@ class CodeRuntime:
 
     @property
     def function_verifier(self) -> FunctionVerifier:
-        fv: FunctionVerifier = self._make(
-            "_function_verifier", lambda: FunctionVerifier(self.sandbox)
-        )
-        return fv
+        return cast(FunctionVerifier, self._verifier(TaskKind.FUNCTION))
 
     # ---- repository tasks ---------------------------------------------------------------
     @property
@@ -111,17 +125,23 @@ class CodeRuntime:
 
     @property
     def pytest_verifier(self) -> PytestVerifier:
-        pv: PytestVerifier = self._make(
-            "_pytest_verifier", lambda: PytestVerifier(store=self.store)
-        )
-        return pv
+        return cast(PytestVerifier, self._verifier(TaskKind.REPO_PATCH))
 
     @property
     def testgen_verifier(self) -> TestgenVerifier:
-        tv: TestgenVerifier = self._make(
-            "_testgen_verifier", lambda: TestgenVerifier(store=self.store)
-        )
-        return tv
+        return cast(TestgenVerifier, self._verifier(TaskKind.TEST_WRITING))
+
+    # ---- judging ------------------------------------------------------------------------
+    def _verifier(self, kind: TaskKind) -> Verifier:
+        with self._lock:
+            if self._closed:
+                raise ConfigError("this CodeRuntime is closed; make a new one")
+        return self.verifiers.verifier(kind)
+
+    def verify(self, task: Task, answer: str) -> Verdict:
+        """The verdict of the verifier of ``task``'s kind on ``answer`` (blocking: call it off
+        the event loop). Never raises for what the answer does."""
+        return self._verifier(task.kind).verify(task, answer)
 
     # ---- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
@@ -129,6 +149,7 @@ class CodeRuntime:
         with self._lock:
             made, self._made = self._made, []
             self._closed = True
+        self.verifiers.close()
         for obj in reversed(made):
             obj.close()
 

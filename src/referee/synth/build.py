@@ -124,6 +124,7 @@ def bugfix_task(
     return Task.create(
         name=f"{name}-{_short_hash(c.id)}-v{GENERATOR_VERSION}",
         prompt=prompt,
+        kind="repo-patch",  # TaskKind.REPO_PATCH
         answer_format="patch",
         payload={"repo": ref.payload(), "overrides": {c.path: broken}, "kind": kind},
         hidden={

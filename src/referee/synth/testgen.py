@@ -25,6 +25,7 @@ from referee.synth.baseline import Baseline
 from referee.synth.build import GENERATOR_VERSION, RepoRef, _short_hash, _slug, unified_diff
 from referee.synth.functions import ScopedTransformer, is_docstring
 from referee.synth.validate import Validated, ValidationReport
+from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Difficulty, Provenance, Task
 from referee.tasks.split import assign_split
 from referee.verify.repo_run import Variant, run_variants
@@ -232,10 +233,10 @@ def _task(
         name=f"synth/{_slug(repo.name)}/testgen-{_slug(key.replace('::', '.'))[:60]}"
         f"-{_short_hash(key)}-v{GENERATOR_VERSION}",
         prompt=prompt,
+        kind=TaskKind.TEST_WRITING,
         answer_format="patch",
         payload={"repo": ref.payload(), "overrides": {test_file: stripped}, "kind": "testgen"},
         hidden={
-            "kind": "testgen",
             "function": key,
             "target_test_file": test_file,
             "removed_tests": removed,

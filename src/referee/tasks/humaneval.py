@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Provenance, Task
 
 __all__ = ["HumanEvalProblem", "check_program", "humaneval_tasks", "load_problems"]
@@ -96,6 +97,7 @@ def humaneval_tasks(split: str = "heldout") -> list[Task]:
                 name=p.task_id,
                 prompt=INSTRUCTION + "```python\n" + p.prompt + "```",
                 domain="code",
+                kind=TaskKind.FUNCTION,
                 answer_format="code",
                 split=split,
                 payload={"entry_point": p.entry_point, "code_prompt": p.prompt},

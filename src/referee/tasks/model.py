@@ -5,10 +5,15 @@ what only the verifier may see is in ``hidden`` (reference solution, recorded te
 expected outputs). ``content_hash`` covers everything that decides the reward, so a task whose
 tests change silently is detected when it is loaded.
 
->>> t = Task.create(name="demo/add-v1", prompt="Write add(a, b).", answer_format="code",
+``kind`` (:class:`~referee.tasks.kinds.TaskKind`) says what sort of task it is and so which
+verifier judges it. Files of schema version 1 have no kind: it is inferred once, when such a
+task is validated (:func:`~referee.tasks.kinds.infer_kind`), and their content hash, which did
+not cover a kind, still verifies. From version 2 the hash covers the kind.
+
+>>> t = Task.create(name="demo/add-v1", prompt="Write add(a, b).", kind="function",
 ...                 payload={"entry_point": "add"}, hidden={"reference": "return a + b"})
->>> t.id, t.split, len(t.content_hash)
-('demo/add-v1', 'train', 64)
+>>> t.id, t.kind.value, t.split, len(t.content_hash)
+('demo/add-v1', 'function', 'train', 64)
 """
 
 from __future__ import annotations
@@ -19,9 +24,17 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from referee.errors import TaskError
+from referee.tasks.kinds import TaskKind, infer_kind, parse_kind
 
 __all__ = [
     "TASK_SCHEMA_VERSION",
@@ -29,12 +42,14 @@ __all__ = [
     "Message",
     "Provenance",
     "Task",
+    "TaskKind",
     "iter_tasks",
     "read_tasks",
     "write_tasks",
 ]
 
-TASK_SCHEMA_VERSION = 1
+#: 2: tasks carry an explicit ``kind`` (covered by the content hash). 1: no kind.
+TASK_SCHEMA_VERSION = 2
 AnswerFormat = Literal["code", "patch", "text", "tool-state"]
 Split = Literal["train", "heldout"]
 
@@ -68,6 +83,10 @@ class Provenance(BaseModel):
     unit: str | None = None
 
 
+#: The id of an unnamed task while its content hash (and so its id) is being computed.
+_DRAFT_ID = "pending"
+
+
 def _canonical(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -80,6 +99,10 @@ class Task(BaseModel):
     schema_version: int = TASK_SCHEMA_VERSION
     id: str
     domain: str = "code"
+    #: What sort of task this is; it decides the verifier. Given where a task is made; when it
+    #: is absent (a version-1 file, or a caller that leaves it out) it is inferred once from
+    #: the answer format, see :func:`~referee.tasks.kinds.infer_kind`.
+    kind: TaskKind
     prompt: tuple[Message, ...]
     payload: dict[str, Any] = Field(default_factory=dict)
     hidden: dict[str, Any] = Field(default_factory=dict)
@@ -99,6 +122,30 @@ class Task(BaseModel):
             )
         return v
 
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        # The one place a missing kind is worked out (version-1 files had none).
+        if isinstance(data, dict) and data.get("kind") is None:
+            data = {**data, "kind": infer_kind(data)}
+        return data
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _known_kind(cls, v: Any) -> TaskKind:
+        return parse_kind(v)  # a TaskError naming the kinds, not pydantic's enum message
+
+    @model_validator(mode="after")
+    def _kind_fits_answer(self) -> Task:
+        expected = self.kind.answer_format
+        if expected is not None and self.answer_format != expected:
+            which = "a new task" if self.id == _DRAFT_ID else f"task {self.id!r}"
+            raise TaskError(
+                f"{which}: a {self.kind.value!r} task answers with answer_format "
+                f"{expected!r}, not {self.answer_format!r}; fix the kind or the answer format"
+            )
+        return self
+
     @staticmethod
     def compute_hash(
         domain: str,
@@ -106,7 +153,10 @@ class Task(BaseModel):
         payload: dict[str, Any],
         hidden: dict[str, Any],
         answer_format: str,
+        kind: str | None = None,
     ) -> str:
+        """The content hash. ``kind`` is covered from schema version 2; None (version 1)
+        leaves it out, so the hashes of old files stay what they were."""
         body = {
             "domain": domain,
             "prompt": [m.model_dump() for m in prompt],
@@ -114,7 +164,15 @@ class Task(BaseModel):
             "hidden": hidden,
             "answer_format": answer_format,
         }
+        if kind is not None:
+            body["kind"] = str(kind)
         return hashlib.sha256(_canonical(body)).hexdigest()
+
+    def _hash_now(self) -> str:
+        kind = self.kind.value if self.schema_version >= 2 else None
+        return self.compute_hash(
+            self.domain, self.prompt, self.payload, self.hidden, self.answer_format, kind
+        )
 
     @classmethod
     def create(
@@ -136,20 +194,20 @@ class Task(BaseModel):
             messages = tuple(
                 m if isinstance(m, Message) else Message.model_validate(m) for m in prompt
             )
-        draft = cls(id=name or "pending", prompt=messages, **fields)
-        digest = cls.compute_hash(
-            draft.domain, draft.prompt, draft.payload, draft.hidden, draft.answer_format
-        )
+        draft = cls(id=name or _DRAFT_ID, prompt=messages, **fields)
+        digest = draft._hash_now()
         return draft.model_copy(
             update={"id": name or f"sha256:{digest[:16]}", "content_hash": digest}
         )
 
     def revised(self, *, hidden: dict[str, Any] | None = None, prompt: str | None = None) -> Task:
-        """The same task with new hidden data or prompt text, and its hash recomputed."""
+        """The same task with new hidden data or prompt text, and its hash recomputed (as a
+        task of the current schema version)."""
         return Task.create(
             name=self.id,
             prompt=self.prompt if prompt is None else prompt,
             domain=self.domain,
+            kind=self.kind,
             payload=self.payload,
             hidden=self.hidden if hidden is None else hidden,
             answer_format=self.answer_format,
@@ -160,9 +218,7 @@ class Task(BaseModel):
 
     def verify_hash(self) -> None:
         """Raise :class:`TaskError` if the content no longer matches ``content_hash``."""
-        actual = self.compute_hash(
-            self.domain, self.prompt, self.payload, self.hidden, self.answer_format
-        )
+        actual = self._hash_now()
         if self.content_hash and actual != self.content_hash:
             raise TaskError(
                 f"task {self.id!r}: its content changed since it was created (hash {actual[:12]} "
@@ -208,6 +264,8 @@ def iter_tasks(path: str | Path) -> Iterator[Task]:
                 task = Task.model_validate(data)
             except ValidationError as e:
                 raise TaskError(f"{path}:{n}: {_describe(e)}") from e
+            except TaskError as e:  # an unknown kind, or a kind that does not fit the answer
+                raise TaskError(f"{path}:{n}: {e}") from e
             try:
                 task.verify_hash()
             except TaskError as e:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.errors import ConfigError
+from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Difficulty, Provenance, Task
 
 __all__ = ["FAMILIES", "generate", "generate_many"]
@@ -272,6 +273,7 @@ def generate(family: str, *, difficulty: float, seed: int, split: str = "train")
         name=f"proc/{family}-d{round(difficulty * 100)}-s{seed}-v{VERSION}",
         prompt=prompt,
         domain="code",
+        kind=TaskKind.FUNCTION,
         answer_format="code",
         split=split,
         payload={"entry_point": "solve", "code_prompt": code_prompt},

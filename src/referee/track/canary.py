@@ -59,7 +59,7 @@ def canary_ids(tasks: Sequence[Task]) -> frozenset[str]:
 def _is_template(task: Task) -> bool:
     h = task.hidden
     return (
-        task.answer_format == "code"
+        task.kind == "function"
         and not is_canary(task)
         and isinstance(h.get("inputs"), list)
         and isinstance(h.get("expected"), list)
@@ -85,7 +85,7 @@ def make_canaries(n: int, seed: int, like: Sequence[Task] | None = None) -> list
     templates = [t for t in like if _is_template(t)]
     if n and not templates:
         raise ConfigError(
-            "make_canaries needs recorded function tasks to copy (answer_format 'code', with "
+            "make_canaries needs recorded function tasks to copy (kind 'function', with "
             "hidden inputs and expected outcomes); record the pool first, or pass like=None"
         )
     taken = {t.id for t in like}
@@ -219,6 +219,7 @@ def _from_template(t: Task, rng: random.Random, taken: set[str]) -> Task:
         name=_new_id(t.id, rng, taken),
         prompt=[Message(role=m["role"], content=m["content"]) for m in prompt],
         domain=t.domain,
+        kind=t.kind,
         payload=t.payload,
         hidden=hidden,
         answer_format=t.answer_format,
@@ -251,6 +252,7 @@ def _fresh(rng: random.Random) -> Task:
         name=t.id,
         prompt=t.prompt,
         domain=t.domain,
+        kind=t.kind,
         payload=t.payload,
         hidden=hidden,
         answer_format=t.answer_format,

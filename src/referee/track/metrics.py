@@ -162,7 +162,7 @@ def visible_test_names(task: Task) -> frozenset[str] | None:
     if isinstance(calls, list) and all(isinstance(i, int) for i in calls):
         return frozenset(f"call {i}" for i in calls)
     given = task.payload.get("visible_tests")
-    if task.answer_format == "patch" and isinstance(given, list) and given:
+    if task.kind.is_repository and isinstance(given, list) and given:
         return frozenset(str(g) for g in given)
     return _example_calls(task)
 

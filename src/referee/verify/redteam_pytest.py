@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Task
 from referee.verify.verdict import Verdict
 
@@ -56,6 +57,7 @@ def _repo_task(
     return Task.create(
         name=name,
         prompt=f"A test fails in this repository. Fix {module} (answer with a unified diff).",
+        kind=TaskKind.REPO_PATCH,
         answer_format="patch",
         payload={"files": {f"{pkg}/__init__.py": "", module: broken, **tests}, "module": module},
         hidden={

@@ -71,7 +71,7 @@ def gold_samples(tasks: Iterable[Task]) -> Iterator[dict[str, str]]:
     """The tasks' reference solutions as samples: the reference patch for repository tasks, the
     reference completion otherwise. Tasks without a reference are left out."""
     for t in tasks:
-        ref = t.hidden.get("reference_patch") if t.answer_format == "patch" else None
+        ref = t.hidden.get("reference_patch") if t.kind.is_repository else None
         ref = ref if ref is not None else t.hidden.get("reference")
         if ref is not None:
             yield {"task_id": t.id, "completion": ref}

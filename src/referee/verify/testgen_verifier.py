@@ -29,18 +29,14 @@ from referee.verify.pytest_verifier import PytestVerifier, apply_patch
 from referee.verify.repo_run import RepoSandboxes, TestRun, run_pytest
 from referee.verify.verdict import Flag, TestOutcome, Verdict
 
-__all__ = ["TestgenVerifier", "is_testgen"]
+__all__ = ["TestgenVerifier"]
 
 VERSION = "testgen@1"
 _FINGERPRINTS = re.compile(r"getsource|__code__|co_code|getsourcelines|\.py['\"]|dis\.|marshal")
 
 
-def is_testgen(task: Task) -> bool:
-    return task.hidden.get("kind") == "testgen"
-
-
 class TestgenVerifier:
-    """Verifies test-writing patches (``hidden.kind == "testgen"``)."""
+    """Verifies test-writing patches (tasks of kind :attr:`TaskKind.TEST_WRITING`)."""
 
     __test__ = False  # not a pytest class, whatever its name
     name = "testgen"
@@ -59,7 +55,7 @@ class TestgenVerifier:
     def _verify(self, task: Task, patch: str) -> Verdict:
         t0 = time.perf_counter()
         h, repo = task.hidden, task.payload.get("repo")
-        if not isinstance(repo, dict) or not is_testgen(task):
+        if not isinstance(repo, dict) or task.kind != "test-writing":
             return Verdict.infra(task.id, f"task {task.id!r} is not a test-writing task", VERSION)
         try:
             store = self.store or ArtifactStore.at(repo.get("store"))

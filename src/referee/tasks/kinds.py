@@ -1,0 +1,95 @@
+"""The kind of a task: what shape its data has and which verifier judges it.
+
+Every :class:`~referee.tasks.model.Task` carries its kind in an explicit field (schema version
+2). The kind decides the verifier (:mod:`referee.verify.dispatch`), how an environment sets the
+task up, and what its tests are; nothing else may guess it from the keys of ``payload`` or
+``hidden``.
+
+Task files of schema version 1 have no kind. :func:`infer_kind` works it out for them, once,
+when the task is validated; the task then carries it, and a file written from it has it.
+
+>>> TaskKind("repo-patch").answer_format
+'patch'
+>>> infer_kind({"answer_format": "patch", "hidden": {"kind": "testgen"}})
+<TaskKind.TEST_WRITING: 'test-writing'>
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any
+
+from referee.errors import TaskError
+
+__all__ = ["TaskKind", "infer_kind", "parse_kind"]
+
+
+class TaskKind(StrEnum):
+    """The kinds of task referee knows. A new domain adds its kind here and registers its
+    verifier with :func:`referee.verify.dispatch.register_kind`."""
+
+    #: A Python function to complete (procedural families, HumanEval): the answer is the code
+    #: that continues ``payload["code_prompt"]``; ``hidden`` holds the recorded inputs and the
+    #: reference's outcomes. Judged by :class:`~referee.verify.function.FunctionVerifier`.
+    FUNCTION = "function"
+    #: A change to a repository (bug fixing, implementation): the answer is a unified diff that
+    #: makes ``hidden["fail_to_pass"]`` pass and keeps ``hidden["pass_to_pass"]`` passing.
+    #: Judged by :class:`~referee.verify.pytest_verifier.PytestVerifier`.
+    REPO_PATCH = "repo-patch"
+    #: Tests to write for a repository's function: the answer is a diff adding tests, worth the
+    #: share of ``hidden["mutants"]`` they kill. Judged by
+    #: :class:`~referee.verify.testgen_verifier.TestgenVerifier`.
+    TEST_WRITING = "test-writing"
+    #: Anything else (``text`` or ``tool-state`` answers): judged by the environment made for
+    #: it, which has no verifier registered here (``examples/custom_env.py``).
+    CUSTOM = "custom"
+
+    @property
+    def answer_format(self) -> str | None:
+        """The answer format tasks of this kind have (None: any)."""
+        return _ANSWER_FORMATS.get(self)
+
+    @property
+    def is_repository(self) -> bool:
+        """Whether tasks of this kind are set in a repository (their tests are pytest ids)."""
+        return self in (TaskKind.REPO_PATCH, TaskKind.TEST_WRITING)
+
+
+_ANSWER_FORMATS: dict[TaskKind, str] = {
+    TaskKind.FUNCTION: "code",
+    TaskKind.REPO_PATCH: "patch",
+    TaskKind.TEST_WRITING: "patch",
+}
+
+
+def parse_kind(value: object) -> TaskKind:
+    """``value`` as a :class:`TaskKind`; anything else is a :class:`TaskError` naming the kinds."""
+    if isinstance(value, str):  # a TaskKind is a str too
+        try:
+            return TaskKind(value)
+        except ValueError:
+            pass
+    kinds = ", ".join(repr(k.value) for k in TaskKind)
+    raise TaskError(
+        f"unknown task kind {value!r}; the kinds are {kinds} (a new kind is added to "
+        "referee.tasks.kinds.TaskKind and its verifier registered in referee.verify.dispatch)"
+    )
+
+
+def infer_kind(data: Mapping[str, Any]) -> TaskKind:
+    """The kind of a task written before tasks carried one (schema version 1), from its data.
+
+    This is the only place a kind is worked out from a task's contents: a function task
+    answers with code; a repository task answers with a patch and is a test-writing task when
+    its ``hidden`` data says so (as ``referee synth`` marked them); the rest are custom.
+    """
+    answer_format = data.get("answer_format", "code")
+    if answer_format == "code":
+        return TaskKind.FUNCTION
+    if answer_format == "patch":
+        hidden = data.get("hidden")
+        if isinstance(hidden, Mapping) and hidden.get("kind") == "testgen":
+            return TaskKind.TEST_WRITING
+        return TaskKind.REPO_PATCH
+    return TaskKind.CUSTOM
