@@ -6,8 +6,8 @@ What the runner itself costs (no model, no sandbox), at concurrency 1, 8 and 32:
 
 * ``overhead``: the policy answers at once; every rollout is a fresh environment, ``reset``,
   ``turns`` policy/step rounds, ``verify``, ``close``, and a ``Trajectory`` with its turns;
-* ``store``: the same, each trajectory also written to a ``TrajectoryStore`` (JSONL fsynced
-  per record + SQLite in WAL mode) in a temporary folder;
+* ``store``: the same, each trajectory also written to the run's ``TrackStore`` (SQLite in
+  WAL mode, every commit synced) in a temporary folder;
 * ``latency_10ms``: the policy takes 10 ms per reply (``asyncio.sleep``, as a remote server
   would), so throughput should grow with concurrency up to ``concurrency / (turns * 10 ms)``.
 
@@ -30,8 +30,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import machine, save
 from referee.envs.base import Environment, EpisodeLimits, Message, StepResult
 from referee.policy import ScriptedPolicy
-from referee.rollout import RolloutRunner, TrajectoryStore
+from referee.rollout import RolloutRunner
 from referee.tasks.model import Task
+from referee.track.store import TrackStore
 from referee.verify.verdict import Verdict
 
 
@@ -70,7 +71,7 @@ def measure(concurrency: int, rollouts: int, turns: int, delay_s: float, store: 
     tasks = [Task.create(name=f"bench/{i}", prompt="say 42") for i in range(rollouts)]
     policy = ScriptedPolicy(lambda messages, tools: "42", delay_s=delay_s)
     with tempfile.TemporaryDirectory() as tmp:
-        st = TrajectoryStore(tmp) if store else None
+        st = TrackStore(tmp) if store else None
         runner = RolloutRunner(
             lambda: TrivialEnv(turns),
             policy,

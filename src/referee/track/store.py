@@ -6,7 +6,8 @@ row (long observations, stdout) go to content-addressed artifacts through fsspec
 (``file://<run_dir>/artifacts/`` by default, see :mod:`referee.track.artifacts`). One store per
 run folder; it may hold several runs. Several threads and several processes may write at once.
 
->>> from referee.rollout.trajectory import Trajectory
+>>> from referee.rollout.sink import read_jsonl
+from referee.rollout.trajectory import Trajectory
 >>> with TrackStore(tmp_path) as store:                                  # doctest: +SKIP
 ...     store.start_run("r1", {"lr": 1e-5})
 ...     store.log_trajectory(Trajectory(task_id="demo/add-v1", policy="p", env="code",
@@ -43,6 +44,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from referee.errors import ConfigError, StoreError
+from referee.rollout.sink import read_jsonl
 from referee.rollout.trajectory import Trajectory
 from referee.tasks.model import Task
 from referee.track.artifacts import ArtifactStore, externalize, has_refs, internalize
@@ -517,10 +519,19 @@ class TrackStore:
         split: str | None = None,
         limit: int | None = None,
         offset: int = 0,
+        error_kind: str | None = None,
     ) -> list[Trajectory]:
-        """Trajectories matching every filter given (None: any), in the order first logged."""
+        """Trajectories matching every filter given (None: any), in the order first logged.
+
+        ``error_kind`` is ``infra`` or ``model`` (:class:`~referee.rollout.TrajectoryError`).
+        """
         where, params = _where(
-            run_id=run_id, step=step, task_id=task_id, passed=passed, split=split
+            run_id=run_id,
+            step=step,
+            task_id=task_id,
+            passed=passed,
+            split=split,
+            error_kind=error_kind,
         )
         sql = f"SELECT json FROM trajectories {where} ORDER BY rowid LIMIT ? OFFSET ?"
         rows = self._read(sql, [*params, -1 if limit is None else limit, offset])
@@ -540,9 +551,16 @@ class TrackStore:
         task_id: str | None = None,
         passed: bool | None = None,
         split: str | None = None,
+        error_kind: str | None = None,
     ) -> int:
+        """How many trajectories match every filter given (None: any)."""
         where, params = _where(
-            run_id=run_id, step=step, task_id=task_id, passed=passed, split=split
+            run_id=run_id,
+            step=step,
+            task_id=task_id,
+            passed=passed,
+            split=split,
+            error_kind=error_kind,
         )
         return int(self._read(f"SELECT COUNT(*) FROM trajectories {where}", params)[0][0])
 
@@ -552,13 +570,11 @@ class TrackStore:
         return sorted(int(r[0]) for r in self._read(sql, (run_id,)))
 
     def import_jsonl(self, path: str | os.PathLike[str], run_id: str | None = None) -> int:
-        """Load a ``trajectories.jsonl`` (the rollout ``TrajectoryStore``'s); last line per id wins.
+        """Load a JSONL file of trajectories (a ``JsonlSink``'s, an export); last line per id wins.
 
         ``run_id`` overrides the records' own; every run seen is listed in :meth:`runs` (status
         ``imported`` unless it was started here). Returns the records read.
         """
-        from referee.rollout.store import read_jsonl
-
         ts = read_jsonl(path)
         if run_id is not None:
             ts = [t.model_copy(update={"run_id": run_id}) for t in ts]
