@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import machine, save
-from referee.envs.base import Environment, EpisodeLimits, Message, StepResult
+from referee.envs.base import ChatMessage, Environment, EpisodeLimits, StepResult
 from referee.policy import ScriptedPolicy
 from referee.rollout import RolloutRunner
 from referee.tasks.model import Task
@@ -47,11 +47,11 @@ class TrivialEnv(Environment):
         self.last = ""
         self.task_id = ""
 
-    async def reset(self, task: Task) -> list[Message]:
+    async def reset(self, task: Task) -> list[ChatMessage]:
         self.task_id = task.id
         return [{"role": "user", "content": task.user_prompt}]
 
-    async def step(self, message: Message) -> StepResult:
+    async def step(self, message: ChatMessage) -> StepResult:
         self.seen += 1
         self.last = message.get("content") or ""
         done = self.seen >= self.turns

@@ -37,7 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from referee.envs.base import Environment, EpisodeLimits, Message, StepResult
+from referee.envs.base import ChatMessage, Environment, EpisodeLimits, StepResult
 from referee.policy.base import Generation, Policy, PolicyOutputError, Sampling
 from referee.rollout.sink import TrajectorySink
 from referee.rollout.trajectory import ErrorKind, Trajectory, TrajectoryError, Turn
@@ -268,7 +268,7 @@ class RolloutRunner:
         self,
         env: Environment,
         traj: Trajectory,
-        messages: list[Message],
+        messages: list[ChatMessage],
         sample_index: int,
         clock: _Clock,
         start: float,
@@ -362,7 +362,7 @@ class RolloutRunner:
             _log.warning("closing the environment of %s failed: %s: %s", task.id, type(e), e)
 
 
-def _usable(gen: Any) -> Message:
+def _usable(gen: Any) -> ChatMessage:
     """The assistant message of a generation, or a fault saying why there is none."""
     if not isinstance(gen, Generation):
         raise _Fault("infra", "policy", f"generate returned {type(gen).__name__}, not Generation")
@@ -382,7 +382,7 @@ def _usable(gen: Any) -> Message:
 def _turn(
     index: int,
     gen: Generation,
-    observations: list[Message],
+    observations: list[ChatMessage],
     metrics: dict[str, float],
     policy_s: float,
     env_s: float,
