@@ -6,8 +6,8 @@ What the runner itself costs (no model, no sandbox), at concurrency 1, 8 and 32:
 
 * ``overhead``: the policy answers at once; every rollout is a fresh environment, ``reset``,
   ``turns`` policy/step rounds, ``verify``, ``close``, and a ``Trajectory`` with its turns;
-* ``store``: the same, each trajectory also written to a ``TrajectoryStore`` (JSONL fsynced
-  per record + SQLite in WAL mode) in a temporary folder;
+* ``store``: the same, each trajectory also written to the run's ``TrackStore`` (SQLite in
+  WAL mode, every commit synced) in a temporary folder;
 * ``latency_10ms``: the policy takes 10 ms per reply (``asyncio.sleep``, as a remote server
   would), so throughput should grow with concurrency up to ``concurrency / (turns * 10 ms)``.
 
@@ -28,10 +28,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import machine, save
-from referee.envs.base import Environment, EpisodeLimits, Message, StepResult
+from referee.envs.base import ChatMessage, Environment, EpisodeLimits, StepResult
 from referee.policy import ScriptedPolicy
-from referee.rollout import RolloutRunner, TrajectoryStore
+from referee.rollout import RolloutRunner
 from referee.tasks.model import Task
+from referee.track.store import TrackStore
 from referee.verify.verdict import Verdict
 
 
@@ -46,11 +47,11 @@ class TrivialEnv(Environment):
         self.last = ""
         self.task_id = ""
 
-    async def reset(self, task: Task) -> list[Message]:
+    async def reset(self, task: Task) -> list[ChatMessage]:
         self.task_id = task.id
         return [{"role": "user", "content": task.user_prompt}]
 
-    async def step(self, message: Message) -> StepResult:
+    async def step(self, message: ChatMessage) -> StepResult:
         self.seen += 1
         self.last = message.get("content") or ""
         done = self.seen >= self.turns
@@ -70,7 +71,7 @@ def measure(concurrency: int, rollouts: int, turns: int, delay_s: float, store: 
     tasks = [Task.create(name=f"bench/{i}", prompt="say 42") for i in range(rollouts)]
     policy = ScriptedPolicy(lambda messages, tools: "42", delay_s=delay_s)
     with tempfile.TemporaryDirectory() as tmp:
-        st = TrajectoryStore(tmp) if store else None
+        st = TrackStore(tmp) if store else None
         runner = RolloutRunner(
             lambda: TrivialEnv(turns),
             policy,

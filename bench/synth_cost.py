@@ -30,8 +30,8 @@ import time
 from _common import OUT, machine
 from referee.synth.repo import open_repository
 from referee.tasks.artifacts import ArtifactStore
-from referee.tasks.environment import RepoEnvironment
 from referee.tasks.model import TaskKind, read_tasks
+from referee.tasks.venv import RepoVenv
 from referee.verify.repo_run import RepoSandboxes, Variant, run_pytest, run_variants
 
 
@@ -44,7 +44,7 @@ def measure(name: str, tasks_path: str, report_path: str, sample: int, seed: int
     tests, conftests = list(repo_meta["test_files"]), list(repo_meta["conftests"])
     roots = tuple(repo_meta["source_roots"])
     boxes = RepoSandboxes()
-    sandbox = boxes.get(RepoEnvironment(repo.requirements).ensure())
+    sandbox = boxes.get(RepoVenv(repo.requirements).ensure())
     picked = random.Random(seed).sample(tasks, min(sample, len(tasks)))
     clean, naive, naive_long, batched = [], [], [], []
     try:

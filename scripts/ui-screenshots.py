@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Screenshots of every dashboard page: docs/ui/{runs,run,trajectory,audit}.png.
 
-Serves a run folder (``--run DIR``; default: a demo store made in a temporary folder, with the
+Serves a run folder (``--run DIR``; default: a sample store made in a temporary folder, with the
 audit queue filled and two items labelled) on a free loopback port and photographs it with the
 system's Chromium (see ``referee.ui.browser``).
 
-    .venv/bin/python scripts/ui-screenshots.py                 # the demo store
+    .venv/bin/python scripts/ui-screenshots.py                 # the sample store
     .venv/bin/python scripts/ui-screenshots.py --run runs/r1   # a real run
 """
 
@@ -20,11 +20,11 @@ from referee.track import TrackStore
 from referee.track.audit import AuditQueue, is_flagged
 from referee.ui import create_app, running
 from referee.ui.browser import screenshots
-from referee.ui.demo import build_demo_store
+from referee.ui.sample_store import build_sample_store
 
 
-def demo_store(folder: Path) -> TrackStore:
-    store = build_demo_store(folder)
+def sample_store(folder: Path) -> TrackStore:
+    store = build_sample_store(folder)
     queue = AuditQueue(store, random_share=0.1, seed=0)
     for run in store.runs():
         queue.fill(run.run_id)
@@ -43,7 +43,7 @@ def main() -> int:
     parser.add_argument("--width", type=int, default=1280)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="referee-ui-") as tmp:
-        store = TrackStore(args.run, create=False) if args.run else demo_store(Path(tmp))
+        store = TrackStore(args.run, create=False) if args.run else sample_store(Path(tmp))
         runs = store.runs()
         if not runs:
             sys.exit(f"ui-screenshots: {store.path} has no runs")

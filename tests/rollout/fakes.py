@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Any
 
-from referee.envs.base import Environment, Message, StepResult
+from referee.envs.base import ChatMessage, Environment, StepResult
 from referee.tasks.model import Task
 from referee.verify.verdict import Verdict
 
@@ -59,7 +59,7 @@ class AnswerEnv(Environment):
     def fault(self) -> str | None:
         return self.task.payload.get("fault") if self.task else None
 
-    async def reset(self, task: Task) -> list[Message]:
+    async def reset(self, task: Task) -> list[ChatMessage]:
         if self.tracker:
             self.tracker.opened()
         self.task = task
@@ -73,7 +73,7 @@ class AnswerEnv(Environment):
             raise KeyError("tools")
         return []
 
-    async def step(self, message: Message) -> StepResult:
+    async def step(self, message: ChatMessage) -> StepResult:
         assert self.task is not None
         if self.step_delay_s:
             await asyncio.sleep(self.step_delay_s)
@@ -132,7 +132,7 @@ class CalculatorEnv(Environment):
         self.answer: str | None = None
         self.tool_results: list[str] = []
 
-    async def reset(self, task: Task) -> list[Message]:
+    async def reset(self, task: Task) -> list[ChatMessage]:
         self.task = task
         return [
             {"role": "system", "content": "Use the multiply tool, then give the number."},
@@ -142,7 +142,7 @@ class CalculatorEnv(Environment):
     def tools(self) -> list[dict[str, Any]]:
         return [CALC_TOOL]
 
-    async def step(self, message: Message) -> StepResult:
+    async def step(self, message: ChatMessage) -> StepResult:
         calls = message.get("tool_calls") or []
         if not calls:
             self.answer = (message.get("content") or "").strip()

@@ -13,10 +13,11 @@ import pytest
 
 from referee.envs import CodeRuntime, make_env
 from referee.policy import OpenAIPolicy, Sampling
-from referee.rollout import RolloutRunner, TrajectoryStore
-from referee.rollout.store import read_jsonl
+from referee.rollout import RolloutRunner, read_jsonl
 from referee.rollout.trajectory import Trajectory
 from referee.tasks import Task, generate
+from referee.track.export import export_jsonl
+from referee.track.store import TrackStore
 from referee.verify.record import record_function_tasks
 from tests.policy.fake_openai import CodeAnswer, FakeOpenAI
 
@@ -106,7 +107,7 @@ def test_multi_turn_write_try_submit_over_http_is_judged_and_stored(
 ) -> None:
     right, wrong = tasks
     uids_held = set(runtime.sandbox.uids._held)
-    with TrajectoryStore(tmp_path / "run") as store:
+    with TrackStore(tmp_path / "run") as store:
         runner = RolloutRunner(
             lambda: make_env("code", runtime=runtime, single_turn=False),
             OpenAIPolicy(server.url, "code-agent"),
@@ -119,11 +120,13 @@ def test_multi_turn_write_try_submit_over_http_is_judged_and_stored(
         )
         out = runner.run_sync(tasks, step=3)
         requests = list(server.requests)
-        stored = {t.id: t for t in store.iter()}
-        passed_ids = {t.id for t in store.query(passed=True)}
+        stored = {t.id: t for t in store.iter_trajectories()}
+        passed_ids = {t.id for t in store.trajectories(passed=True)}
         by_task = {
-            tid: store.query(task_id=tid, run_id="e2e", step=3) for tid in (right.id, wrong.id)
+            tid: store.trajectories(task_id=tid, run_id="e2e", step=3)
+            for tid in (right.id, wrong.id)
         }
+        export_jsonl(store, tmp_path / "export.jsonl")
 
     assert set(runtime.sandbox.uids._held) == uids_held  # every episode's workspace gave its back
     assert [t.task_id for t in out] == [right.id, right.id, wrong.id, wrong.id]
@@ -208,18 +211,18 @@ def test_multi_turn_write_try_submit_over_http_is_judged_and_stored(
     assert last["messages"][3]["content"].startswith("wrote ")
     assert last["temperature"] == 0.7 and last["logprobs"] is True
 
-    # The store: both files hold exactly these trajectories, equal to the ones returned.
+    # The store and its JSONL export hold exactly these trajectories, equal to those returned.
     assert set(stored) == {t.id for t in out}
     for t in out:
         assert stored[t.id].model_dump() == t.model_dump()
     assert passed_ids == {out[0].id, out[1].id}
     assert [t.id for t in by_task[wrong.id]] and all(not t.passed for t in by_task[wrong.id])
     assert {t.id for t in by_task[right.id]} == {out[0].id, out[1].id}
-    from_jsonl = {t.id: t for t in read_jsonl(tmp_path / "run" / "trajectories.jsonl")}
+    from_jsonl = {t.id: t for t in read_jsonl(tmp_path / "export.jsonl")}
     assert {k: v.model_dump() for k, v in from_jsonl.items()} == {t.id: t.model_dump() for t in out}
-    with TrajectoryStore(tmp_path / "run") as reopened:
-        assert len(reopened) == 4
-        back = next(x for x in reopened.query(task_id=right.id) if x.id == out[0].id)
+    with TrackStore(tmp_path / "run", create=False) as reopened:
+        assert reopened.count_trajectories() == 4
+        back = next(x for x in reopened.trajectories(task_id=right.id) if x.id == out[0].id)
         assert back.turns[0].token_ids == out[0].turns[0].token_ids
         assert back.verdict == out[0].verdict
 

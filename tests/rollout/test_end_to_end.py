@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 from referee.policy import OpenAIPolicy, Sampling
-from referee.rollout import RolloutRunner, TrajectoryStore
+from referee.rollout import RolloutRunner
+from referee.track.export import export_jsonl
+from referee.track.store import TrackStore
 from tests.policy.fake_openai import FakeOpenAI
 from tests.rollout.fakes import CalculatorEnv, task
 
@@ -17,7 +19,7 @@ def test_multi_turn_tool_use_over_http_is_recorded_token_by_token(tmp_path: Path
         task("calc/3x5", answer="15"),
         task("calc/2x2", answer="5"),
     ]
-    with FakeOpenAI() as server, TrajectoryStore(tmp_path) as store:
+    with FakeOpenAI() as server, TrackStore(tmp_path) as store:
         policy = OpenAIPolicy(server.url, "calc")
         runner = RolloutRunner(
             CalculatorEnv,
@@ -59,6 +61,8 @@ def test_multi_turn_tool_use_over_http_is_recorded_token_by_token(tmp_path: Path
     assert second["tools"][0]["function"]["name"] == "multiply"
     assert second["temperature"] == 0.7 and second["logprobs"] is True
 
+    with TrackStore(tmp_path, create=False) as store:
+        assert export_jsonl(store, tmp_path / "trajectories.jsonl") == len(out)
     lines = (tmp_path / "trajectories.jsonl").read_text().splitlines()
     assert sorted(json.loads(x)["id"] for x in lines) == sorted(t.id for t in out)
 

@@ -45,3 +45,17 @@ def test_missing_and_corrupt_snapshots_are_errors(tmp_path):
 def test_unsafe_names_are_refused(tmp_path, name):
     with pytest.raises(StoreError, match="plain relative path"):
         ArtifactStore(f"file://{tmp_path}").put_files({name: b"x"})
+
+
+def test_one_store_holds_snapshots_and_blobs_and_is_the_public_one(tmp_path):
+    import referee
+    from referee.track.artifacts import ArtifactStore as TrackArtifactStore
+
+    assert referee.ArtifactStore is ArtifactStore is TrackArtifactStore
+    store = ArtifactStore(f"file://{tmp_path}")
+    digest = store.put_files({"a.txt": b"hello"})
+    url = store.put("log.txt", b"hello")
+    assert store.put("log.txt", b"hello") == url  # content-addressed: a second put is a no-op
+    assert store.get(url) == b"hello" and store.get_files(digest) == {"a.txt": b"hello"}
+    with pytest.raises(StoreError, match="does not match its SHA-256"):
+        store.get(url, sha256="0" * 64)

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.errors import ConfigError, StoreError
-from referee.rollout.store import read_jsonl
+from referee.rollout.sink import read_jsonl
 from referee.tasks.model import Task
 from referee.track import (
     EXPORT_FORMATS,

@@ -15,7 +15,7 @@ import fsspec
 import pytest
 
 from referee.errors import ConfigError, StoreError
-from referee.rollout.store import TrajectoryStore
+from referee.rollout.sink import JsonlSink
 from referee.rollout.trajectory import Trajectory, TrajectoryError, Turn
 from referee.tasks.model import Task
 from referee.track import TrackStore
@@ -411,15 +411,15 @@ def test_the_audit_tables(store: TrackStore) -> None:
         store.set_audit_status("nope", "done")
 
 
-# --- the old rollout store, files, errors -------------------------------------------------------
+# --- JSONL logs, files, errors -------------------------------------------------------
 
 
 def test_a_rollout_trajectories_jsonl_is_imported(tmp_path: Path, store: TrackStore) -> None:
     old = [make_trajectory(i, run_id="old-run") for i in range(3)]
-    with TrajectoryStore(tmp_path / "rollout") as rollout:
+    with JsonlSink(tmp_path / "rollout" / "trajectories.jsonl") as rollout:
         for t in old:
-            rollout.append(t)
-        rollout.append(old[1].model_copy(update={"end_reason": "rewritten"}))
+            rollout.log_trajectory(t)
+        rollout.log_trajectory(old[1].model_copy(update={"end_reason": "rewritten"}))
     assert store.import_jsonl(tmp_path / "rollout" / "trajectories.jsonl") == 4
     assert store.count_trajectories(run_id="old-run") == 3
     assert store.trajectory("traj-1").end_reason == "rewritten"

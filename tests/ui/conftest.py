@@ -1,4 +1,4 @@
-"""A demo store for the dashboard tests: two runs, alerts, flags, metrics, a filled queue."""
+"""A sample store for the dashboard tests: two runs, alerts, flags, metrics, a filled queue."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 
 from referee.track import TrackStore
 from referee.track.audit import AuditQueue
-from referee.ui.demo import build_demo_store
+from referee.ui.sample_store import build_sample_store
 
 
 def make_store(path: Path) -> TrackStore:
-    store = build_demo_store(path, steps=12, per_step=6)
+    store = build_sample_store(path, steps=12, per_step=6)
     AuditQueue(store, random_share=0.1, seed=0).fill("grpo-curriculum")
     return store
 

@@ -16,7 +16,7 @@ runs function and repository tasks with tools in the sandbox, or single-turn.
 ``examples/custom_env.py`` shows a whole custom environment in a few dozen lines.
 """
 
-from referee.envs.base import Environment, EpisodeLimits, Message, StepResult, SyncEnvironment
+from referee.envs.base import ChatMessage, Environment, EpisodeLimits, StepResult, SyncEnvironment
 from referee.envs.budget import Budget
 from referee.envs.code import CodeEnv, CodeSnapshot
 from referee.envs.registry import env_names, make_env, register_env
@@ -25,12 +25,12 @@ from referee.envs.tools import ToolCall, function_tool, parse_tool_calls, tool_m
 
 __all__ = [
     "Budget",
+    "ChatMessage",
     "CodeEnv",
     "CodeRuntime",
     "CodeSnapshot",
     "Environment",
     "EpisodeLimits",
-    "Message",
     "StepResult",
     "SyncEnvironment",
     "ToolCall",

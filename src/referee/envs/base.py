@@ -9,10 +9,11 @@ An episode is driven by the rollout runner (or by a trainer's adapter)::
         messages += [reply.message, *step.observations]
     verdict = await env.verify()              # the reward, from the task's verifier
 
-Messages are plain dicts as the OpenAI chat API writes them: ``{"role": "assistant", "content":
-..., "tool_calls": [{"id", "type": "function", "function": {"name", "arguments"}}]}`` from the
-policy, ``{"role": "tool", "tool_call_id", "content"}`` back from the environment. ``tools()``
-gives the JSON schemas of the tools in the same API's format.
+Messages (:data:`ChatMessage`) are plain dicts as the OpenAI chat API writes them:
+``{"role": "assistant", "content": ..., "tool_calls": [{"id", "type": "function", "function":
+{"name", "arguments"}}]}`` from the policy, ``{"role": "tool", "tool_call_id", "content"}``
+back from the environment. ``tools()`` gives the JSON schemas of the tools in the same API's
+format.
 
 Environments are asynchronous (sandbox runs are awaited, so one process drives many episodes);
 :class:`SyncEnvironment` runs one from synchronous code (a trainer's callback, a notebook).
@@ -37,10 +38,14 @@ from typing import Any, TypeVar
 from referee.tasks.model import Task
 from referee.verify.verdict import Verdict
 
-__all__ = ["Environment", "EpisodeLimits", "Message", "StepResult", "SyncEnvironment"]
+__all__ = ["ChatMessage", "Environment", "EpisodeLimits", "StepResult", "SyncEnvironment"]
 
-#: One OpenAI-format chat message.
-Message = dict[str, Any]
+#: One chat message on the wire, as the OpenAI chat API writes it: ``role``, ``content``,
+#: ``tool_calls``, ``tool_call_id``, ``name``. A plain dict because it is exchanged as is with
+#: policies (OpenAI-compatible servers, chat templates) and trainers, and carries whatever
+#: fields they add. Not :class:`referee.tasks.model.Message`, the task's validated prompt
+#: message (role and text only); ``Message`` names that one alone.
+ChatMessage = dict[str, Any]
 T = TypeVar("T")
 
 
@@ -58,7 +63,7 @@ class EpisodeLimits:
 class StepResult:
     """What one assistant message led to."""
 
-    observations: list[Message]  # to append after the assistant message
+    observations: list[ChatMessage]  # to append after the assistant message
     done: bool
     #: Per-step numbers: ``tool_calls``, ``exec_s`` (time in sandboxed programs),
     #: ``env_s`` (the step's whole time), anything domain-specific.
@@ -75,7 +80,7 @@ class Environment(ABC):
     name: str = "env"
 
     @abstractmethod
-    async def reset(self, task: Task) -> list[Message]:
+    async def reset(self, task: Task) -> list[ChatMessage]:
         """Start an episode on ``task``; returns the first messages for the policy."""
 
     def tools(self) -> list[dict[str, Any]]:
@@ -83,7 +88,7 @@ class Environment(ABC):
         return []
 
     @abstractmethod
-    async def step(self, message: Message) -> StepResult:
+    async def step(self, message: ChatMessage) -> StepResult:
         """Act on one assistant message (its tool calls, or its text)."""
 
     @property
@@ -128,13 +133,13 @@ class SyncEnvironment:
     def _call(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
-    def reset(self, task: Task) -> list[Message]:
+    def reset(self, task: Task) -> list[ChatMessage]:
         return self._call(self.env.reset(task))
 
     def tools(self) -> list[dict[str, Any]]:
         return self.env.tools()
 
-    def step(self, message: Message) -> StepResult:
+    def step(self, message: ChatMessage) -> StepResult:
         return self._call(self.env.step(message))
 
     @property

@@ -20,12 +20,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from referee.envs.base import EpisodeLimits, Message
+from referee.envs.base import ChatMessage, EpisodeLimits
 
 __all__ = ["Budget", "BudgetState", "completion_tokens"]
 
 
-def completion_tokens(message: Message) -> int:
+def completion_tokens(message: ChatMessage) -> int:
     """The completion tokens of an assistant message: reported, or estimated (see the module)."""
     for holder in (message, message.get("usage")):
         if isinstance(holder, dict):
@@ -67,7 +67,7 @@ class Budget:
         self.turns = self.tokens = 0
         self._t0 = time.perf_counter()
 
-    def charge(self, message: Message) -> int:
+    def charge(self, message: ChatMessage) -> int:
         """Count one assistant message; returns its tokens."""
         n = completion_tokens(message)
         self.turns += 1

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.envs.answers import extract_code, extract_diff, message_text, to_completion
-from referee.envs.base import Environment, EpisodeLimits, Message, StepResult
+from referee.envs.base import ChatMessage, Environment, EpisodeLimits, StepResult
 from referee.envs.budget import Budget, BudgetState
 from referee.envs.code_tasks import SOLUTION_FILE, PreparedTask, prepare_task
 from referee.envs.code_tools import TOOL_SCHEMAS, CodeTools
@@ -151,7 +151,7 @@ class CodeEnv(Environment):
         self._verdict: tuple[str, Verdict] | None = None
 
     # ---- the episode --------------------------------------------------------------------
-    async def reset(self, task: Task) -> list[Message]:
+    async def reset(self, task: Task) -> list[ChatMessage]:
         """Start an episode on ``task``: the task's prompt, after a system message on the tools
         in multi-turn mode. Raises :class:`~referee.errors.TaskError` for a task it cannot run.
         """
@@ -189,7 +189,7 @@ class CodeEnv(Environment):
         self._ws.clear()
         self._ws.write(self._prepared.start_files)
 
-    def _first_messages(self, task: Task) -> list[Message]:
+    def _first_messages(self, task: Task) -> list[ChatMessage]:
         assert self._prepared is not None
         template = self.system_prompt
         if template is None:
@@ -216,7 +216,7 @@ class CodeEnv(Environment):
         """Why the episode ended ("" while it runs)."""
         return self._reason
 
-    async def step(self, message: Message) -> StepResult:
+    async def step(self, message: ChatMessage) -> StepResult:
         """Act on one assistant message; see the module docstring for what ends the episode.
 
         Metrics: ``tool_calls``, ``tool_errors``, ``exec_s`` (sandboxed programs), ``env_s`` (the
@@ -231,7 +231,7 @@ class CodeEnv(Environment):
         t0 = time.perf_counter()
         tokens = self.budget.charge(message)
         text = message_text(message)
-        observations: list[Message] = []
+        observations: list[ChatMessage] = []
         exec_s, errors, calls = 0.0, 0, parse_tool_calls(message)
         if self._single:
             self._answer = self._text_answer(text, final_only=False) or ""

@@ -27,8 +27,8 @@ from typing import Any, cast
 from referee.errors import ConfigError
 from referee.sandbox import Sandbox
 from referee.tasks.artifacts import ArtifactStore
-from referee.tasks.environment import RepoEnvironment
 from referee.tasks.model import Task, TaskKind
+from referee.tasks.venv import RepoVenv
 from referee.verify.dispatch import Verifier, VerifierSet
 from referee.verify.function import FunctionVerifier, harness_sandbox
 from referee.verify.pytest_verifier import PytestVerifier
@@ -117,7 +117,7 @@ class CodeRuntime:
         rs: RepoSandboxes = self._make("_repo_sandboxes", lambda: RepoSandboxes(**self._kwargs))
         return rs
 
-    def repo_sandbox(self, environment: RepoEnvironment | None) -> Sandbox:
+    def repo_sandbox(self, environment: RepoVenv | None) -> Sandbox:
         """The sandbox for a repository's tool runs; may build its virtual environment (slow,
         once per set of requirements, cached on disk)."""
         site = environment.ensure() if environment is not None else None

@@ -28,7 +28,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.envs.base import Message
+from referee.envs.base import ChatMessage
 
 __all__ = ["ToolCall", "check_arguments", "function_tool", "parse_tool_calls", "tool_message"]
 
@@ -67,7 +67,7 @@ def function_tool(
     }
 
 
-def parse_tool_calls(message: Message) -> list[ToolCall]:
+def parse_tool_calls(message: ChatMessage) -> list[ToolCall]:
     """The tool calls of an assistant message, malformed ones carrying an ``error``.
 
     Arguments may be a JSON string (as the API sends them) or an already decoded object (as
@@ -160,6 +160,6 @@ def _has_type(value: Any, wanted: str) -> bool:
     return isinstance(value, _JSON_TYPES[wanted])
 
 
-def tool_message(call: ToolCall, content: str) -> Message:
+def tool_message(call: ToolCall, content: str) -> ChatMessage:
     """The answer to one call, in the format the chat API expects after the assistant turn."""
     return {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}

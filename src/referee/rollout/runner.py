@@ -20,8 +20,9 @@ A bad rollout is data, never a crash of the batch. Faults are sorted by whose th
 What the model does wrong *inside* the environment's rules (bad code, a malformed tool call) is
 an observation, not an error. Reaching a limit of :class:`~referee.envs.base.EpisodeLimits`
 (turns, tokens, episode time) ends the episode normally (``end_reason``) and it is verified.
-Results come back in the order of the input; with a ``store``, each trajectory is written as
-soon as it is finished.
+Results come back in the order of the input; with a ``store`` (a
+:class:`~referee.rollout.sink.TrajectorySink`, usually the run's ``TrackStore``), each
+trajectory is written as soon as it is finished.
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from referee.envs.base import Environment, EpisodeLimits, Message, StepResult
+from referee.envs.base import ChatMessage, Environment, EpisodeLimits, StepResult
 from referee.policy.base import Generation, Policy, PolicyOutputError, Sampling
-from referee.rollout.store import TrajectoryStore
+from referee.rollout.sink import TrajectorySink
 from referee.rollout.trajectory import ErrorKind, Trajectory, TrajectoryError, Turn
 from referee.tasks.model import Task
 from referee.verify.verdict import Verdict
@@ -85,7 +86,9 @@ class RolloutRunner:
         limits: turns, completion tokens and episode time; ``step_timeout_s`` also bounds
             ``reset`` and ``step`` (plus ``grace_s``), as a watchdog over the environment's own.
         max_infra_retries: extra attempts after an infrastructure fault.
-        store: where finished trajectories are written (``TrajectoryStore``), if anywhere.
+        store: where finished trajectories are written, if anywhere: a
+            :class:`~referee.rollout.sink.TrajectorySink` such as the run's
+            :class:`~referee.track.store.TrackStore` or a :class:`~referee.rollout.sink.JsonlSink`.
         run_id: recorded on every trajectory.
         verify_timeout_s: watchdog over ``env.verify`` (a repository's tests take a while).
         grace_s: added to the policy's and the environment's own timeouts before the runner's
@@ -103,7 +106,7 @@ class RolloutRunner:
         sampling: Sampling = Sampling(),
         limits: EpisodeLimits = EpisodeLimits(),
         max_infra_retries: int = 2,
-        store: TrajectoryStore | None = None,
+        store: TrajectorySink | None = None,
         run_id: str | None = None,
         verify_timeout_s: float = 600.0,
         grace_s: float = 5.0,
@@ -192,8 +195,8 @@ class RolloutRunner:
                     break
                 await asyncio.sleep(self.retry_backoff_s * attempt)
         if self.store is not None:
-            # Off the loop: the store fsyncs every record.
-            await asyncio.to_thread(self.store.append, traj)
+            # Off the loop: a sink syncs every record to disk before it returns.
+            await asyncio.to_thread(self.store.log_trajectory, traj)
         return traj
 
     def _slot(self) -> asyncio.Semaphore:
@@ -265,7 +268,7 @@ class RolloutRunner:
         self,
         env: Environment,
         traj: Trajectory,
-        messages: list[Message],
+        messages: list[ChatMessage],
         sample_index: int,
         clock: _Clock,
         start: float,
@@ -359,7 +362,7 @@ class RolloutRunner:
             _log.warning("closing the environment of %s failed: %s: %s", task.id, type(e), e)
 
 
-def _usable(gen: Any) -> Message:
+def _usable(gen: Any) -> ChatMessage:
     """The assistant message of a generation, or a fault saying why there is none."""
     if not isinstance(gen, Generation):
         raise _Fault("infra", "policy", f"generate returned {type(gen).__name__}, not Generation")
@@ -379,7 +382,7 @@ def _usable(gen: Any) -> Message:
 def _turn(
     index: int,
     gen: Generation,
-    observations: list[Message],
+    observations: list[ChatMessage],
     metrics: dict[str, float],
     policy_s: float,
     env_s: float,

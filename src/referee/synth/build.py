@@ -20,9 +20,9 @@ from referee.synth.difficulty import estimate, features
 from referee.synth.functions import function_nodes
 from referee.synth.repo import Repository
 from referee.synth.validate import Validated
-from referee.tasks.environment import RepoEnvironment
 from referee.tasks.model import Difficulty, Provenance, Task
 from referee.tasks.split import assign_split
+from referee.tasks.venv import RepoVenv
 
 __all__ = ["RepoRef", "bugfix_task", "unified_diff"]
 
@@ -46,7 +46,7 @@ def unified_diff(path: str, old: str, new: str) -> str:
 class RepoRef:
     """What every task of one repository shares: snapshot, roots, environment, tests."""
 
-    def __init__(self, repo: Repository, digest: str, store: str, env: RepoEnvironment):
+    def __init__(self, repo: Repository, digest: str, store: str, env: RepoVenv):
         self.repo, self.digest, self.store, self.env = repo, digest, store, env
 
     def payload(self) -> dict[str, object]:

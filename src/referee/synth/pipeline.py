@@ -25,8 +25,8 @@ from referee.synth.repo import open_repository
 from referee.synth.testgen import testgen_tasks
 from referee.synth.validate import ValidationReport, validate
 from referee.tasks.artifacts import ArtifactStore
-from referee.tasks.environment import RepoEnvironment
 from referee.tasks.model import Task
+from referee.tasks.venv import RepoVenv
 from referee.verify.repo_run import RepoSandboxes
 
 __all__ = ["KINDS", "SynthReport", "synthesize"]
@@ -116,7 +116,7 @@ def synthesize(
 
     say("intake", 0, 1)
     repo = open_repository(source)
-    env = RepoEnvironment(repo.requirements)
+    env = RepoVenv(repo.requirements)
     site = env.ensure()
     artifacts = ArtifactStore(store)
     digest = artifacts.put_files(repo.files)

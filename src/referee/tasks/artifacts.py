@@ -1,13 +1,23 @@
-"""Content-addressed snapshots of repositories, kept in any fsspec file system.
+"""``ArtifactStore``: referee's one content-addressed store, in any fsspec file system.
 
-A repository task does not carry its repository: it names a snapshot by digest, and the store
-holds the bytes. A snapshot is a set of files (path -> bytes); its digest is the SHA-256 of a
-canonical tar of them (sorted names, fixed owner, mode and time), so the same files always give
-the same digest, on any machine. Reading checks the digest again: a corrupted or substituted
-snapshot is an error, never a silently different task.
+It holds two shapes of content, both named by their SHA-256 so that writing the same content
+again is a no-op and a read is checked against its name:
+
+* **file-set snapshots** (``put_files`` / ``get_files``): a repository task does not carry its
+  repository: it names a snapshot by digest, and the store holds the bytes. A snapshot is a set
+  of files (path -> bytes); its digest is the SHA-256 of a canonical tar of them (sorted names,
+  fixed owner, mode and time), so the same files always give the same digest, on any machine.
+  Reading checks the digest again: a corrupted or substituted snapshot is an error, never a
+  silently different task. Stored under ``snapshots/``.
+* **blobs** (``put`` / ``get`` / ``ref``): long observations and stdout, workspace tarballs and
+  anything else of a run too big for a database row, stored under ``<sha[:2]>/<sha>-<name>``.
+  The track store keeps them in ``file://<run_dir>/artifacts/`` and puts references to them in
+  its records (:mod:`referee.track.artifacts`).
 
 The store is ``file://~/.cache/referee/artifacts`` unless ``REFEREE_ARTIFACTS`` or the caller
-names another fsspec URL (``s3://bucket/prefix``, ``memory://x``, ...).
+names another fsspec URL (``s3://bucket/prefix``, ``memory://x``, ...). It lives here, low in
+the layering (it imports nothing of referee but its errors), so that tasks, verifiers and the
+track store all share it.
 
 >>> store = ArtifactStore("memory://referee-doc")
 >>> digest = store.put_files({"pkg/__init__.py": b"", "pkg/core.py": b"X = 1\\n"})
@@ -15,6 +25,8 @@ names another fsspec URL (``s3://bucket/prefix``, ``memory://x``, ...).
 True
 >>> store.get_files(digest)["pkg/core.py"]
 b'X = 1\\n'
+>>> store.get(store.put("hello.txt", b"hello"))
+b'hello'
 """
 
 from __future__ import annotations
@@ -23,17 +35,24 @@ import gzip
 import hashlib
 import io
 import os
+import re
 import tarfile
 import threading
+import uuid
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import fsspec
 
 from referee.errors import StoreError
 
-__all__ = ["DEFAULT_STORE", "ArtifactStore", "default_store_url"]
+__all__ = ["DEFAULT_STORE", "REF_KEY", "ArtifactStore", "default_store_url"]
+
+#: The key of a blob reference in a record: ``{"$artifact": url, "sha256": hex, "bytes": n}``.
+REF_KEY = "$artifact"
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 DEFAULT_STORE = "file://" + str(Path("~/.cache/referee/artifacts").expanduser())
 
@@ -67,7 +86,12 @@ def _check_name(name: str) -> None:
 
 
 class ArtifactStore:
-    """Snapshots by digest in one fsspec location; a small in-memory cache of recent reads."""
+    """Snapshots and blobs by SHA-256 in one fsspec location; see the module docstring.
+
+    Args:
+        url: the fsspec URL of the store (default :func:`default_store_url`).
+        cache_entries: recently read snapshots kept in memory.
+    """
 
     def __init__(self, url: str | None = None, *, cache_entries: int = 8) -> None:
         self.url = (url or default_store_url()).rstrip("/")
@@ -75,9 +99,10 @@ class ArtifactStore:
             self.fs, self.root = fsspec.core.url_to_fs(self.url)
         except (ValueError, ImportError) as e:
             raise StoreError(
-                f"cannot open artifact store {self.url!r}: {e}; use a file:// path or install "
-                "the fsspec backend for that scheme"
+                f"cannot open artifact store {self.url!r}: {e}; use a file:// or memory:// URL, "
+                "or install the fsspec backend for that scheme (s3fs for s3://)"
             ) from e
+        self._local = "file" in _protocols(self.fs)
         self._cache: OrderedDict[str, dict[str, bytes]] = OrderedDict()
         self._cache_entries = cache_entries
         self._lock = threading.Lock()
@@ -92,6 +117,58 @@ class ArtifactStore:
             if key not in _SHARED:
                 _SHARED[key] = cls(key)
             return _SHARED[key]
+
+    # --- blobs --------------------------------------------------------------------------------
+
+    def put(self, name: str, data: bytes) -> str:
+        """Store ``data`` (if not there yet) and return its URL."""
+        digest = hashlib.sha256(data).hexdigest()
+        rel = f"{digest[:2]}/{digest}-{_SAFE_NAME.sub('_', os.path.basename(name)) or 'blob'}"
+        path = f"{self.root}/{rel}"
+        try:
+            if not self.fs.exists(path):
+                if self._local:
+                    _write_local(path, data)
+                else:
+                    # Object stores (and memory://) replace an object in one put: a reader
+                    # never sees half of it, so no temporary name is needed.
+                    self.fs.pipe_file(path, data)
+        except OSError as e:
+            raise StoreError(
+                f"cannot write artifact {name!r} to {self.url}: {e}; check that the "
+                "location exists, is writable and has space"
+            ) from e
+        return f"{self.url}/{rel}"
+
+    def get(self, url: str, sha256: str | None = None) -> bytes:
+        """The bytes at ``url``; checked against ``sha256`` when given.
+
+        The blob is looked for under this store's location first (same content name), then at
+        the URL itself, so records survive the run folder being moved.
+        """
+        rel = "/".join(url.rstrip("/").split("/")[-2:])
+        data = _try(lambda: self.fs.cat_file(f"{self.root}/{rel}"))
+        if data is None:
+            data = _try(lambda: _read_url(url))
+        if data is None:
+            raise StoreError(
+                f"artifact {url} is missing (looked under {self.url} too); restore the "
+                "run's artifacts folder, or open the store with artifacts= where they now are"
+            )
+        if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+            raise StoreError(
+                f"artifact {url} does not match its SHA-256 {sha256[:12]}: it was altered or "
+                "truncated; restore it from a copy of the run"
+            )
+        return bytes(data)
+
+    def ref(self, text: str, name: str = "text") -> dict[str, Any]:
+        """Store a string's UTF-8 bytes and return the reference that replaces it in a record."""
+        data = text.encode("utf-8")
+        url = self.put(name, data)
+        return {REF_KEY: url, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+    # --- file-set snapshots -------------------------------------------------------------------
 
     def _path(self, digest: str) -> str:
         hexd = digest.removeprefix("sha256:")
@@ -153,3 +230,41 @@ class ArtifactStore:
         self._cache.move_to_end(digest)
         while len(self._cache) > self._cache_entries:
             self._cache.popitem(last=False)
+
+
+def _try(read: Callable[[], Any]) -> bytes | None:
+    try:
+        return bytes(read())
+    except (OSError, ValueError, ImportError):  # missing, or a scheme with no backend here
+        return None
+
+
+def _read_url(url: str) -> bytes:
+    import fsspec
+
+    with fsspec.open(url, "rb") as f:
+        return bytes(f.read())
+
+
+def _protocols(fs: Any) -> tuple[str, ...]:
+    p = fs.protocol
+    return (p,) if isinstance(p, str) else tuple(p)
+
+
+def _write_local(path: str, data: bytes) -> None:
+    # A temporary name, fsync, then rename: a process killed mid-write leaves a stray temporary
+    # file, never a truncated blob under the content name (which ``exists`` would then trust).
+    # The rename is fsynced too, so a committed record never outlives the blob it points to.
+    folder = os.path.dirname(path)
+    os.makedirs(folder, exist_ok=True)
+    tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

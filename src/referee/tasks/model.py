@@ -55,7 +55,11 @@ Split = Literal["train", "heldout"]
 
 
 class Message(BaseModel):
-    """One OpenAI-style chat message."""
+    """One message of a task's prompt: a role and its text, validated and frozen.
+
+    The one ``Message`` of referee. What environments, policies and trainers exchange during an
+    episode (tool calls, tool results) is the wire form, :data:`referee.envs.base.ChatMessage`.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     role: Literal["system", "user", "assistant", "tool"]

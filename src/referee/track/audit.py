@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import json
 import random
-import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.errors import ConfigError, StoreError
+from referee.errors import ConfigError
 from referee.tasks.model import Task
 from referee.track.store import AlertRow, AuditItemRow, LabelRow, TrackStore
 
@@ -131,11 +130,14 @@ class AuditQueue:
         random sample up to ``random_share`` of the run's unflagged trajectories.
         """
         queued = {i.trajectory_id for i in self.store.audit_items(run_id=run_id)}
-        known = set(_query(self.store, "SELECT id FROM trajectories WHERE run_id = ?", (run_id,)))
+        known = set(self.store.trajectory_ids(run_id))
         flagged: list[tuple[str, str]] = []  # (trajectory id, reason), in the order found
         for alert in self.store.alerts(run_id=run_id):
             flagged += [(t, alert.detector) for t in alert.trajectory_ids if t in known]
-        flagged += _statically_flagged(self.store, run_id)
+        flagged += [
+            (f.trajectory_id, "flag:" + ",".join(f.kinds or ("flag",)))
+            for f in self.store.statically_flagged(run_id)
+        ]
         added_flagged = 0
         named: set[str] = set()
         for trajectory_id, reason in flagged:
@@ -147,7 +149,7 @@ class AuditQueue:
         return FillResult(flagged=added_flagged, random=self._fill_random(run_id, named, queued))
 
     def _fill_random(self, run_id: str, named: set[str], queued: set[str]) -> int:
-        rest = [t for t in _query(self.store, _UNQUARANTINED, (run_id,)) if t not in named]
+        rest = [t for t in self.store.trajectory_ids(run_id, unquarantined=True) if t not in named]
         have = sum(1 for i in self.store.audit_items(run_id=run_id) if i.reason == RANDOM)
         target = round(self.random_share * len(rest))
         if self.max_random is not None:
@@ -229,20 +231,13 @@ class AuditQueue:
         return Labelled(label=row, item=done, quarantined=quarantined)
 
     def _about(self, trajectory_id: str) -> tuple[str, str | None, str | None]:
-        rows = _query(
-            self.store,
-            "SELECT t.task_id, v.verifier, t.run_id FROM trajectories t LEFT JOIN verdicts v "
-            "ON v.trajectory_id = t.id WHERE t.id = ?",
-            (trajectory_id,),
-            row=True,
-        )
-        if not rows:
+        subject = self.store.trajectory_subject(trajectory_id)
+        if subject is None:
             raise ConfigError(
                 f"no audit item or trajectory {trajectory_id!r} in {self.store.path}; "
                 "`referee audit --run DIR --json` lists the pending items and their ids"
             )
-        task_id, verifier, run_id = rows[0]
-        return str(task_id), verifier or None, run_id
+        return subject.task_id, subject.verifier, subject.run_id
 
     def labels(self) -> list[LabelRow]:
         return self.store.labels()
@@ -290,16 +285,7 @@ def quarantined_task_ids(store: TrackStore) -> set[str]:
 
     A verifier's tasks are the ones the store saw it judge (``verdicts.verifier``).
     """
-    out = set(store.quarantined("task"))
-    verifiers = sorted(store.quarantined("verifier"))
-    if verifiers:
-        marks = ", ".join("?" * len(verifiers))
-        sql = (
-            "SELECT DISTINCT t.task_id FROM trajectories t JOIN verdicts v "
-            f"ON v.trajectory_id = t.id WHERE v.verifier IN ({marks})"
-        )
-        out.update(_query(store, sql, verifiers))
-    return out
+    return store.quarantined("task") | store.tasks_judged_by(sorted(store.quarantined("verifier")))
 
 
 def exclude_quarantined(tasks: Iterable[Task], store: TrackStore) -> list[Task]:
@@ -314,49 +300,3 @@ def exclude_quarantined(tasks: Iterable[Task], store: TrackStore) -> list[Task]:
 def alerts_for(store: TrackStore, trajectory_id: str, run_id: str | None = None) -> list[AlertRow]:
     """The alerts that name a trajectory (the evidence of why it is in the queue)."""
     return [a for a in store.alerts(run_id=run_id) if trajectory_id in a.trajectory_ids]
-
-
-# --- SQL the store has no method for ----------------------------------------------------------
-
-#: The run's trajectories whose task and verifier are not quarantined, in the order logged:
-#: sampling more of a task already judged broken teaches nothing.
-_UNQUARANTINED = (
-    "SELECT t.id FROM trajectories t LEFT JOIN verdicts v ON v.trajectory_id = t.id "
-    "WHERE t.run_id = ? "
-    "AND t.task_id NOT IN (SELECT key FROM quarantine WHERE kind = 'task') "
-    "AND coalesce(v.verifier, '') NOT IN (SELECT key FROM quarantine WHERE kind = 'verifier') "
-    "ORDER BY t.rowid"
-)
-
-
-def _statically_flagged(store: TrackStore, run_id: str) -> list[tuple[str, str]]:
-    """(trajectory id, ``flag:<kind>``) for verdicts that carry a static flag."""
-    sql = (
-        "SELECT t.id, v.flags_json FROM trajectories t JOIN verdicts v "
-        "ON v.trajectory_id = t.id WHERE t.run_id = ? AND v.flags_json NOT IN ('', '[]') "
-        "ORDER BY t.rowid"
-    )
-    out = []
-    for trajectory_id, flags_json in _query(store, sql, (run_id,), row=True):
-        flags = json.loads(flags_json or "[]")
-        kinds = sorted({str(f.get("kind", "flag")) for f in flags if isinstance(f, dict)})
-        out.append((trajectory_id, "flag:" + ",".join(kinds or ["flag"])))
-    return out
-
-
-def _query(store: TrackStore, sql: str, params: Sequence[Any] = (), *, row: bool = False) -> Any:
-    """Rows of a read-only query on the store's file (first column only unless ``row``).
-
-    Its own short-lived connection: the store has no public SQL access, and a reader in WAL
-    mode never blocks its writers.
-    """
-    try:
-        conn = sqlite3.connect(store.path, timeout=30)
-        try:
-            conn.execute("PRAGMA query_only = ON")
-            rows = conn.execute(sql, params).fetchall()
-        finally:
-            conn.close()
-    except sqlite3.Error as e:
-        raise StoreError(f"cannot read the track store {store.path}: {e}") from e
-    return [tuple(r) for r in rows] if row else [r[0] for r in rows]

@@ -1,8 +1,8 @@
 """Exports of a track store: raw trajectories, and the dataset rows trainers read.
 
-* :func:`export_jsonl` / :func:`export_parquet`: every trajectory, as JSONL (the rollout
-  ``TrajectoryStore`` format, which :meth:`TrackStore.import_jsonl` reads back) or as a flat
-  Parquet table (the indexed columns and the whole record in ``json``);
+* :func:`export_jsonl` / :func:`export_parquet`: every trajectory, as JSONL (the format of
+  :class:`~referee.rollout.sink.JsonlSink`, which :meth:`TrackStore.import_jsonl` reads back)
+  or as a flat Parquet table (the indexed columns and the whole record in ``json``);
 * :func:`sft_rows`: successful trajectories as TRL SFT data, ``{"messages": [...]}`` or, for
   single-turn episodes, ``{"prompt": [...], "completion": [...]}``;
 * :func:`rl_prompt_rows` (TRL), :func:`verl_rows` (veRL), :func:`skyrl_rows` (SkyRL): task

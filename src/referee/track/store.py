@@ -22,9 +22,19 @@ API: ``start_run / end_run / runs / run``; ``add_tasks / task / tasks``; ``log_t
 log_trajectories / trajectory / trajectories / iter_trajectories / count_trajectories /
 steps / import_jsonl``; ``log_metrics / metrics``; ``log_alert / alerts``; ``put_artifact /
 get_artifact``; the audit tables: ``enqueue_audit / audit_items / set_audit_status /
-add_label / labels / quarantine / quarantined``. Each trajectory is written in one transaction
-with its turns, verdict and test outcomes, so a crash never leaves half of one; logging the same
-id again replaces it. ``trajectory(id)`` fetches its artifacts back transparently.
+add_label / labels / quarantine / quarantined``; the aggregate reads of the dashboard and the
+audit queue (:mod:`referee.track.queries`: ``run_summaries / curves / metric_series /
+pass_by_difficulty / task_heatmap / trajectory_rows / rows_by_id / count_trajectory_rows /
+trajectory_ids / statically_flagged / trajectory_subject / tasks_judged_by``). Each trajectory is
+written in one transaction with its turns, verdict and test outcomes, so a crash never leaves
+half of one; logging the same id again replaces it. ``trajectory(id)`` fetches its artifacts
+back transparently. ``log_trajectory`` makes the store the rollout runner's
+:class:`~referee.rollout.sink.TrajectorySink`: one trajectory database per run.
+
+The store owns its SQL, in modules of one idea each: :mod:`~referee.track.schema` (tables,
+version, migrations), :mod:`~referee.track.database` (connections, transactions, locking),
+:mod:`~referee.track.rows` (typed rows), :mod:`~referee.track.queries` (aggregate reads) and
+this module (writes and record reads).
 """
 
 from __future__ import annotations
@@ -33,19 +43,23 @@ import json
 import math
 import os
 import sqlite3
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from referee.errors import ConfigError, NotFoundError, StoreError
+from referee.rollout.sink import read_jsonl
 from referee.rollout.trajectory import Trajectory
 from referee.tasks.model import Task
 from referee.track.artifacts import ArtifactStore, externalize, has_refs, internalize
+from referee.track.database import where_clause
+from referee.track.queries import StoreQueries
+from referee.track.rows import AlertRow, AuditItemRow, LabelRow, MetricRow, RunRow
+from referee.track.schema import DB_NAME, SCHEMA_VERSION, UPSERT_TRAJECTORY
 
 __all__ = [
     "DB_NAME",
@@ -58,11 +72,6 @@ __all__ = [
     "TrackStore",
 ]
 
-DB_NAME = "track.sqlite"
-#: ``PRAGMA user_version`` of a store this code writes; older stores are migrated on open.
-SCHEMA_VERSION = 1
-#: SQL that brings a store from version N to N + 1 (none yet: version 1 is the first).
-_MIGRATIONS: dict[int, str] = {}
 #: The assistant text kept in ``turns.content``, for listing and search; the whole message is
 #: in the trajectory's JSON.
 _CONTENT_SUMMARY = 1_000
@@ -70,120 +79,8 @@ _CONTENT_SUMMARY = 1_000
 #: enough not to hold the write lock long against other writers.
 _BATCH = 100
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT PRIMARY KEY, name TEXT, config_json TEXT NOT NULL, status TEXT NOT NULL,
-    started_at REAL, ended_at REAL);
-CREATE TABLE IF NOT EXISTS tasks (
-    task_id TEXT PRIMARY KEY, split TEXT, domain TEXT, difficulty REAL, unit TEXT,
-    json TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS trajectories (
-    id TEXT PRIMARY KEY, run_id TEXT, task_id TEXT NOT NULL, split TEXT, policy TEXT, env TEXT,
-    group_id TEXT, sample_index INTEGER, step INTEGER, reward REAL, passed INTEGER NOT NULL,
-    error_kind TEXT, end_reason TEXT, n_turns INTEGER, completion_tokens INTEGER,
-    tool_calls INTEGER, started_at REAL, finished_at REAL, json TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS trajectories_run_step ON trajectories (run_id, step);
-CREATE INDEX IF NOT EXISTS trajectories_task ON trajectories (task_id);
-CREATE INDEX IF NOT EXISTS trajectories_group ON trajectories (group_id);
-CREATE TABLE IF NOT EXISTS turns (
-    trajectory_id TEXT NOT NULL, idx INTEGER NOT NULL, role TEXT, content TEXT,
-    tool_calls_json TEXT, observations_json TEXT, completion_tokens INTEGER, policy_s REAL,
-    env_s REAL, PRIMARY KEY (trajectory_id, idx));
-CREATE TABLE IF NOT EXISTS verdicts (
-    trajectory_id TEXT PRIMARY KEY, task_id TEXT, reward REAL, passed INTEGER,
-    infra_error TEXT, verifier TEXT, flags_json TEXT, timings_json TEXT);
-CREATE TABLE IF NOT EXISTS test_outcomes (
-    trajectory_id TEXT NOT NULL, name TEXT, status TEXT, detail TEXT);
-CREATE INDEX IF NOT EXISTS test_outcomes_trajectory ON test_outcomes (trajectory_id);
-CREATE TABLE IF NOT EXISTS metrics (
-    run_id TEXT NOT NULL, step INTEGER NOT NULL, name TEXT NOT NULL, value REAL, split TEXT,
-    created_at REAL);
-CREATE INDEX IF NOT EXISTS metrics_run_name ON metrics (run_id, name, step);
-CREATE TABLE IF NOT EXISTS alerts (
-    id TEXT PRIMARY KEY, run_id TEXT, detector TEXT, step INTEGER, severity TEXT, message TEXT,
-    evidence_json TEXT, trajectory_ids_json TEXT, created_at REAL);
-CREATE INDEX IF NOT EXISTS alerts_run ON alerts (run_id);
-CREATE TABLE IF NOT EXISTS audit_items (
-    id TEXT PRIMARY KEY, run_id TEXT, trajectory_id TEXT, reason TEXT, status TEXT,
-    enqueued_at REAL);
-CREATE INDEX IF NOT EXISTS audit_items_run ON audit_items (run_id, status);
-CREATE TABLE IF NOT EXISTS audit_labels (
-    id TEXT PRIMARY KEY, trajectory_id TEXT, task_id TEXT, verifier TEXT, label TEXT,
-    note TEXT, labeller TEXT, created_at REAL);
-CREATE TABLE IF NOT EXISTS quarantine (
-    kind TEXT NOT NULL, key TEXT NOT NULL, reason TEXT, label_id TEXT, created_at REAL,
-    PRIMARY KEY (kind, key));
-"""
 
-_TRAJ_COLS = [
-    "id", "run_id", "task_id", "split", "policy", "env", "group_id", "sample_index", "step",
-    "reward", "passed", "error_kind", "end_reason", "n_turns", "completion_tokens", "tool_calls",
-    "started_at", "finished_at", "json",
-]  # fmt: skip
-_UPSERT_TRAJ = (
-    f"INSERT INTO trajectories ({', '.join(_TRAJ_COLS)}) "
-    f"VALUES ({', '.join('?' * len(_TRAJ_COLS))}) ON CONFLICT(id) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in _TRAJ_COLS[1:])
-)
-
-T = TypeVar("T")
-
-
-class _Row(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-
-class RunRow(_Row):
-    run_id: str
-    name: str | None
-    config: dict[str, Any]
-    status: str  # running | finished | failed | imported | what end_run was given
-    started_at: float | None
-    ended_at: float | None
-
-
-class MetricRow(_Row):
-    run_id: str
-    step: int
-    name: str
-    value: float
-    split: str | None
-    created_at: float
-
-
-class AlertRow(_Row):
-    id: str
-    run_id: str
-    detector: str
-    step: int | None
-    severity: str
-    message: str
-    evidence: dict[str, Any]
-    trajectory_ids: list[str]
-    created_at: float
-
-
-class AuditItemRow(_Row):
-    id: str
-    run_id: str | None
-    trajectory_id: str
-    reason: str
-    status: str  # pending until the audit queue moves it on
-    enqueued_at: float
-
-
-class LabelRow(_Row):
-    id: str
-    trajectory_id: str
-    task_id: str | None
-    verifier: str | None
-    label: str
-    note: str
-    labeller: str
-    created_at: float
-
-
-class TrackStore:
+class TrackStore(StoreQueries):
     """The tracking store of one run folder; see the module docstring.
 
     Args:
@@ -204,27 +101,20 @@ class TrackStore:
         lock_timeout_s: float = 60.0,
     ) -> None:
         self.run_dir = Path(run_dir)
-        self.path = self.run_dir / DB_NAME
-        if not create and not self.path.is_file():
+        path = self.run_dir / DB_NAME
+        if not create and not path.is_file():
             hint = ""
             if (self.run_dir / "trajectories.jsonl").is_file():
                 hint = (
                     "; it has a trajectories.jsonl: load it with "
                     "TrackStore(run_dir).import_jsonl(run_dir / 'trajectories.jsonl')"
                 )
-            raise NotFoundError(
-                f"no track store at {self.path}: is {self.run_dir} a run folder?{hint}"
-            )
+            raise NotFoundError(f"no track store at {path}: is {self.run_dir} a run folder?{hint}")
         if artifact_threshold < 1:
             raise ConfigError(
                 f"artifact_threshold must be at least 1 byte, got {artifact_threshold}"
             )
         self.artifact_threshold = artifact_threshold
-        self.lock_timeout_s = lock_timeout_s
-        self._lock = threading.Lock()
-        self._local = threading.local()
-        self._conns: list[tuple[int, sqlite3.Connection]] = []
-        self._closed = False
         try:
             self.run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -235,138 +125,7 @@ class TrackStore:
         # Not Path.as_uri(): fsspec does not undo its percent-encoding ("my%20run").
         local = f"file://{(self.run_dir / 'artifacts').resolve().as_posix()}"
         self.artifacts = ArtifactStore(artifacts or local)
-        self._write(self._init_schema)
-
-    # --- connections and transactions -------------------------------------------------------
-
-    def _conn(self) -> sqlite3.Connection:
-        if self._closed:
-            raise StoreError(f"the track store {self.path} is closed; open a new TrackStore")
-        pid = os.getpid()
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        # A connection must not cross a fork: the child opens its own.
-        if conn is None or self._local.pid != pid:
-            conn = self._open()
-            self._local.conn, self._local.pid = conn, pid
-            with self._lock:
-                self._conns.append((pid, conn))
-        return conn
-
-    def _open(self) -> sqlite3.Connection:
-        try:
-            # isolation_level=None: transactions are begun explicitly (BEGIN IMMEDIATE below).
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            # SQLite waits this long for a lock itself; _write retries up to lock_timeout_s.
-            busy_ms = int(min(5.0, self.lock_timeout_s) * 1000)
-            conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
-            mode = _retry_locked(
-                lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0],
-                self.lock_timeout_s,
-            )
-            if str(mode).lower() != "wal":
-                raise StoreError(
-                    f"{self.path}: SQLite refused WAL mode (got {mode!r}); keep the run folder "
-                    "on a local filesystem (WAL does not work over most network filesystems)"
-                )
-            # FULL: in WAL mode NORMAL may lose the last commits on power loss (not on a
-            # crash); an acknowledged trajectory is promised to be on disk, so every commit
-            # syncs the WAL (about a millisecond per commit here).
-            conn.execute("PRAGMA synchronous = FULL")
-        except sqlite3.Error as e:
-            raise self._error("open", e) from e
-        return conn
-
-    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction, retrying while locked.
-
-        IMMEDIATE takes the write lock up front, so two writers never both read and then
-        deadlock on the upgrade; the busy timeout waits for a lock, and the loop bounds the
-        total wait at ``lock_timeout_s``.
-        """
-        conn = self._conn()
-        deadline = time.monotonic() + self.lock_timeout_s
-        delay = 0.01
-        while True:
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    out = work(conn)
-                    conn.execute("COMMIT")
-                    return out
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
-            except sqlite3.OperationalError as e:
-                if _is_locked(e) and time.monotonic() < deadline:
-                    time.sleep(delay)
-                    delay = min(delay * 2, 0.25)
-                    continue
-                raise self._error("write", e) from e
-            except sqlite3.Error as e:
-                raise self._error("write", e) from e
-
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        try:
-            return _retry_locked(
-                lambda: self._conn().execute(sql, params).fetchall(), self.lock_timeout_s
-            )
-        except sqlite3.Error as e:
-            raise self._error("read", e) from e
-
-    def _error(self, doing: str, e: sqlite3.Error) -> StoreError:
-        text = str(e)
-        if _is_locked(e):
-            fix = (
-                f"another process held the write lock for over {self.lock_timeout_s:g} s; "
-                "stop the stuck writer or raise lock_timeout_s"
-            )
-        elif "not a database" in text or "malformed" in text or "corrupt" in text:
-            fix = (
-                "the file is damaged: move it aside and rebuild the store from the run's "
-                "trajectories.jsonl (TrackStore.import_jsonl), or restore a copy"
-            )
-        elif "readonly" in text or "unable to open" in text or "disk" in text:
-            fix = "check that the run folder is writable and the disk has space"
-        else:
-            fix = "check the run folder and that no other program rewrote the file"
-        return StoreError(f"cannot {doing} the track store {self.path}: {text}; {fix}")
-
-    def _init_schema(self, conn: sqlite3.Connection) -> None:
-        (version,) = conn.execute("PRAGMA user_version").fetchone()
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path} has schema version {version}, newer than this referee "
-                f"understands ({SCHEMA_VERSION}); upgrade referee to read it"
-            )
-        if version == 0:
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-        else:
-            for v in range(version, SCHEMA_VERSION):
-                for statement in _MIGRATIONS[v].split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-        if version != SCHEMA_VERSION:
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-
-    def close(self) -> None:
-        """Close this process's connections. Safe to call twice."""
-        with self._lock:
-            self._closed = True
-            pid = os.getpid()
-            # Closing a connection inherited through fork would drop the parent's locks.
-            for owner, conn in self._conns:
-                if owner == pid:
-                    conn.close()
-            self._conns.clear()
-
-    def __enter__(self) -> TrackStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().__init__(self.run_dir / DB_NAME, lock_timeout_s=lock_timeout_s)
 
     # --- runs ---------------------------------------------------------------------------------
 
@@ -490,7 +249,7 @@ class TrackStore:
         def work(c: sqlite3.Connection) -> int:
             for p in batch:
                 tid = p.traj[0]
-                c.execute(_UPSERT_TRAJ, p.traj)
+                c.execute(UPSERT_TRAJECTORY, p.traj)
                 for table in ("turns", "verdicts", "test_outcomes"):
                     c.execute(f"DELETE FROM {table} WHERE trajectory_id = ?", (tid,))
                 c.executemany("INSERT INTO turns VALUES (?,?,?,?,?,?,?,?,?)", p.turns)
@@ -517,10 +276,19 @@ class TrackStore:
         split: str | None = None,
         limit: int | None = None,
         offset: int = 0,
+        error_kind: str | None = None,
     ) -> list[Trajectory]:
-        """Trajectories matching every filter given (None: any), in the order first logged."""
-        where, params = _where(
-            run_id=run_id, step=step, task_id=task_id, passed=passed, split=split
+        """Trajectories matching every filter given (None: any), in the order first logged.
+
+        ``error_kind`` is ``infra`` or ``model`` (:class:`~referee.rollout.TrajectoryError`).
+        """
+        where, params = where_clause(
+            run_id=run_id,
+            step=step,
+            task_id=task_id,
+            passed=passed,
+            split=split,
+            error_kind=error_kind,
         )
         sql = f"SELECT json FROM trajectories {where} ORDER BY rowid LIMIT ? OFFSET ?"
         rows = self._read(sql, [*params, -1 if limit is None else limit, offset])
@@ -540,9 +308,16 @@ class TrackStore:
         task_id: str | None = None,
         passed: bool | None = None,
         split: str | None = None,
+        error_kind: str | None = None,
     ) -> int:
-        where, params = _where(
-            run_id=run_id, step=step, task_id=task_id, passed=passed, split=split
+        """How many trajectories match every filter given (None: any)."""
+        where, params = where_clause(
+            run_id=run_id,
+            step=step,
+            task_id=task_id,
+            passed=passed,
+            split=split,
+            error_kind=error_kind,
         )
         return int(self._read(f"SELECT COUNT(*) FROM trajectories {where}", params)[0][0])
 
@@ -552,13 +327,11 @@ class TrackStore:
         return sorted(int(r[0]) for r in self._read(sql, (run_id,)))
 
     def import_jsonl(self, path: str | os.PathLike[str], run_id: str | None = None) -> int:
-        """Load a ``trajectories.jsonl`` (the rollout ``TrajectoryStore``'s); last line per id wins.
+        """Load a JSONL file of trajectories (a ``JsonlSink``'s, an export); last line per id wins.
 
         ``run_id`` overrides the records' own; every run seen is listed in :meth:`runs` (status
         ``imported`` unless it was started here). Returns the records read.
         """
-        from referee.rollout.store import read_jsonl
-
         ts = read_jsonl(path)
         if run_id is not None:
             ts = [t.model_copy(update={"run_id": run_id}) for t in ts]
@@ -650,7 +423,7 @@ class TrackStore:
         return alert_id
 
     def alerts(self, run_id: str | None = None, detector: str | None = None) -> list[AlertRow]:
-        where, params = _where(run_id=run_id, detector=detector)
+        where, params = where_clause(run_id=run_id, detector=detector)
         rows = self._read(f"SELECT * FROM alerts {where} ORDER BY created_at, rowid", params)
         return [
             AlertRow(id=r[0], run_id=r[1], detector=r[2], step=r[3], severity=r[4], message=r[5],
@@ -670,7 +443,7 @@ class TrackStore:
     def audit_items(
         self, run_id: str | None = None, status: str | None = None
     ) -> list[AuditItemRow]:
-        where, params = _where(run_id=run_id, status=status)
+        where, params = where_clause(run_id=run_id, status=status)
         rows = self._read(f"SELECT * FROM audit_items {where} ORDER BY enqueued_at, rowid", params)
         return [
             AuditItemRow(id=r[0], run_id=r[1], trajectory_id=r[2], reason=r[3], status=r[4],
@@ -711,7 +484,7 @@ class TrackStore:
         return label_id
 
     def labels(self, trajectory_id: str | None = None) -> list[LabelRow]:
-        where, params = _where(trajectory_id=trajectory_id)
+        where, params = where_clause(trajectory_id=trajectory_id)
         rows = self._read(f"SELECT * FROM audit_labels {where} ORDER BY created_at, rowid", params)
         return [
             LabelRow(id=r[0], trajectory_id=r[1], task_id=r[2], verifier=r[3], label=r[4],
@@ -743,32 +516,6 @@ class _Prepared:
         outcomes: list[tuple[Any, ...]],
     ) -> None:
         self.traj, self.turns, self.verdict, self.outcomes = traj, turns, verdict, outcomes
-
-
-def _is_locked(e: sqlite3.Error) -> bool:
-    text = str(e)
-    return "locked" in text or "busy" in text
-
-
-def _retry_locked(fn: Callable[[], T], timeout_s: float) -> T:
-    """``fn()``, retried while SQLite reports a lock (opening races with another process)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            return fn()
-        except sqlite3.OperationalError as e:
-            if not _is_locked(e) or time.monotonic() >= deadline:
-                raise
-            time.sleep(0.02)
-
-
-def _where(**filters: Any) -> tuple[str, list[Any]]:
-    """``WHERE a = ? AND ...`` for the filters that are not None."""
-    given = {k: v for k, v in filters.items() if v is not None}
-    if not given:
-        return "", []
-    clause = " AND ".join(f"{k} = ?" for k in given)
-    return f"WHERE {clause}", [int(v) if isinstance(v, bool) else v for v in given.values()]
 
 
 def _dumps(value: Any, *, what: str) -> str:

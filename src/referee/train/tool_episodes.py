@@ -33,7 +33,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.envs.base import Environment, Message
+from referee.envs.base import ChatMessage as Message
+from referee.envs.base import Environment
 from referee.tasks.model import Task
 from referee.train.chat import prompt_ids, tool_suffix_ids
 from referee.verify.verdict import Verdict

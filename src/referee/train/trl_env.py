@@ -59,7 +59,8 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Literal, Union
 
-from referee.envs.base import Environment, Message, SyncEnvironment
+from referee.envs.base import ChatMessage as Message
+from referee.envs.base import Environment, SyncEnvironment
 from referee.envs.runtime import CodeRuntime
 from referee.errors import ConfigError, SandboxError
 from referee.tasks.model import Task

@@ -31,8 +31,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from referee.errors import ConfigError, StoreError
 from referee.track.audit import LABELS, AuditQueue, is_flagged
+from referee.track.queries import TrajectoryFilters
 from referee.track.store import TrackStore
-from referee.ui import charts, queries
+from referee.ui import charts
 from referee.ui.views import trajectory_view
 
 __all__ = ["create_app"]
@@ -109,7 +110,7 @@ def create_app(store: TrackStore | str | os.PathLike[str], *, audit_seed: int = 
 
     @app.get("/", response_class=HTMLResponse)
     def runs_page(request: Request) -> HTMLResponse:
-        runs = queries.run_summaries(db)
+        runs = db.run_summaries()
         sparks = {r.run_id: charts.sparkline(r.trend) for r in runs}
         return page(request, "runs.html", runs=runs, sparks=sparks, path=db.run_dir)
 
@@ -124,10 +125,10 @@ def create_app(store: TrackStore | str | os.PathLike[str], *, audit_seed: int = 
         page_no: int = 0,
     ) -> HTMLResponse:
         run = known_run(run_id)
-        summary = next(s for s in queries.run_summaries(db) if s.run_id == run_id)
-        filters = queries.Filters(step, _bool(passed), task or None, split or None)
-        total = queries.count_trajectory_rows(db, run_id, filters)
-        rows = queries.trajectory_rows(db, run_id, filters, limit=_PAGE, offset=page_no * _PAGE)
+        summary = next(s for s in db.run_summaries() if s.run_id == run_id)
+        filters = TrajectoryFilters(step, _bool(passed), task or None, split or None)
+        total = db.count_trajectory_rows(run_id, filters)
+        rows = db.trajectory_rows(run_id, filters, limit=_PAGE, offset=page_no * _PAGE)
         query = {k: v for k, v in request.query_params.items() if k != "page_no"}
         return page(
             request,
@@ -208,12 +209,12 @@ def create_app(store: TrackStore | str | os.PathLike[str], *, audit_seed: int = 
 
     @app.get("/api/runs")
     def api_runs() -> list[dict[str, Any]]:
-        return [_dump(s) for s in queries.run_summaries(db)]
+        return [_dump(s) for s in db.run_summaries()]
 
     @app.get("/api/runs/{run_id}")
     def api_run(run_id: str) -> dict[str, Any]:
         run = known_run(run_id)
-        summary = next(s for s in queries.run_summaries(db) if s.run_id == run_id)
+        summary = next(s for s in db.run_summaries() if s.run_id == run_id)
         return {**_dump(summary), "config": run.config}
 
     @app.get("/api/runs/{run_id}/metrics")
@@ -228,9 +229,9 @@ def create_app(store: TrackStore | str | os.PathLike[str], *, audit_seed: int = 
     def api_curves(run_id: str) -> dict[str, Any]:
         known_run(run_id)
         return {
-            "curves": queries.curves(db, run_id),
-            "pass_by_difficulty": [_dump(b) for b in queries.pass_by_difficulty(db, run_id)],
-            "heatmap": _dump(queries.task_heatmap(db, run_id)),
+            "curves": db.curves(run_id),
+            "pass_by_difficulty": [_dump(b) for b in db.pass_by_difficulty(run_id)],
+            "heatmap": _dump(db.task_heatmap(run_id)),
         }
 
     @app.get("/api/runs/{run_id}/alerts")
@@ -249,12 +250,12 @@ def create_app(store: TrackStore | str | os.PathLike[str], *, audit_seed: int = 
         offset: int = 0,
     ) -> dict[str, Any]:
         known_run(run_id)
-        filters = queries.Filters(step, _bool(passed), task or None, split or None)
-        rows = queries.trajectory_rows(
-            db, run_id, filters, limit=max(1, min(limit, 1000)), offset=max(0, offset)
+        filters = TrajectoryFilters(step, _bool(passed), task or None, split or None)
+        rows = db.trajectory_rows(
+            run_id, filters, limit=max(1, min(limit, 1000)), offset=max(0, offset)
         )
         return {
-            "total": queries.count_trajectory_rows(db, run_id, filters),
+            "total": db.count_trajectory_rows(run_id, filters),
             "trajectories": [_dump(r) for r in rows],
         }
 
@@ -319,7 +320,7 @@ def _same_origin(request: Request) -> None:
 
 
 def _run_charts(db: TrackStore, run_id: str) -> dict[str, str]:
-    c = queries.curves(db, run_id)
+    c = db.curves(run_id)
     out = {
         "reward": charts.line_chart(
             [
@@ -336,7 +337,7 @@ def _run_charts(db: TrackStore, run_id: str) -> dict[str, str]:
             title="Pass rate",
         ),
     }
-    buckets = queries.pass_by_difficulty(db, run_id)
+    buckets = db.pass_by_difficulty(run_id)
     out["difficulty"] = charts.bar_chart(
         [b.label for b in buckets],
         [
@@ -348,7 +349,7 @@ def _run_charts(db: TrackStore, run_id: str) -> dict[str, str]:
         title="Pass rate by difficulty",
         x_label="task difficulty estimate",
     )  # fmt: skip
-    heat = queries.task_heatmap(db, run_id)
+    heat = db.task_heatmap(run_id)
     out["heatmap"] = charts.heatmap(
         heat.tasks,
         heat.buckets,
@@ -357,7 +358,7 @@ def _run_charts(db: TrackStore, run_id: str) -> dict[str, str]:
         title="Pass rate by task over training (hardest first)",
     )
     minis = []
-    for name, points in sorted(queries.metric_series(db, run_id).items())[:24]:
+    for name, points in sorted(db.metric_series(run_id).items())[:24]:
         svg = charts.line_chart(
             [charts.Series(name, points)], title=name, y_range=None, width=300, height=150
         )
@@ -371,7 +372,7 @@ def _audit_context(db: TrackStore, queue: AuditQueue, run_id: str) -> dict[str, 
     for row in db.labels():
         labels[row.trajectory_id] = row  # the latest label of each trajectory
     items = queue.items(run_id)
-    rows = {r.id: r for r in queries.rows_by_id(db, [i.trajectory_id for i in items])}
+    rows = {r.id: r for r in db.rows_by_id([i.trajectory_id for i in items])}
     pending = [_Entry(i, rows.get(i.trajectory_id), None) for i in queue.pending(run_id)]
     done = [
         _Entry(i, rows.get(i.trajectory_id), labels.get(i.trajectory_id))

@@ -31,8 +31,8 @@ from typing import Any
 from referee.errors import ConfigError, RefereeError, StoreError, VerifierError
 from referee.sandbox import Limits, Sandbox, Workspace
 from referee.tasks.artifacts import ArtifactStore
-from referee.tasks.environment import RepoEnvironment
 from referee.tasks.model import Task
+from referee.tasks.venv import RepoVenv
 from referee.verify.repo_run import GRADER_PACKAGES, RepoSandboxes, run_pytest
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict
 
@@ -259,7 +259,7 @@ class RepoState:
     p2p: list[str]
     source_roots: tuple[str, ...] = ("",)
     conftests: list[str] | None = None
-    environment: RepoEnvironment | None = None
+    environment: RepoVenv | None = None
 
 
 def repo_state(task: Task, store: ArtifactStore | None = None) -> RepoState:
@@ -285,7 +285,7 @@ def repo_state(task: Task, store: ArtifactStore | None = None) -> RepoState:
             p2p=p2p,
             source_roots=tuple(repo.get("source_roots", [""])),
             conftests=list(repo.get("conftests", [])),
-            environment=RepoEnvironment(tuple(env.get("requirements", []))),
+            environment=RepoVenv(tuple(env.get("requirements", []))),
         )
     files = task.payload.get("files")
     tests_inline = task.hidden.get("tests")

@@ -23,8 +23,8 @@ import time
 from referee.errors import ConfigError, RefereeError, StoreError, VerifierError
 from referee.sandbox import Limits
 from referee.tasks.artifacts import ArtifactStore
-from referee.tasks.environment import RepoEnvironment
 from referee.tasks.model import Task
+from referee.tasks.venv import RepoVenv
 from referee.verify.pytest_verifier import PytestVerifier, apply_patch
 from referee.verify.repo_run import RepoSandboxes, TestRun, run_pytest
 from referee.verify.verdict import Flag, TestOutcome, Verdict
@@ -60,7 +60,7 @@ class TestgenVerifier:
         try:
             store = self.store or ArtifactStore.at(repo.get("store"))
             snapshot = store.get_files(str(repo["snapshot"]))
-            env = RepoEnvironment(tuple(repo.get("environment", {}).get("requirements", [])))
+            env = RepoVenv(tuple(repo.get("environment", {}).get("requirements", [])))
             sandbox = self._boxes.get(env.ensure())
         except (StoreError, ConfigError, KeyError, VerifierError, RefereeError) as e:
             return Verdict.infra(task.id, f"cannot rebuild the task: {e}", VERSION)

@@ -1,10 +1,12 @@
-"""A demo store: two runs of made-up but realistic trajectories, for screenshots and tests.
+"""A sample store: two runs of made-up but realistic trajectories, for screenshots and tests.
+
+(Not ``referee demo``, :mod:`referee.demo`, which shows the sandbox on real tasks.)
 
 No model is involved: the trajectories are built by hand, with the shapes a real run has (tool
 calls and their observations, verdicts with per-test outcomes, a static flag on a few hacking
 solutions, detector alerts, logged metrics, held-out evaluations every few steps).
 
->>> store = build_demo_store(tmp_path)                                   # doctest: +SKIP
+>>> store = build_sample_store(tmp_path)                                 # doctest: +SKIP
 >>> [r.run_id for r in store.runs()]                                     # doctest: +SKIP
 ['grpo-curriculum', 'grpo-uniform']
 """
@@ -21,9 +23,9 @@ from referee.tasks.model import Difficulty, Provenance, Task
 from referee.track.store import TrackStore
 from referee.verify.verdict import Flag, TestOutcome, Verdict
 
-__all__ = ["DEMO_RUNS", "build_demo_store"]
+__all__ = ["SAMPLE_RUNS", "build_sample_store"]
 
-DEMO_RUNS = ("grpo-curriculum", "grpo-uniform")
+SAMPLE_RUNS = ("grpo-curriculum", "grpo-uniform")
 _OPS = ["sum-evens", "min-odd", "dedupe", "rotate", "run-length", "flatten", "median", "zip-sum",
         "top-k", "chunk", "interleave", "prefix-max", "count-runs", "mode", "second-max",
         "clip"]  # fmt: skip
@@ -166,14 +168,14 @@ def _fill_run(
         )  # fmt: skip
 
 
-def build_demo_store(
+def build_sample_store(
     run_dir: str | os.PathLike[str],
     *,
     steps: int = 24,
     per_step: int = 8,
     seed: int = 0,
 ) -> TrackStore:
-    """A store under ``run_dir`` with two demo runs; the caller closes it.
+    """A store under ``run_dir`` with two sample runs; the caller closes it.
 
     ``grpo-curriculum`` (finished) learns, then hacks one task late (flags and alerts);
     ``grpo-uniform`` (still running) has half the steps.
@@ -181,7 +183,10 @@ def build_demo_store(
     store = TrackStore(Path(run_dir))
     tasks = _tasks(12, 4)
     store.add_tasks(tasks)
-    for run_id, n, status in ((DEMO_RUNS[0], steps, "finished"), (DEMO_RUNS[1], steps // 2, None)):
+    for run_id, n, status in (
+        (SAMPLE_RUNS[0], steps, "finished"),
+        (SAMPLE_RUNS[1], steps // 2, None),
+    ):
         store.start_run(run_id, {"sampler": run_id.split("-")[1], "group_size": per_step,
                                  "seed": seed}, name=run_id.replace("-", " "))  # fmt: skip
         _fill_run(store, run_id, tasks, n, per_step, seed)

@@ -1,14 +1,17 @@
-"""The per-repository environment: a virtual environment with the project's test dependencies.
+"""``RepoVenv``: a repository task's virtual environment, with the project's test dependencies.
+
+Named for what it is (a Python virtualenv), not "environment": :mod:`referee.envs` holds the
+RL environments a policy acts in, an unrelated idea.
 
 Sandboxed runs see its ``site-packages`` read-only (``Sandbox(python_paths=...)``) and have no
 network. The project itself is *not* installed: it is imported from the task's workspace, so
 that a patch changes what the tests import. Dependencies are installed from wheels only
 (``--only-binary :all:``), which runs none of their code on the host; a dependency without a
-wheel is reported by name. Environments are cached by the hash of Python version and
+wheel is reported by name. Virtualenvs are cached by the hash of Python version and
 requirements, so all tasks of a repository (and repositories with the same needs) share one.
 
->>> env = RepoEnvironment(())
->>> env.key == RepoEnvironment(()).key
+>>> env = RepoVenv(())
+>>> env.key == RepoVenv(()).key
 True
 """
 
@@ -23,13 +26,13 @@ from pathlib import Path
 
 from referee.errors import ConfigError
 
-__all__ = ["RepoEnvironment"]
+__all__ = ["RepoVenv"]
 
 CACHE = Path("~/.cache/referee/envs").expanduser()
 
 
 @dataclass(frozen=True)
-class RepoEnvironment:
+class RepoVenv:
     """``requirements`` (PEP 508 strings) installed for the running Python's version."""
 
     requirements: tuple[str, ...]
