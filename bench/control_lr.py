@@ -29,9 +29,9 @@ def main() -> None:
     torch.set_num_threads(1)
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from referee.train.demonstrator import Demonstrator
-    from referee.train.embedded import TrainConfig, _prompt, _quiet_libraries, _sft, prepare_tasks
-    from referee.train.evaluate import evaluate
+    from referee.experiments.listops.demonstrator import Demonstrator
+    from referee.experiments.listops.single_turn import TrainConfig, _prompt, _quiet_libraries, _sft, prepare_tasks
+    from referee.experiments.listops.evaluation import evaluate
     from referee.verify.function import FunctionVerifier, harness_sandbox
 
     _quiet_libraries()

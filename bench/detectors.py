@@ -66,7 +66,7 @@ from referee.track.canary import is_canary, mix_canaries
 from referee.track.detectors import default_detectors
 from referee.track.metrics import visible_test_names
 from referee.track.tracker import Tracker
-from referee.train.demonstrator import Demonstrator
+from referee.experiments.listops.demonstrator import Demonstrator
 from referee.verify.function import FunctionVerifier, harness_sandbox
 from referee.verify.record import record_function_tasks
 from referee.verify.verdict import TestOutcome, Verdict

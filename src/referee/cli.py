@@ -668,8 +668,8 @@ def train(
     as_json: Annotated[bool, typer.Option("--json", help="Last stdout line: the results.")] = False,
 ) -> None:
     """Fine-tune on imperfect demonstrations, then GRPO with verifier rewards; held-out table."""
-    from referee.train.embedded import TrainConfig, run_experiment
-    from referee.train.report import results_table
+    from referee.experiments.listops.single_turn import TrainConfig, run_experiment
+    from referee.experiments.listops.report import results_table
 
     if sampler not in ("curriculum", "uniform"):
         raise _fail(f"--sampler must be curriculum or uniform, got {sampler!r}", 2)
@@ -708,7 +708,7 @@ def train(
     )
     experiment = run_experiment
     if env == "code":
-        from referee.train.multiturn import multiturn_config, run_multiturn_experiment
+        from referee.experiments.listops.multi_turn import multiturn_config, run_multiturn_experiment
 
         # The multi-turn defaults apply to the options left at their (single-turn) defaults.
         fields = {"steps": "rl_steps", "prompts": "rl_prompts"}
@@ -740,7 +740,7 @@ def eval_(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Evaluate a policy on function tasks: greedy pass@1 (and pass@k with --samples)."""
-    from referee.train.policy_eval import evaluate_policy
+    from referee.rollout.evaluate import evaluate_policy
 
     chosen = [t for t in _load(tasks) if split == "all" or t.split == split]
     if not chosen:

@@ -35,7 +35,7 @@ def runtime(harness_sb):
 @pytest.fixture(scope="module")
 def tasks(harness_sb):
     """Four recorded list-ops tasks with the user message the tiny model reads."""
-    from referee.train.multiturn import tool_task
+    from referee.experiments.listops.multi_turn import tool_task
     from referee.verify.record import record_function_tasks
 
     drafts = [generate("list-ops", difficulty=0.5, seed=s) for s in (1, 2, 3, 4)]
@@ -44,7 +44,7 @@ def tasks(harness_sb):
 
 @pytest.fixture(scope="module")
 def env_class(runtime, tasks):
-    from referee.train.multiturn import code_env
+    from referee.experiments.listops.multi_turn import code_env
     from referee.train.trl_env import environment_class
 
     cls = environment_class(code_env, tasks, runtime=runtime)
@@ -58,10 +58,10 @@ def chat(env_class, tasks):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
-    from referee.train.demonstrator import Demonstrator
-    from referee.train.multiturn import tool_functions
-    from referee.train.tiny import TinyConfig
-    from referee.train.tool_demos import chat_model, demonstrations
+    from referee.experiments.listops.demonstrator import Demonstrator
+    from referee.experiments.listops.multi_turn import tool_functions
+    from referee.experiments.listops.tiny import TinyConfig
+    from referee.experiments.listops.tool_demos import chat_model, demonstrations
 
     torch.set_num_threads(1)
     ds = env_class.dataset(tasks)
@@ -101,8 +101,8 @@ def test_demonstrations_are_real_episodes_judged_by_the_verifier(chat, tasks, ve
 def test_fine_tuning_rows_are_the_token_ids_trl_builds(chat):
     from trl.trainer.grpo_trainer import GRPOTrainer
 
-    from referee.train.chat import tool_suffix_ids
-    from referee.train.tool_demos import sft_row
+    from referee.experiments.listops.chat import tool_suffix_ids
+    from referee.experiments.listops.tool_demos import sft_row
 
     tok, tools, episodes = chat
     conversation = next(iter(episodes.values()))[0]
@@ -164,8 +164,8 @@ def _call(name: str, **arguments: Any) -> str:
 
 
 def test_held_out_episodes_run_the_model_s_tool_calls_in_the_sandbox(chat, tasks, runtime):
-    from referee.train.multiturn import code_env
-    from referee.train.tool_episodes import run_episodes
+    from referee.experiments.listops.multi_turn import code_env
+    from referee.experiments.listops.tool_episodes import run_episodes
 
     tok, tools, _ = chat
 
@@ -199,8 +199,8 @@ def test_held_out_episodes_run_the_model_s_tool_calls_in_the_sandbox(chat, tasks
 
 
 def test_an_episode_stops_at_the_completion_budget(chat, tasks, runtime):
-    from referee.train.multiturn import code_env
-    from referee.train.tool_episodes import run_episodes
+    from referee.experiments.listops.multi_turn import code_env
+    from referee.experiments.listops.tool_episodes import run_episodes
 
     tok, tools, _ = chat
     model = _ScriptedLM(
@@ -228,9 +228,9 @@ SMALL = dict(
 def small_run(tmp_path_factory):
     """The experiment on one-step tasks, with enough fine-tuning (16 s) for a tiny model to
     call the tools: write_file, then submit."""
-    from referee.train.embedded import TrainConfig
-    from referee.train.multiturn import multiturn_config, run_multiturn_experiment
-    from referee.train.tiny import TinyConfig
+    from referee.experiments.listops.single_turn import TrainConfig
+    from referee.experiments.listops.multi_turn import multiturn_config, run_multiturn_experiment
+    from referee.experiments.listops.tiny import TinyConfig
 
     run = tmp_path_factory.mktemp("run")
     tiny = TinyConfig(hidden=48, layers=2, heads=2, ffn=96, max_positions=256)
@@ -289,7 +289,7 @@ def test_the_fine_tuned_model_s_tool_calls_reach_the_sandbox(small_run):
 def test_grpo_episodes_ran_in_the_environment_and_the_verifier_scored_them(
     small_run, harness_sb, verifier
 ):
-    from referee.train.embedded import prepare_tasks
+    from referee.experiments.listops.single_turn import prepare_tasks
 
     run, results, _, cfg = small_run
     rows = _rows(run / "trajectories.jsonl")
@@ -331,7 +331,7 @@ def test_held_out_episodes_are_recorded_for_every_stage(small_run):
 def test_the_command_dispatches_with_the_multi_turn_defaults(monkeypatch, tmp_path):
     from typer.testing import CliRunner
 
-    import referee.train.multiturn as multiturn
+    import referee.experiments.listops.multi_turn as multiturn
     from referee.cli import app
 
     seen = {}

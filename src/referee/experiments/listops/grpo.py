@@ -4,7 +4,7 @@ TRL runs the tool loop (generate, parse the tool calls, call the environment cla
 methods, append the results, generate again); the class is
 :func:`referee.train.trl_env.environment_class`'s, so every tool call runs in referee's sandbox
 and every episode is judged by its verifier. What this module adds, as
-:mod:`referee.train.embedded` does for single-turn GRPO:
+:mod:`referee.experiments.listops.single_turn` does for single-turn GRPO:
 
 * the **reward** is one reward function (``verifier``) that asks each episode's environment
   for its verdict (``TRLEnvironment.get_reward``: the sandboxed verifier, infrastructure errors
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.tasks.model import Task
-from referee.train.embedded import TrainConfig, grpo_stats
+from referee.experiments.listops.single_turn import TrainConfig, grpo_stats
 from referee.train.trl_env import TRLEnvironment
 
 __all__ = ["grpo_on_env", "unscored"]

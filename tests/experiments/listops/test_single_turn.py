@@ -9,8 +9,8 @@ pytest.importorskip("trl")
 
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
-    from referee.train.embedded import TrainConfig, run_experiment
-    from referee.train.tiny import TinyConfig
+    from referee.experiments.listops.single_turn import TrainConfig, run_experiment
+    from referee.experiments.listops.tiny import TinyConfig
 
     run = tmp_path_factory.mktemp("run")
     cfg = TrainConfig(
@@ -103,7 +103,7 @@ def test_referee_metrics_reach_the_trainers_logger_and_canaries_the_pool(small_r
 def test_audit_labels_of_an_earlier_run_keep_its_tasks_out(small_run, tmp_path):
     from referee.track.audit import AuditQueue
     from referee.track.store import TrackStore
-    from referee.train.embedded import TrainConfig, cfg_quarantined
+    from referee.experiments.listops.single_turn import TrainConfig, cfg_quarantined
 
     run, _ = small_run
     with TrackStore(run, create=False) as store:

@@ -14,28 +14,14 @@ unbiased estimator over them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from referee.tasks.model import Task
-from referee.train.stats import mean_pass_at_k
+from referee.rollout.evaluate import EvalResult
+from referee.rollout.pass_at_k import mean_pass_at_k
 from referee.verify.function import FunctionVerifier
 
 __all__ = ["EvalResult", "evaluate", "generate_completions"]
-
-
-@dataclass
-class EvalResult:
-    task_ids: list[str]
-    passed: list[bool]  # greedy, per task
-    rewards: list[float]  # the verifier's partial credit of the greedy answer
-    pass_at_k: dict[int, float] = field(default_factory=dict)  # from sampled completions
-    infra_errors: int = 0
-    completions: list[str] = field(default_factory=list)
-
-    @property
-    def pass_at_1(self) -> float:
-        return sum(self.passed) / len(self.passed) if self.passed else 0.0
 
 
 def generate_completions(

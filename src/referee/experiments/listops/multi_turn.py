@@ -1,10 +1,10 @@
 """``referee train --env code``: the embedded experiment, multi-turn, with tools in the sandbox.
 
-The question is the single-turn experiment's (:mod:`referee.train.embedded`): does RL beat
+The question is the single-turn experiment's (:mod:`referee.experiments.listops.single_turn`): does RL beat
 imitation of an imperfect demonstrator on held-out tasks? Here the model does not write a
 completion: it acts in :class:`~referee.envs.code.CodeEnv` by calling tools.
 
-* **Tasks**: the same ``list-ops`` tasks and splits (:func:`~referee.train.embedded.
+* **Tasks**: the same ``list-ops`` tasks and splits (:func:`~referee.experiments.listops.single_turn.
   prepare_tasks`); the user message is the task's compact description (as single-turn).
 * **Episode**: a short system prompt (:data:`SYSTEM`) and two tools, ``write_file`` and
   ``submit`` (:data:`TOOLS`; the tasks have no visible tests, so ``run_tests`` would only say
@@ -12,19 +12,19 @@ completion: it acts in :class:`~referee.envs.code.CodeEnv` by calling tools.
   ``Done.``; at most :data:`MAX_TOOL_CALLS` rounds of tools. Whatever the episode leaves
   is judged by the sandboxed verifier (submitted, or the workspace as it stands).
 * **Tokenizer and model**: a BPE trained here, TRL's ``qwen2_5.jinja`` template and its tool
-  tokens (:mod:`referee.train.chat`); text that is the same in every demonstration (the
+  tokens (:mod:`referee.experiments.listops.chat`); text that is the same in every demonstration (the
   rendered system block with the tool schemas, the fixed part of each tool call) is one token
-  (:func:`referee.train.tool_demos.chat_model`). The model is TinyConfig's Llama.
+  (:func:`referee.experiments.listops.tool_demos.chat_model`). The model is TinyConfig's Llama.
 * **Demonstrations** are tool-use conversations: for each draw of the
-  :class:`~referee.train.demonstrator.Demonstrator`, a real episode of the TRL environment
+  :class:`~referee.experiments.listops.demonstrator.Demonstrator`, a real episode of the TRL environment
   class writes its code and submits it, and the tool results in the transcript are what the
   environment answered. Their token ids are built as TRL's tool loop builds a rollout, and the
   fine-tuning loss covers the assistant's tokens only (not the prompt, not the tool results).
 * **GRPO**: TRL's ``GRPOTrainer`` with ``environment_factory`` =
-  :func:`referee.train.trl_env.environment_class` (:mod:`referee.train.tool_grpo`).
+  :func:`referee.train.trl_env.environment_class` (:mod:`referee.experiments.listops.grpo`).
 * **Control**: fine-tuning continued for GRPO's wall time, as single-turn.
 * **Evaluation**: greedy held-out episodes in the environment, run as TRL runs them
-  (:mod:`referee.train.tool_episodes`); pass@1 is the verifier's verdict; paired tests.
+  (:mod:`referee.experiments.listops.tool_episodes`); pass@1 is the verifier's verdict; paired tests.
 
 >>> results = run_multiturn_experiment(multiturn_config())                  # doctest: +SKIP
 >>> results["heldout_sft"], results["heldout_rl"]                           # doctest: +SKIP
@@ -47,9 +47,9 @@ from typing import Any, cast
 from referee.envs.code import CodeEnv
 from referee.envs.runtime import CodeRuntime
 from referee.tasks.model import Message, Task
-from referee.train.demonstrator import Demonstrator
-from referee.train.embedded import Log, TrainConfig, _prompt, _Timer, stage_results
-from referee.train.tiny import TinyConfig
+from referee.experiments.listops.demonstrator import Demonstrator
+from referee.experiments.listops.single_turn import Log, TrainConfig, _prompt, _Timer, stage_results
+from referee.experiments.listops.tiny import TinyConfig
 from referee.train.trl_env import TRLEnvironment
 
 __all__ = [
@@ -64,7 +64,7 @@ SYSTEM = "Write the function to {solution} with write_file, then call submit."
 TOOLS = ("write_file", "submit")
 #: TRL's max_tool_calling_iterations: a write, a second write after a change of mind, a submit.
 MAX_TOOL_CALLS = 3
-#: The longest sequence :func:`referee.train.embedded._sft` fine-tunes on (its ``max_length``).
+#: The longest sequence :func:`referee.experiments.listops.single_turn._sft` fine-tunes on (its ``max_length``).
 SFT_MAX_LENGTH = 192
 
 #: What ``referee train --env code`` changes from the single-turn defaults: sized for about
@@ -130,7 +130,7 @@ def run_multiturn_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, An
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     # environment_factory is marked experimental in TRL; its notice on every run says nothing new.
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    from referee.train.embedded import _quiet_libraries, prepare_tasks
+    from referee.experiments.listops.single_turn import _quiet_libraries, prepare_tasks
     from referee.train.trl_env import environment_class
     from referee.verify.function import FunctionVerifier, harness_sandbox
 
@@ -167,11 +167,11 @@ def _experiment(
 ) -> dict[str, Any]:  # fmt: skip
     from transformers import AutoModelForCausalLM
 
-    from referee.train.embedded import _imitation_ceiling, _sft
-    from referee.train.evaluate import EvalResult
-    from referee.train.tool_demos import chat_model, demonstrations, sft_row
-    from referee.train.tool_episodes import Episode, run_episodes
-    from referee.train.tool_grpo import grpo_on_env
+    from referee.experiments.listops.single_turn import _imitation_ceiling, _sft
+    from referee.experiments.listops.evaluation import EvalResult
+    from referee.experiments.listops.tool_demos import chat_model, demonstrations, sft_row
+    from referee.experiments.listops.tool_episodes import Episode, run_episodes
+    from referee.experiments.listops.grpo import grpo_on_env
 
     t0 = time.perf_counter()
     dataset = env_class.dataset(train)

@@ -5,9 +5,9 @@ demonstrator, on held-out tasks, on a CPU?
    kinds of the steps): a held-out task's composition was never trained on. Their tests are
    recorded by running the reference in the sandbox.
 2. **Model**: a tokenizer trained on the training tasks' texts and a small Llama, both made
-   here (:mod:`referee.train.tiny`), or any local path / hub id given.
+   here (:mod:`referee.experiments.listops.tiny`), or any local path / hub id given.
 3. **Supervised fine-tuning** (TRL ``SFTTrainer``, completion-only loss) on the
-   :class:`~referee.train.demonstrator.Demonstrator`'s solutions: imperfect, with systematic
+   :class:`~referee.experiments.listops.demonstrator.Demonstrator`'s solutions: imperfect, with systematic
    misconceptions in a fixed share of them.
 4. **GRPO** (TRL ``GRPOTrainer``) from the fine-tuned model: rewards from the sandboxed
    verifier, tasks chosen by the curriculum (or uniformly), zero-variance groups counted.
@@ -35,9 +35,9 @@ from referee.tasks.model import Task
 from referee.tasks.procedural import generate
 from referee.tasks.split import assign_split
 from referee.track.canary import make_canaries
-from referee.train.demonstrator import Demonstrator
-from referee.train.prompts import compact_prompt
-from referee.train.tiny import TinyConfig
+from referee.experiments.listops.demonstrator import Demonstrator
+from referee.tasks.compact import compact_prompt
+from referee.experiments.listops.tiny import TinyConfig
 from referee.train.tracking import RunTracking
 
 __all__ = ["TrainConfig", "prepare_tasks", "run_experiment"]
@@ -400,7 +400,7 @@ def stage_results(
     """The results every ``referee train`` run reports, from its held-out evaluations
     (``stages``: before, sft, rl and control, the last None without a control) and each
     stage's numbers; also writes ``heldout_per_task.json``. The caller adds its own keys."""
-    from referee.train.stats import paired_test
+    from referee.experiments.listops.stats import paired_test
 
     before, sft, rl, control = (stages[k] for k in ("before", "sft", "rl", "control"))
     paired = {"rl_vs_sft": asdict(paired_test(rl.passed, sft.passed))}
@@ -480,8 +480,8 @@ def run_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
     torch.set_num_threads(1)  # two threads on two shared cores were 10-30x slower here
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     _quiet_libraries()
-    from referee.train.evaluate import evaluate
-    from referee.train.tiny import tiny_model, train_tokenizer
+    from referee.experiments.listops.evaluation import evaluate
+    from referee.experiments.listops.tiny import tiny_model, train_tokenizer
     from referee.verify.function import FunctionVerifier, harness_sandbox
 
     run = Path(cfg.run_dir)
