@@ -22,16 +22,16 @@ from referee.envs.runtime import CodeRuntime
 from referee.errors import ConfigError, PolicyError, RefereeError
 from referee.policy import Sampling, policy_from_spec
 from referee.policy.spec import FORMS
-from referee.rollout.trajectory import Trajectory
-from referee.tasks.model import Task
 from referee.rollout.pass_at_k import mean_pass_at_k
 from referee.rollout.runner import RolloutRunner
+from referee.rollout.trajectory import Trajectory
 from referee.tasks.compact import compact_prompt
+from referee.tasks.model import Task
 
 __all__ = ["EvalResult", "compact_prompt_format", "evaluate_policy", "policy_for_eval"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class EvalResult:
     """Per-task outcomes of an evaluation: greedy pass/fail, partial credit, pass@k."""
 
@@ -140,19 +140,21 @@ def evaluate_policy(
         greedy, sampled = asyncio.run(both())
     finally:
         runtime.close()
-    result = EvalResult(
-        task_ids=[t.id for t in tasks],
-        passed=[tr.passed for tr in greedy],
-        rewards=[tr.reward or 0.0 for tr in greedy],
-        infra_errors=sum(not tr.ok for tr in greedy),
-        completions=[tr.final_text() for tr in greedy],
-    )
+    infra_errors = sum(not tr.ok for tr in greedy)
+    pass_k: dict[int, float] = {}
     if samples:
-        result.infra_errors += sum(not tr.ok for tr in sampled)
+        infra_errors += sum(not tr.ok for tr in sampled)
         outcomes: dict[str, list[bool]] = {t.id: [] for t in tasks}
         for tr in sampled:
             outcomes[tr.task_id].append(tr.passed)
         for k in ks:
             if k <= samples:
-                result.pass_at_k[k] = mean_pass_at_k(outcomes, k)
-    return result
+                pass_k[k] = mean_pass_at_k(outcomes, k)
+    return EvalResult(
+        task_ids=[t.id for t in tasks],
+        passed=[tr.passed for tr in greedy],
+        rewards=[tr.reward or 0.0 for tr in greedy],
+        pass_at_k=pass_k,
+        infra_errors=infra_errors,
+        completions=[tr.final_text() for tr in greedy],
+    )

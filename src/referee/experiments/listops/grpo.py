@@ -1,196 +1,271 @@
-"""GRPO on tool episodes: TRL's ``GRPOTrainer`` with an ``environment_factory`` over ``CodeEnv``.
+"""The one GRPO stage of the experiment, single- and multi-turn alike.
 
-TRL runs the tool loop (generate, parse the tool calls, call the environment class's tool
-methods, append the results, generate again); the class is
-:func:`referee.train.trl_env.environment_class`'s, so every tool call runs in referee's sandbox
-and every episode is judged by its verifier. What this module adds, as
-:mod:`referee.experiments.listops.single_turn` does for single-turn GRPO:
+TRL's ``GRPOTrainer`` (as :class:`~referee.train.grpo.CurriculumGRPOTrainer`) from the
+fine-tuned model, with everything referee adds around it, the same in both modes:
 
-* the **reward** is one reward function (``verifier``) that asks each episode's environment
-  for its verdict (``TRLEnvironment.get_reward``: the sandboxed verifier, infrastructure errors
-  retried, then dropped as NaN, never scored 0) and gives pass/fail (``reward="pass"``) or the
-  share of tests passed. The class TRL gets has no ``get_reward`` of its own, or TRL would add
-  it as a second reward source of weight 1;
-* the **curriculum** chooses each step's tasks (:class:`~referee.train.grpo.CurriculumGRPOTrainer`)
-  and learns from the group outcomes; held-out tasks are known to the sampler so that it
-  refuses them, and the class's ``reset`` refuses them too;
-* every episode (the conversation TRL built, reward, verdict) is written to
-  ``trajectories.jsonl`` and, as a ``Trajectory`` with one turn per assistant message, to the
-  run's ``track.sqlite`` (:class:`~referee.train.tracking.RunTracking`), where the detectors
-  see it and ``referee ui`` shows it.
+* the **pool**: the training tasks with canaries (impossible by construction:
+  :mod:`referee.track.canary`) mixed in at ``canary_share`` (:func:`grpo_pool`); a pass on one
+  is an alert. Canaries are never in the fine-tuning data;
+* the **sampler**: the curriculum (or uniform) chooses each step's tasks; the held-out tasks
+  are known to it so that it refuses them; tasks quarantined by audit labels (earlier runs'
+  ``--quarantine-from`` stores at the start, this run's labels before every step) are never
+  sampled;
+* the **record**: every episode goes to the run's ``track.sqlite`` through
+  :class:`~referee.train.tracking.RunTracking` (detectors on each step; the step metrics to
+  the Prometheus endpoint of ``metrics_port`` and to the trainer's ``report_to`` loggers);
+* the **held-out curve** every ``eval_every`` steps, and the held-out pass rate after GRPO.
 
->>> stats = grpo_on_env(model, tok, Env, train, heldout, cfg, run,          # doctest: +SKIP
-...                     max_tool_calls=3)
->>> stats["train_reward_per_step"][:2]                                      # doctest: +SKIP
-[0.31, 0.38]
+What differs between the modes is a :class:`Rollouts`: how TRL makes the episodes and how their
+rewards come back (single-turn: a reward function over completions; multi-turn: TRL's
+``environment_factory`` with the environment's verdicts).
 """
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
+from referee.experiments.listops.config import GRPOConfig, TrackingConfig
+from referee.experiments.listops.results import GRPOResult
+from referee.rollout.evaluate import EvalResult
 from referee.tasks.model import Task
-from referee.experiments.listops.single_turn import TrainConfig, grpo_stats
-from referee.train.trl_env import TRLEnvironment
+from referee.track.canary import make_canaries
+from referee.track.detectors import Alert
+from referee.track.layout import RunLayout
+from referee.train.tracking import RunTracking
 
-__all__ = ["grpo_on_env", "unscored"]
+__all__ = ["HeldoutEval", "Rollouts", "StepRecord", "grpo_pool", "run_grpo"]
 
-
-def unscored(env_class: type[TRLEnvironment]) -> type[TRLEnvironment]:
-    """``env_class`` without ``get_reward``, for TRL (the reward function calls it instead)."""
-
-    class Episodes(env_class):  # type: ignore[valid-type, misc]
-        get_reward = None  # TRL looks for a function named get_reward; None is not one
-
-    Episodes.__name__ = Episodes.__qualname__ = env_class.__name__
-    return Episodes
+Log = Callable[[str], None]
 
 
-def grpo_on_env(
-    model: Any, tok: Any, env_class: type[TRLEnvironment], train: list[Task],
-    heldout: list[Task], cfg: TrainConfig, run: Path, *, max_tool_calls: int,
-    heldout_eval: Callable[[Any, str], Any] | None = None, log: Callable[[str], None] = print,
-    dataset: Any = None, tracking: Any = None,
-) -> dict[str, Any]:  # fmt: skip
-    """GRPO from ``model`` on ``train`` through ``env_class`` (see the module docstring).
+def grpo_pool(
+    train: Sequence[Task], cfg: GRPOConfig, *, seed: int
+) -> tuple[list[Task], list[Task]]:
+    """The GRPO pool (the training tasks and the canaries) and the canaries alone."""
+    n = round(cfg.canary_share * len(train))
+    canaries = make_canaries(n, seed=seed, like=list(train)) if n else []
+    return [*train, *canaries], canaries
 
-    ``dataset``: ``env_class.dataset(train)``, if already made; ``heldout_eval(model, name)``
-    runs every ``cfg.eval_every`` steps (0: never)."""
+
+class StepRecord:
+    """What every GRPO step records, whatever made its episodes: the reward GRPO was given,
+    the sampler's view of the groups, the run's store (via the caller's alerts)."""
+
+    def __init__(self, sampler: Any, tracking: RunTracking, cfg: GRPOConfig, log: Log) -> None:
+        self.sampler = sampler
+        self.tracking = tracking
+        self.cfg = cfg
+        self.log = log
+        self.rewards: list[float] = []
+        self.zero_variance: list[float] = []
+
+    @property
+    def step(self) -> int:
+        """The step being scored (0-based)."""
+        return len(self.rewards)
+
+    def scored(
+        self, tasks: Sequence[Task], scores: Sequence[float | None],
+        verifier_rewards: Sequence[float | None], alerts: Sequence[Alert],
+    ) -> int:  # fmt: skip
+        """One step's outcome (rows in TRL's group order); returns the groups without variance.
+
+        ``scores``: what GRPO was given (None: not scored); ``verifier_rewards``: the verdicts'
+        partial credit (None: no verdict), which the curriculum learns from."""
+        step = self.step
+        for a in alerts:
+            self.log(f"alert at step {step}: [{a.severity}] {a.detector}: {a.message}")
+        good = [s for s in scores if s is not None]
+        self.rewards.append(sum(good) / max(1, len(good)))
+        groups: dict[str, list[float | None]] = {}
+        for t, r in zip(tasks, verifier_rewards, strict=True):
+            groups.setdefault(t.id, []).append(r)
+        from referee.tasks.curriculum import Group
+
+        report = self.sampler.observe([Group(k, r) for k, r in groups.items()], step=step)
+        self.zero_variance.append(report.n_dropped / max(1, len(groups)))
+        return int(report.n_dropped)
+
+
+class Rollouts(Protocol):
+    """How TRL makes one mode's episodes and scores them."""
+
+    def dataset(self) -> Any:
+        """TRL's train data set: a ``prompt`` and a ``task_id`` per task of the pool."""
+        ...
+
+    def reward_function(self, record: StepRecord) -> Callable[..., list[float | None]]:
+        """The TRL reward function; it reports each step to ``record.scored``."""
+        ...
+
+    def trainer_options(self) -> dict[str, Any]:
+        """Extra keyword arguments of the trainer (``environment_factory``)."""
+        ...
+
+    def grpo_options(self) -> dict[str, Any]:
+        """Extra fields of TRL's ``GRPOConfig`` (``max_tool_calling_iterations``)."""
+        ...
+
+    def finish(self) -> dict[str, Any]:
+        """The mode's own fields of :class:`GRPOResult` after training (or {})."""
+        ...
+
+
+#: The run's held-out evaluation of a model, by stage name (``rl-step10``, ``rl``).
+HeldoutEval = Callable[[Any, str], EvalResult]
+
+
+def run_grpo(
+    model: Any, tokenizer: Any, rollouts: Rollouts, *, pool: Sequence[Task],
+    heldout: Sequence[Task], cfg: GRPOConfig, tracking_cfg: TrackingConfig, layout: RunLayout,
+    seed: int, env: str, run_config: Mapping[str, Any], heldout_eval: HeldoutEval,
+    start: EvalResult, quarantined: set[str], canaries: int, log: Log,
+) -> tuple[GRPOResult, EvalResult]:  # fmt: skip
+    """GRPO from ``model`` (loaded from the fine-tuned checkpoint) on ``pool`` (see the module
+    docstring); saves ``model-rl`` and returns the stage's result and its held-out evaluation.
+
+    ``start``: the held-out evaluation GRPO starts from (the curve's step 0);
+    ``quarantined``: task ids the earlier runs' audits took out."""
     from transformers import TrainerCallback
-    from trl.trainer.grpo_config import GRPOConfig
+    from trl.trainer.grpo_config import GRPOConfig as TRLGRPOConfig
 
-    from referee.tasks.curriculum import Curriculum, CurriculumConfig, Group
+    from referee.tasks.curriculum import Curriculum, CurriculumConfig
     from referee.tasks.sampler import TrainingSampler
+    from referee.track.loggers import RefereeMetricsCallback
     from referee.train.grpo import CurriculumGRPOTrainer
 
-    dataset = env_class.dataset(train) if dataset is None else dataset
-    index = {tid: i for i, tid in enumerate(dataset["task_id"])}
-    mode = CurriculumConfig() if cfg.sampler == "curriculum" else CurriculumConfig.uniform()
-    sampler = TrainingSampler(
-        [*train, *heldout], curriculum=Curriculum([t.id for t in train], mode, seed=cfg.seed)
-    )
+    sinks = []
+    if tracking_cfg.metrics_port is not None:
+        from referee.track.prometheus import MetricsServer
 
-    def choose(n: int) -> list[int]:
-        return [index[t.id] for t in sampler.sample(n)]
-
-    rewards: list[float] = []
-    zero_variance: list[float] = []
-    tool_calls: list[float] = []
-    store = (run / "trajectories.jsonl").open("a")
-    own_tracking = tracking is None
-    if tracking is None:
-        from dataclasses import asdict
-
-        from referee.train.tracking import RunTracking
-
-        tracking = RunTracking(
-            run, run_id=run.name, config=asdict(cfg), tasks=[*train, *heldout], env="code",
-            name=f"referee train --env code (seed {cfg.seed})",
-        )  # fmt: skip
-
-    def verifier(completions: list[Any], environments: list[Any], **kw: Any) -> list[float | None]:
-        step = len(rewards)
-        out: list[float | None] = []
-        groups: dict[str, list[float | None]] = {}
-        for messages, env in zip(completions, environments, strict=True):
-            partial = TRLEnvironment.get_reward(env)
-            v = env.verdict
-            score = None if partial is None or v is None else partial
-            if score is not None and cfg.reward == "pass":
-                score = float(v.passed)
-            out.append(score)
-            groups.setdefault(env.task.id, []).append(None if v is None else v.reward)
-            store.write(
-                json.dumps(
-                    {"step": step, "task_id": env.task.id, "messages": messages, "reward": score,
-                     "verifier_reward": partial, "passed": bool(v and v.passed),
-                     "tool_calls": env.metrics.get("tool_calls", 0.0),
-                     "infra_error": env.infra_error or None}, default=str,
-                ) + "\n"
-            )  # fmt: skip
-        store.flush()
-        prompts = kw.get("prompts") or [[] for _ in completions]
-        for a in tracking.log_conversations(
-            step, [e.task for e in environments], prompts,
-            [m if isinstance(m, list) else [{"role": "assistant", "content": str(m)}]
-             for m in completions],
-            [e.verdict for e in environments],
-        ):  # fmt: skip
-            log(f"alert at step {step}: [{a.severity}] {a.detector}: {a.message}")
-        scored = [r for r in out if r is not None]
-        rewards.append(sum(scored) / max(1, len(scored)))
-        tool_calls.append(sum(e.metrics.get("tool_calls", 0.0) for e in environments) / len(out))
-        report = sampler.observe([Group(k, r) for k, r in groups.items()], step=step)
-        zero_variance.append(report.n_dropped / max(1, len(groups)))
-        log(
-            f"GRPO step {step + 1}/{cfg.rl_steps}: reward {rewards[-1]:.3f}, "
-            f"{tool_calls[-1]:.2f} tool calls per episode, "
-            f"{report.n_dropped}/{len(groups)} groups without variance"
-        )
-        return out
-
-    curve: list[dict[str, Any]] = []
-
-    class Curve(TrainerCallback):
-        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> Any:
-            if heldout_eval and cfg.eval_every and state.global_step % cfg.eval_every == 0:
-                res = heldout_eval(kw["model"], f"rl-step{state.global_step}")
-                curve.append({"step": state.global_step, "heldout_pass_at_1": res.pass_at_1})
-            return control
-
-    args = GRPOConfig(
-        output_dir=str(run / "rl"),
-        max_steps=cfg.rl_steps,
-        per_device_train_batch_size=cfg.rl_prompts * cfg.group_size,
-        num_generations=cfg.group_size,
-        # TRL's budget for the whole episode: the model's tokens and the tool results'.
-        max_completion_length=cfg.max_completion_tokens,
-        max_tool_calling_iterations=max_tool_calls,
-        temperature=cfg.temperature,
-        learning_rate=cfg.rl_lr,
-        lr_scheduler_type="constant",
-        warmup_steps=0,
-        beta=cfg.kl_beta,
-        logging_steps=1,
-        save_strategy="no",
-        report_to="none",
-        use_cpu=True,
-        bf16=False,
-        gradient_checkpointing=False,
-        seed=cfg.seed,
-        dataloader_num_workers=0,
-        disable_tqdm=True,
-    )
-    scored_class = unscored(env_class)
-    trainer = CurriculumGRPOTrainer(
-        model=model,
-        reward_funcs=[verifier],
-        args=args,
-        train_dataset=dataset,
-        processing_class=tok,
-        environment_factory=scored_class,
-        callbacks=[Curve()],
-        choose=choose,
-    )
-    t0 = time.perf_counter()
+        sinks.append(MetricsServer(tracking_cfg.metrics_port))
+        log(f"step metrics for Prometheus: {sinks[0].url}")
+    tracking = RunTracking(
+        layout.root, run_id=layout.name, config=dict(run_config), tasks=[*pool, *heldout],
+        env=env, name=f"referee train{' --env code' if env == 'code' else ''} "
+        f"(seed {seed}, {cfg.sampler})", sinks=sinks,
+    )  # fmt: skip
     status = "failed"
     try:
+        tracking.heldout(0, pass_rate=start.pass_at_1, n=len(start.passed))
+        mode = CurriculumConfig() if cfg.sampler == "curriculum" else CurriculumConfig.uniform()
+        # The held-out tasks are given to the sampler too, so that it knows (and refuses) them.
+        sampler = TrainingSampler(
+            [*pool, *heldout],
+            curriculum=Curriculum([t.id for t in pool], mode, seed=seed),
+        )
+        out = sampler.curriculum.quarantine(quarantined)
+        if quarantined:
+            log(f"quarantined by earlier runs' audits: {out} of this run's tasks out of sampling")
+        dataset = rollouts.dataset()
+        index = {tid: i for i, tid in enumerate(dataset["task_id"])}
+
+        def choose(n: int) -> list[int]:
+            # Labels recorded while the run goes on (the store is shared with the dashboard)
+            # take tasks out of sampling from the next step on.
+            newly = sampler.curriculum.quarantine(tracking.quarantined_tasks())
+            if newly:
+                log(f"quarantined by audit: {newly} more tasks out of sampling")
+            return [index[t.id] for t in sampler.sample(n)]
+
+        record = StepRecord(sampler, tracking, cfg, log)
+        curve: list[dict[str, Any]] = []
+
+        class Curve(TrainerCallback):
+            def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> Any:
+                if cfg.eval_every and state.global_step % cfg.eval_every == 0:
+                    res = heldout_eval(kw["model"], f"rl-step{state.global_step}")
+                    curve.append({"step": state.global_step, "heldout_pass_at_1": res.pass_at_1})
+                    tracking.heldout(state.global_step, pass_rate=res.pass_at_1, n=len(res.passed))
+                return control
+
+        args = TRLGRPOConfig(
+            output_dir=str(layout.rl_dir),
+            max_steps=cfg.steps,
+            per_device_train_batch_size=cfg.prompts * cfg.group_size,
+            num_generations=cfg.group_size,
+            # multi-turn: TRL's budget for the whole episode, the model's tokens and the tools'
+            max_completion_length=cfg.max_completion_tokens,
+            temperature=cfg.temperature,
+            learning_rate=cfg.lr,
+            lr_scheduler_type="constant",
+            warmup_steps=0,
+            beta=cfg.kl_beta,
+            logging_steps=1,
+            save_strategy="no",
+            report_to=tracking_cfg.report_to,
+            use_cpu=True,
+            bf16=False,
+            gradient_checkpointing=False,
+            seed=seed,
+            dataloader_num_workers=0,
+            disable_tqdm=True,
+            **rollouts.grpo_options(),
+        )
+        trainer = CurriculumGRPOTrainer(
+            model=model,
+            reward_funcs=[rollouts.reward_function(record)],
+            args=args,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            callbacks=[Curve()],
+            choose=choose,
+            **rollouts.trainer_options(),
+        )
+        # referee's step metrics (reward spread, visible/hidden gap, alerts...) reach whatever
+        # loggers report_to names, beside TRL's own.
+        RefereeMetricsCallback.attach(trainer, tracking.tracker)
+        t0 = time.perf_counter()
         trainer.train()
+        wall = time.perf_counter() - t0
+        result = GRPOResult(
+            **_numbers(trainer, layout, wall, record, sampler),
+            curve=tuple(curve),
+            alerts=tuple(
+                {
+                    "step": a.step,
+                    "detector": a.detector,
+                    "severity": a.severity,
+                    "message": a.message,
+                }
+                for a in tracking.alerts
+            ),
+            canaries=canaries,
+            quarantined=len(sampler.curriculum.quarantined()),
+            **rollouts.finish(),
+        )
+        model.save_pretrained(layout.model_rl)
+        tokenizer.save_pretrained(layout.model_rl)
+        on_rl = heldout_eval(model, "rl")
+        tracking.heldout(result.steps, pass_rate=on_rl.pass_at_1, n=len(on_rl.passed))
         status = "finished"
+        return result, on_rl
     finally:
-        store.close()
-        if own_tracking:
-            tracking.close(status)
-    wall = time.perf_counter() - t0
+        tracking.close(status)
+        for sink in sinks:
+            sink.close()
+
+
+def _numbers(
+    trainer: Any, layout: RunLayout, wall: float, record: StepRecord, sampler: Any
+) -> dict[str, Any]:
+    """The numbers of a finished GRPO run; writes TRL's metrics per step to ``rl_metrics.jsonl``."""
+    import json
+
+    history = [h for h in trainer.state.log_history if "reward" in h]
+    zero_std = [h.get("frac_reward_zero_std", 0.0) for h in history]
+    layout.rl_metrics.write_text("".join(json.dumps(h) + "\n" for h in history))
+    rewards, zero_variance = record.rewards, record.zero_variance
     return {
-        **grpo_stats(trainer, run, wall, rewards, zero_variance, sampler),
-        "tool_calls_per_episode": [round(c, 3) for c in tool_calls],
-        # The subclass counts on top of what env_class had counted (its counters are inherited).
-        "episodes": scored_class.episodes - env_class.episodes,
-        "infra_errors": scored_class.infra_errors - env_class.infra_errors,
-        "curve": curve,
+        "steps": trainer.state.global_step,
+        "wall_s": round(wall, 2),
+        "train_reward_first": rewards[0] if rewards else None,
+        "train_reward_last": sum(rewards[-5:]) / len(rewards[-5:]) if rewards else None,
+        "train_reward_per_step": tuple(round(r, 4) for r in rewards),
+        "frac_zero_std_mean": sum(zero_std) / len(zero_std) if zero_std else None,
+        "zero_variance_groups_mean": sum(zero_variance) / max(1, len(zero_variance)),
+        "curriculum": sampler.curriculum.summary(),
+        "never_solved": len(sampler.curriculum.never_solved(min_attempts=16)),
     }

@@ -1,107 +1,80 @@
-"""``referee train --env code``: the embedded experiment, multi-turn, with tools in the sandbox.
+"""``referee train --env code``: the experiment, multi-turn, with tools in the sandbox.
 
-The question is the single-turn experiment's (:mod:`referee.experiments.listops.single_turn`): does RL beat
-imitation of an imperfect demonstrator on held-out tasks? Here the model does not write a
-completion: it acts in :class:`~referee.envs.code.CodeEnv` by calling tools.
+The question is the single-turn mode's (:mod:`referee.experiments.listops.single_turn`): does
+RL beat imitation of an imperfect demonstrator on held-out tasks? Here the model does not write
+a completion: it acts in :class:`~referee.envs.code.CodeEnv` by calling tools.
 
-* **Tasks**: the same ``list-ops`` tasks and splits (:func:`~referee.experiments.listops.single_turn.
-  prepare_tasks`); the user message is the task's compact description (as single-turn).
+* **Tasks**: the same ``list-ops`` tasks and splits; the user message is the task's compact
+  description (as single-turn).
 * **Episode**: a short system prompt (:data:`SYSTEM`) and two tools, ``write_file`` and
   ``submit`` (:data:`TOOLS`; the tasks have no visible tests, so ``run_tests`` would only say
   so). A good episode writes ``solution.py`` (the signature line and a body), submits, and says
   ``Done.``; at most :data:`MAX_TOOL_CALLS` rounds of tools. Whatever the episode leaves
   is judged by the sandboxed verifier (submitted, or the workspace as it stands).
 * **Tokenizer and model**: a BPE trained here, TRL's ``qwen2_5.jinja`` template and its tool
-  tokens (:mod:`referee.experiments.listops.chat`); text that is the same in every demonstration (the
-  rendered system block with the tool schemas, the fixed part of each tool call) is one token
-  (:func:`referee.experiments.listops.tool_demos.chat_model`). The model is TinyConfig's Llama.
+  tokens (:mod:`referee.experiments.listops.chat`); text that is the same in every
+  demonstration is one token (:func:`referee.experiments.listops.tool_demos.chat_model`).
 * **Demonstrations** are tool-use conversations: for each draw of the
-  :class:`~referee.experiments.listops.demonstrator.Demonstrator`, a real episode of the TRL environment
-  class writes its code and submits it, and the tool results in the transcript are what the
-  environment answered. Their token ids are built as TRL's tool loop builds a rollout, and the
-  fine-tuning loss covers the assistant's tokens only (not the prompt, not the tool results).
-* **GRPO**: TRL's ``GRPOTrainer`` with ``environment_factory`` =
-  :func:`referee.train.trl_env.environment_class` (:mod:`referee.experiments.listops.grpo`).
+  :class:`~referee.experiments.listops.demonstrator.Demonstrator`, a real episode of the TRL
+  environment class writes its code and submits it; the fine-tuning loss covers the
+  assistant's tokens only (not the prompt, not the tool results).
+* **GRPO**: the one GRPO stage (:mod:`referee.experiments.listops.grpo`) with
+  :class:`EnvRollouts`: TRL's ``environment_factory`` =
+  :func:`referee.train.trl_env.environment_class`; canaries, quarantine, metrics sinks and
+  loggers as in single-turn.
 * **Control**: fine-tuning continued for GRPO's wall time, as single-turn.
 * **Evaluation**: greedy held-out episodes in the environment, run as TRL runs them
-  (:mod:`referee.experiments.listops.tool_episodes`); pass@1 is the verifier's verdict; paired tests.
+  (:mod:`referee.experiments.listops.tool_episodes`); pass@1 is the verifier's verdict.
 
->>> results = run_multiturn_experiment(multiturn_config())                  # doctest: +SKIP
->>> results["heldout_sft"], results["heldout_rl"]                           # doctest: +SKIP
+>>> results = run_experiment(experiment_config(env="code"))              # doctest: +SKIP
+>>> results.heldout_sft, results.heldout_rl                               # doctest: +SKIP
 (0.3984375, 0.40625)
->>> results["heldout_tool_use"]["sft"]["tool_calls_per_episode"]            # doctest: +SKIP
-2.0
 """
 
 from __future__ import annotations
 
 import inspect
 import json
-import os
 import time
-from collections.abc import Iterable
-from dataclasses import asdict, replace
-from pathlib import Path
-from typing import Any, cast
+from collections.abc import Callable, Sequence
+from typing import IO, Any, cast
 
 from referee.envs.code import CodeEnv
 from referee.envs.runtime import CodeRuntime
-from referee.tasks.model import Message, Task
+from referee.experiments.listops.config import ExperimentConfig
 from referee.experiments.listops.demonstrator import Demonstrator
-from referee.experiments.listops.single_turn import Log, TrainConfig, _prompt, _Timer, stage_results
-from referee.experiments.listops.tiny import TinyConfig
+from referee.experiments.listops.grpo import StepRecord, grpo_pool, run_grpo
+from referee.experiments.listops.process import Timer
+from referee.experiments.listops.results import ExperimentResults, SFTResult, experiment_results
+from referee.experiments.listops.tasks import prepare_tasks, task_prompt
+from referee.rollout.evaluate import EvalResult
+from referee.tasks.model import Message, Task
+from referee.track.layout import RunLayout
 from referee.train.trl_env import TRLEnvironment
 
 __all__ = [
     "MAX_TOOL_CALLS",
     "SYSTEM",
     "TOOLS",
-    "multiturn_config",
-    "run_multiturn_experiment",
+    "EnvRollouts",
+    "code_env",
+    "run_multi_turn",
+    "tool_functions",
+    "tool_task",
+    "unscored",
 ]
 
 SYSTEM = "Write the function to {solution} with write_file, then call submit."
 TOOLS = ("write_file", "submit")
 #: TRL's max_tool_calling_iterations: a write, a second write after a change of mind, a submit.
 MAX_TOOL_CALLS = 3
-#: The longest sequence :func:`referee.experiments.listops.single_turn._sft` fine-tunes on (its ``max_length``).
-SFT_MAX_LENGTH = 192
 
-#: What ``referee train --env code`` changes from the single-turn defaults: sized for about
-#: ten to fifteen minutes on two shared cores, the fine-tuning steps from the dev split's
-#: imitation curve (dev pass@1 every 50 steps), never from held-out numbers.
-DEFAULTS: dict[str, Any] = {
-    "run_dir": "runs/train-code",
-    "tasks": 1500,
-    "eval_tasks": 128,
-    "dev_tasks": 64,
-    "demo_draws": 8,
-    "sft_steps": 300,
-    "sft_batch": 32,
-    "rl_steps": 30,
-    "rl_prompts": 4,
-    "group_size": 8,
-    "max_completion_tokens": 160,
-    "pass_k_samples": 0,
-    "tiny": TinyConfig(max_positions=512),
-}
-
-
-def multiturn_config(cfg: TrainConfig | None = None, *, keep: Iterable[str] = ()) -> TrainConfig:
-    """``cfg`` (default: ``TrainConfig()``) with :data:`DEFAULTS`, except the fields in ``keep``.
-
-    >>> multiturn_config(TrainConfig(rl_steps=5), keep={"rl_steps"}).rl_steps
-    5
-    >>> multiturn_config().max_completion_tokens
-    160
-    """
-    kept = set(keep)
-    return replace(cfg or TrainConfig(), **{k: v for k, v in DEFAULTS.items() if k not in kept})
+Log = Callable[[str], None]
 
 
 def tool_task(task: Task, style: str = "compact") -> Task:
     """``task`` with the user message the tiny model reads (the description, or the code)."""
-    text = _prompt(task, style).strip()
+    text = task_prompt(task, style).strip()
     return task.model_copy(update={"prompt": (Message(role="user", content=text),)})
 
 
@@ -120,25 +93,113 @@ def tool_functions(env_class: type[TRLEnvironment]) -> list[Any]:
     ]
 
 
-def run_multiturn_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, Any]:
-    """Run the multi-turn experiment (see the module docstring); returns the results dict,
-    with the single-turn run's keys (``heldout_before``, ``heldout_sft``, ``heldout_rl``,
-    ``heldout_sft_control``, ``train_reward``, ``run_dir``, ...) and the episodes' tool use."""
-    import torch
+def unscored(env_class: type[TRLEnvironment]) -> type[TRLEnvironment]:
+    """``env_class`` without ``get_reward``, for TRL (the reward function calls it instead:
+    with its own ``get_reward`` TRL would add it as a second reward source of weight 1)."""
 
-    torch.set_num_threads(1)  # two threads on two shared cores were 10-30x slower here
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    # environment_factory is marked experimental in TRL; its notice on every run says nothing new.
-    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    from referee.experiments.listops.single_turn import _quiet_libraries, prepare_tasks
+    class Episodes(env_class):  # type: ignore[valid-type, misc]
+        get_reward = None  # TRL looks for a function named get_reward; None is not one
+
+    Episodes.__name__ = Episodes.__qualname__ = env_class.__name__
+    return Episodes
+
+
+class EnvRollouts:
+    """Multi-turn episodes for the GRPO stage: TRL runs the tool loop through
+    ``environment_factory`` (so every tool call runs in referee's sandbox); the reward function
+    asks each episode's environment for its verdict (``TRLEnvironment.get_reward``: the
+    sandboxed verifier, infrastructure errors retried, then dropped as NaN, never scored 0).
+    Every episode is also written to ``trajectories.jsonl`` (an export beside the store)."""
+
+    def __init__(
+        self, env_class: type[TRLEnvironment], dataset: Any, layout: RunLayout, *,
+        reward: str, steps: int, log: Log,
+    ) -> None:  # fmt: skip
+        self.env_class = env_class
+        self.scored_class = unscored(env_class)
+        self._dataset = dataset
+        self.layout = layout
+        self.binary = reward == "pass"
+        self.steps = steps
+        self.log = log
+        self.tool_calls: list[float] = []
+        self.jsonl: IO[str] | None = None
+
+    def dataset(self) -> Any:
+        return self._dataset
+
+    def reward_function(self, record: StepRecord) -> Callable[..., list[float | None]]:
+        self.jsonl = self.layout.trajectories_jsonl.open("a")
+        jsonl = self.jsonl
+
+        def verifier(
+            completions: list[Any], environments: list[Any], **kw: Any
+        ) -> list[float | None]:
+            step = record.step
+            out: list[float | None] = []
+            for messages, env in zip(completions, environments, strict=True):
+                partial = TRLEnvironment.get_reward(env)
+                v = env.verdict
+                score = None if partial is None or v is None else partial
+                if score is not None and self.binary:
+                    score = float(v.passed)
+                out.append(score)
+                jsonl.write(
+                    json.dumps(
+                        {"step": step, "task_id": env.task.id, "messages": messages,
+                         "reward": score, "verifier_reward": partial,
+                         "passed": bool(v and v.passed),
+                         "tool_calls": env.metrics.get("tool_calls", 0.0),
+                         "infra_error": env.infra_error or None}, default=str,
+                    ) + "\n"
+                )  # fmt: skip
+            jsonl.flush()
+            tasks = [e.task for e in environments]
+            prompts = kw.get("prompts") or [[] for _ in completions]
+            alerts = record.tracking.log_conversations(
+                step, tasks, prompts,
+                [m if isinstance(m, list) else [{"role": "assistant", "content": str(m)}]
+                 for m in completions],
+                [e.verdict for e in environments],
+            )  # fmt: skip
+            rewards = [None if e.verdict is None else e.verdict.reward for e in environments]
+            dropped = record.scored(tasks, out, rewards, alerts)
+            calls = sum(e.metrics.get("tool_calls", 0.0) for e in environments) / len(out)
+            self.tool_calls.append(calls)
+            self.log(
+                f"GRPO step {step + 1}/{self.steps}: reward {record.rewards[-1]:.3f}, "
+                f"{calls:.2f} tool calls per episode, "
+                f"{dropped}/{len(set(t.id for t in tasks))} groups without variance"
+            )
+            return out
+
+        return verifier
+
+    def trainer_options(self) -> dict[str, Any]:
+        return {"environment_factory": self.scored_class}
+
+    def grpo_options(self) -> dict[str, Any]:
+        return {"max_tool_calling_iterations": MAX_TOOL_CALLS}
+
+    def finish(self) -> dict[str, Any]:
+        if self.jsonl is not None:
+            self.jsonl.close()
+        return {
+            "tool_calls_per_episode": tuple(round(c, 3) for c in self.tool_calls),
+            # The subclass counts on top of what env_class had counted (inherited counters).
+            "episodes": self.scored_class.episodes - self.env_class.episodes,
+            "infra_errors": self.scored_class.infra_errors - self.env_class.infra_errors,
+        }
+
+
+def run_multi_turn(
+    cfg: ExperimentConfig, layout: RunLayout, *, quarantined: set[str], log: Log
+) -> ExperimentResults:
+    """Run the multi-turn experiment (see the module docstring) in ``layout``'s folder."""
     from referee.train.trl_env import environment_class
     from referee.verify.function import FunctionVerifier, harness_sandbox
 
-    _quiet_libraries()
-    run = Path(cfg.run_dir)
-    run.mkdir(parents=True, exist_ok=True)
-    (run / "config.json").write_text(json.dumps({**asdict(cfg), "env": "code"}, indent=1))
-    timer = _Timer()
+    timer = Timer()
     sandbox = harness_sandbox()
     verifier = FunctionVerifier(sandbox)
     runtime = CodeRuntime(sandbox=sandbox, function_verifier=verifier)
@@ -146,13 +207,20 @@ def run_multiturn_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, An
     try:
         t0 = time.perf_counter()
         train, dev, heldout = (
-            [tool_task(t, cfg.prompt) for t in split] for split in prepare_tasks(cfg, sandbox)
+            [tool_task(t, cfg.tasks.prompt) for t in split]
+            for split in prepare_tasks(cfg.tasks, sandbox, seed=cfg.seed)
         )
-        env_class = environment_class(code_env, train, runtime=runtime)
+        # Canaries join the GRPO pool only (the environment class knows them; fine-tuning
+        # never sees them): nothing can pass them, so a pass is an alert.
+        pool, canaries = grpo_pool(train, cfg.grpo, seed=cfg.seed)
+        env_class = environment_class(code_env, pool, runtime=runtime)
         timer.lap("tasks", t0)
         log(f"tasks: {len(train)} train, {len(dev)} dev, {len(heldout)} held-out for evaluation")
         log(f"episodes: CodeEnv with tools {', '.join(TOOLS)}; system prompt {SYSTEM!r}")
-        return _experiment(cfg, log, run, timer, train, dev, heldout, env_class, runtime)
+        return _experiment(
+            cfg, layout, log, timer, (train, dev, heldout), pool, len(canaries), env_class,
+            runtime, quarantined,
+        )  # fmt: skip
     finally:
         if env_class is not None:
             env_class.shutdown()
@@ -162,24 +230,27 @@ def run_multiturn_experiment(cfg: TrainConfig, log: Log = print) -> dict[str, An
 
 
 def _experiment(
-    cfg: TrainConfig, log: Log, run: Path, timer: _Timer, train: list[Task], dev: list[Task],
-    heldout: list[Task], env_class: type[TRLEnvironment], runtime: CodeRuntime,
-) -> dict[str, Any]:  # fmt: skip
+    cfg: ExperimentConfig, layout: RunLayout, log: Log, timer: Timer,
+    splits: tuple[list[Task], list[Task], list[Task]], pool: list[Task], n_canaries: int,
+    env_class: type[TRLEnvironment], runtime: CodeRuntime, quarantined: set[str],
+) -> ExperimentResults:  # fmt: skip
     from transformers import AutoModelForCausalLM
 
-    from referee.experiments.listops.single_turn import _imitation_ceiling, _sft
-    from referee.experiments.listops.evaluation import EvalResult
+    from referee.experiments.listops.evaluation import imitation_ceiling
+    from referee.experiments.listops.sft import fine_tune, run_control
     from referee.experiments.listops.tool_demos import chat_model, demonstrations, sft_row
     from referee.experiments.listops.tool_episodes import Episode, run_episodes
-    from referee.experiments.listops.grpo import grpo_on_env
 
+    train, dev, heldout = splits
     t0 = time.perf_counter()
-    dataset = env_class.dataset(train)
+    dataset = env_class.dataset(pool)
     openings = dict(zip(dataset["task_id"], dataset["prompt"], strict=True))
-    demo = Demonstrator(share=cfg.demo_share)
-    episodes, keys = demonstrations(env_class, train, demo, draws=cfg.demo_draws, openings=openings)
+    demo = Demonstrator(share=cfg.sft.demo_share)
+    episodes, keys = demonstrations(
+        env_class, train, demo, draws=cfg.sft.demo_draws, openings=openings
+    )
     demo_pass = sum(episodes[k][1] for k in keys) / max(1, len(keys))
-    ceiling = _imitation_ceiling(demo, heldout, dev, runtime.function_verifier)
+    ceiling = imitation_ceiling(demo, heldout, dev, runtime.function_verifier)
     timer.lap("demonstrations", t0)
     log(
         f"demonstrations: {len(keys)} tool-use episodes ({len(episodes)} distinct, each run in "
@@ -192,6 +263,7 @@ def _experiment(
 
     tools = tool_functions(env_class)
     conversations = [c for c, _ in episodes.values()]
+    max_length = cfg.sft.max_length
 
     def rows_for(tok: Any) -> list[dict[str, list[int]]]:
         memo: dict[str, list[int]] = {}
@@ -202,15 +274,16 @@ def _experiment(
             f"a demonstration is {sum(lengths) / len(lengths):.0f} tokens (at most "
             f"{max(lengths)}), {own:.0f} of them the model's (the fine-tuning loss)"
         )
-        over = sum(n > SFT_MAX_LENGTH for n in lengths)
+        over = sum(n > max_length for n in lengths)
         if over:
             log(
                 f"warning: {over} of {len(lengths)} demonstrations are longer than fine-tuning's "
-                f"{SFT_MAX_LENGTH} tokens, and lose their end (their last turns) in fine-tuning"
+                f"{max_length} tokens, and lose their end (their last turns) in fine-tuning"
             )
         return [by_key[k] for k in keys]
 
-    tok, model = chat_model(conversations, tools, model=cfg.model, tiny=cfg.tiny, seed=cfg.seed)
+    m = cfg.model
+    tok, model = chat_model(conversations, tools, model=m.model, tiny=m.tiny, seed=cfg.seed)
     log(
         f"model: {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters, "
         f"vocabulary {len(tok)}"
@@ -220,17 +293,17 @@ def _experiment(
     dev_scores: dict[str, float] = {}
     infra: dict[str, int] = {}
     tool_use: dict[str, dict[str, Any]] = {}
-    store = run / "heldout_episodes.jsonl"
 
-    def episodes_of(m: Any, tasks: list[Task]) -> list[Episode]:
+    def episodes_of(model: Any, tasks: Sequence[Task]) -> list[Episode]:
         return run_episodes(
-            m, tok, tasks, lambda: code_env(runtime), tools, max_tool_calls=MAX_TOOL_CALLS,
-            max_completion_tokens=cfg.max_completion_tokens, seed=cfg.seed,
+            model, tok, list(tasks), lambda: code_env(runtime), tools,
+            max_tool_calls=MAX_TOOL_CALLS,
+            max_completion_tokens=cfg.evaluation.max_completion_tokens, seed=cfg.seed,
         )  # fmt: skip
 
-    def heldout_eval(m: Any, name: str) -> EvalResult:
+    def heldout_eval(model: Any, name: str) -> EvalResult:
         t = time.perf_counter()
-        eps = episodes_of(m, heldout)
+        eps = episodes_of(model, heldout)
         res = EvalResult(
             task_ids=[e.task_id for e in eps],
             passed=[e.passed for e in eps],
@@ -246,10 +319,10 @@ def _experiment(
             "submitted": sum(e.submitted for e in eps),
             "end_reasons": ends,
         }
-        with store.open("a") as f:
+        with layout.heldout_episodes.open("a") as f:
             f.writelines(json.dumps({"stage": name, **e.record()}, default=str) + "\n" for e in eps)
         if dev and not name.startswith("rl-step"):
-            dev_scores[name] = sum(e.passed for e in episodes_of(m, dev)) / len(dev)
+            dev_scores[name] = sum(e.passed for e in episodes_of(model, dev)) / len(dev)
         timer.lap(f"eval_{name}", t)
         log(
             f"held-out pass@1 {name}: {res.pass_at_1:.3f} (dev {dev_scores.get(name, 0):.3f}); "
@@ -259,69 +332,62 @@ def _experiment(
             log(f"warning: {res.infra_errors} held-out episodes of {name} could not be judged")
         return res
 
-    def dev_pass(m: Any) -> float:
-        return sum(e.passed for e in episodes_of(m, dev)) / max(1, len(dev))
+    def dev_pass(model: Any) -> float:
+        return sum(e.passed for e in episodes_of(model, dev)) / max(1, len(dev))
 
     before = heldout_eval(model, "before")
     t0 = time.perf_counter()
-    if cfg.sft_checkpoint:
+    if m.sft_checkpoint:
         # Its own tokenizer comes with it: the demonstrations are tokenised again (the control).
-        kw: dict[str, Any] = {"tiny": cfg.tiny, "seed": cfg.seed}
-        tok, model = chat_model(conversations, tools, model=cfg.sft_checkpoint, **kw)
+        tok, model = chat_model(
+            conversations, tools, model=m.sft_checkpoint, tiny=m.tiny, seed=cfg.seed
+        )
         rows = rows_for(tok)
-        sft_stats: dict[str, Any] = {"from": cfg.sft_checkpoint}
+        sft_result = SFTResult.skipped(m.sft_checkpoint)
     else:
-        sft_stats = _sft(
-            model, tok, cast(Any, rows), cfg, run / "sft", steps=cfg.sft_steps, seed=cfg.seed,
+        sft_result = fine_tune(
+            model, tok, rows, cfg.sft, layout.sft_dir, steps=cfg.sft.steps, seed=cfg.seed,
             dev_eval=dev_pass if dev else None,
         )  # fmt: skip
-    # Token ids and the mask of the model's tokens go straight to TRL's SFTTrainer.
-    sft_rows = cast(Any, rows)
     timer.lap("sft", t0)
-    log(f"fine-tuning: {sft_stats}")
-    model.save_pretrained(run / "model-sft")
-    tok.save_pretrained(run / "model-sft")
+    log(f"fine-tuning: {sft_result.to_json()}")
+    model.save_pretrained(layout.model_sft)
+    tok.save_pretrained(layout.model_sft)
     # GRPO starts from the saved checkpoint: TRL builds its reference model from its path.
-    model = AutoModelForCausalLM.from_pretrained(run / "model-sft")
+    model = AutoModelForCausalLM.from_pretrained(layout.model_sft)
     sft = heldout_eval(model, "sft")
 
     t0 = time.perf_counter()
-    rl_stats = grpo_on_env(
-        model, tok, env_class, train, heldout, cfg, run, max_tool_calls=MAX_TOOL_CALLS,
-        heldout_eval=heldout_eval, log=log, dataset=dataset,
+    rollouts = EnvRollouts(
+        env_class, dataset, layout, reward=cfg.grpo.reward, steps=cfg.grpo.steps, log=log
+    )
+    rl_result, rl = run_grpo(
+        model, tok, rollouts, pool=pool, heldout=heldout, cfg=cfg.grpo,
+        tracking_cfg=cfg.tracking, layout=layout, seed=cfg.seed, env=cfg.env,
+        run_config=cfg.options(), heldout_eval=heldout_eval, start=sft,
+        quarantined=quarantined, canaries=n_canaries, log=log,
     )  # fmt: skip
-    timer.lap("rl", t0)
-    model.save_pretrained(run / "model-rl")
-    tok.save_pretrained(run / "model-rl")
-    rl = heldout_eval(model, "rl")
+    # GRPO's time, without the held-out evaluation after it (timed on its own)
+    timer.lap("rl", t0 + timer.times.get("eval_rl", 0.0))
 
-    control = None
-    control_stats: dict[str, Any] = {}
-    if cfg.control:
-        base = AutoModelForCausalLM.from_pretrained(run / "model-sft")
+    control_result, control = None, None
+    if cfg.sft.control:
         t0 = time.perf_counter()
-        # GRPO's wall time as training time, over the steps it buys at fine-tuning's pace.
-        pace = sft_stats.get("train_s", 0) / max(1, sft_stats.get("steps", 0))
-        planned = int(rl_stats["wall_s"] / pace) if pace > 0 else 10**6
-        control_stats = _sft(
-            base, tok, sft_rows, cfg, run / "control", steps=max(1, planned),
-            time_budget_s=rl_stats["wall_s"], seed=cfg.seed + 1, lr=cfg.control_lr,
+        # Token ids and the mask of the model's tokens go straight to TRL's SFTTrainer.
+        control_result, base = run_control(
+            cfg.sft, layout, tok, cast(Any, rows), fine_tuning=sft_result,
+            grpo_wall_s=rl_result.wall_s, seed=cfg.seed,
         )  # fmt: skip
-        control_stats["planned_steps"] = planned
         timer.lap("control", t0)
-        log(f"control (fine-tuning for GRPO's wall time): {control_stats}")
-        base.save_pretrained(run / "model-control")
-        tok.save_pretrained(run / "model-control")
+        log(f"control (fine-tuning for GRPO's wall time): {control_result.to_json()}")
         control = heldout_eval(base, "control")
 
-    results = stage_results(
-        run, train=train, heldout=heldout, demo_pass=demo_pass, ceiling=ceiling,
+    results = experiment_results(
+        layout, train=train, heldout=heldout, demo_pass=demo_pass, ceiling=ceiling,
         stages={"before": before, "sft": sft, "rl": rl, "control": control},
-        stats={"sft": sft_stats, "rl": rl_stats, "control": control_stats},
+        sft=sft_result, rl=rl_result, control=control_result, env="code", tools=TOOLS,
+        dev_pass_at_1=dev_scores, heldout_pass_at_k={}, heldout_infra_errors=infra,
+        heldout_tool_use=tool_use, times=timer.times,
     )  # fmt: skip
-    results.update(
-        env="code", tools=list(TOOLS), dev_pass_at_1=dev_scores, heldout_pass_at_k={},
-        heldout_infra_errors=infra, heldout_tool_use=tool_use, times=timer.times,
-    )  # fmt: skip
-    (run / "results.json").write_text(json.dumps(results, indent=1))
+    results.write(layout)
     return results

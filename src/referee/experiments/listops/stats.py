@@ -41,13 +41,14 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from statistics import NormalDist
 from typing import Any
 
 from referee.errors import ConfigError
+
 # pass@k lives with the evaluation that needs it (referee.rollout); re-exported here beside
 # the paired tests.
 from referee.rollout.pass_at_k import mean_pass_at_k, pass_at_k, whole_number

@@ -1,7 +1,8 @@
 """Demonstrations as tool-use episodes, and the tiny chat model that imitates them.
 
-An imperfect demonstrator (:class:`~referee.experiments.listops.demonstrator.Demonstrator`) writes a body of
-code; a demonstration is an episode of the TRL environment class that really runs it::
+An imperfect demonstrator
+(:class:`~referee.experiments.listops.demonstrator.Demonstrator`) writes a body of code; a
+demonstration is an episode of the TRL environment class that really runs it::
 
     system     Write the function to solution.py with write_file, then call submit.
     user       keep the even numbers; then return their sum.
@@ -14,8 +15,8 @@ code; a demonstration is an episode of the TRL environment class that really run
 
 The verifier then judges the episode, so the demonstrations' pass rate is measured, not
 assumed. :func:`sft_row` turns a conversation into the token ids TRL's tool loop would build
-for it (:mod:`referee.experiments.listops.chat`) with a mask of the assistant's own tokens, the only ones the
-fine-tuning loss covers.
+for it (:mod:`~referee.experiments.listops.chat`) with a mask of the assistant's own tokens,
+the only ones the fine-tuning loss covers.
 
 >>> eps, keys = demonstrations(Env, train, Demonstrator(), draws=8, openings=op)  # doctest: +SKIP
 >>> row = sft_row(tok, eps[keys[0]][0], tools)                              # doctest: +SKIP
@@ -31,7 +32,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from referee.envs.code_tasks import SOLUTION_FILE
-from referee.tasks.model import Task
 from referee.experiments.listops.chat import (
     assistant_ids,
     assistant_text,
@@ -42,6 +42,7 @@ from referee.experiments.listops.chat import (
     tool_suffix_ids,
 )
 from referee.experiments.listops.demonstrator import Demonstrator
+from referee.tasks.model import Task
 from referee.train.trl_env import TRLEnvironment
 
 __all__ = ["FINAL", "chat_model", "demonstration", "demonstrations", "sft_row"]
