@@ -16,9 +16,10 @@ same token sequences, so fine-tuning, GRPO and evaluation all see one format:
 :func:`chat_tokenizer` makes the tokenizer of the tiny model: a BPE trained here
 (:func:`~referee.experiments.listops.tiny.train_tokenizer`), TRL's ``qwen2_5.jinja``
 template (shipped inside the trl package) with its response parser, and the tool tokens.
-Text that is the same in every sequence of a run (the rendered system block: system prompt, tool schemas and the template's
-tool instructions) can be made one token of its own (``fixed``): a model trained from scratch
-cannot read it anyway, and each sequence is then a few hundred tokens shorter.
+Text that is the same in every sequence of a run (the rendered system block: system prompt,
+tool schemas and the template's tool instructions) can be made one token of its own
+(``fixed``): a model trained from scratch cannot read it anyway, and each sequence is then a
+few hundred tokens shorter.
 """
 
 from __future__ import annotations

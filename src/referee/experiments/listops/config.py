@@ -253,7 +253,7 @@ def experiment_config(
             f"{', '.join(sorted(OPTIONS))}"
         )
     env = str(options.get("env", env))
-    _choice("env", env, ENVS)
+    _check_env(env)
     defaults = MULTI_TURN_DEFAULTS if env == "code" else {}
     values = {**defaults, **options, "env": env}
     parts: dict[str, dict[str, Any]] = {}
@@ -320,8 +320,16 @@ def _local(option: str, value: str | None, what: str, *, hub: bool = False) -> N
     raise ConfigError(f"{_flag(option)}: {value} does not exist; {what}")
 
 
+def _check_env(env: str) -> None:
+    if env not in ENVS:
+        raise ConfigError(
+            f"--env {env!r}: referee train runs code-single (one completion per task) or code "
+            "(multi-turn episodes with tools)"
+        )
+
+
 def _validate(cfg: ExperimentConfig) -> None:
-    _choice("env", cfg.env, ENVS)
+    _check_env(cfg.env)
     t, m, s, g, e, k = cfg.tasks, cfg.model, cfg.sft, cfg.grpo, cfg.evaluation, cfg.tracking
     _whole("seed", cfg.seed, 0, "any whole number picks the run's randomness")
     if not cfg.run_dir:

@@ -16,7 +16,8 @@ episode left. The loop is the one ``GRPOTrainer`` runs with an ``environment_fac
    unknown tool, arguments the tool's signature refuses) come back as TRL's ``{"error": ...}``;
 4. the tool results are appended as tokens
    (:func:`~referee.experiments.listops.chat.tool_suffix_ids`), unless they would take the episode
-   past ``max_completion_tokens`` (model and tool tokens after the prompt, TRL's ``max_completion_length``): then it ends there, as in TRL;
+   past ``max_completion_tokens`` (model and tool tokens after the prompt, TRL's
+   ``max_completion_length``): then it ends there, as in TRL;
 5. the environment's verdict (``CodeEnv.verify``: the submitted answer, or the workspace as it
    stands) is the result. Rows of a batch generate together; greedy unless ``temperature``.
 
