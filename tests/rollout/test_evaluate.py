@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from referee.errors import ConfigError, RefereeError
-from referee.tasks import Task, generate
-from referee.tasks.model import read_tasks, write_tasks
 from referee.rollout.evaluate import compact_prompt_format, evaluate_policy, policy_for_eval
+from referee.tasks import Task, generate
 from referee.tasks.compact import compact_prompt
+from referee.tasks.model import read_tasks, write_tasks
 from referee.verify.record import record_function_tasks
 from tests.policy.fake_openai import CodeAnswer, FakeOpenAI
 

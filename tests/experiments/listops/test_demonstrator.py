@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from referee.tasks.procedural import generate
 from referee.experiments.listops.demonstrator import MISCONCEPTIONS, Demonstrator
+from referee.tasks.procedural import generate
 
 
 def _task_with(name: str):

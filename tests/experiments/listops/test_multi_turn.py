@@ -386,7 +386,7 @@ def test_the_command_dispatches_with_the_multi_turn_defaults(monkeypatch, tmp_pa
 def test_canaries_are_in_the_grpo_pool_and_recorded_in_the_store(small_run):
     from referee.track.store import TrackStore
 
-    run, results, log, cfg = small_run
+    run, results, _, _ = small_run
     assert results["rl"]["canaries"] >= 1
     with TrackStore(run, create=False) as store:
         canaries = {t.id for t in store.tasks() if t.hidden.get("canary")}

@@ -104,9 +104,9 @@ def test_referee_metrics_reach_the_trainers_logger_and_canaries_the_pool(small_r
 
 
 def test_audit_labels_of_an_earlier_run_keep_its_tasks_out(small_run, tmp_path):
+    from referee.experiments.listops.tasks import quarantined_tasks
     from referee.track.audit import AuditQueue
     from referee.track.store import TrackStore
-    from referee.experiments.listops.tasks import quarantined_tasks
 
     run, _ = small_run
     with TrackStore(run, create=False) as store:
