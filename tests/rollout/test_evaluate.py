@@ -158,3 +158,14 @@ def test_a_local_model_without_a_chat_template_gets_the_compact_prompt(
     result = evaluate_policy(f"local:{plain}", tasks, max_tokens=8, concurrency=2)
     assert result.infra_errors == 0 and len(result.completions) == 2
     assert result.passed == [False, False]
+
+
+def test_pass_at_k_lives_beside_the_evaluation():
+    import doctest
+
+    import referee.rollout.pass_at_k as pass_at_k_module
+    from referee.experiments.listops import stats
+
+    assert stats.pass_at_k is pass_at_k_module.pass_at_k  # one estimator, re-exported
+    result = doctest.testmod(pass_at_k_module)
+    assert result.failed == 0 and result.attempted > 0

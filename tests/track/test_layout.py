@@ -45,3 +45,12 @@ def test_create_makes_the_folder_and_the_layout_is_frozen(tmp_path):
     assert run.root.is_dir()
     with pytest.raises(dataclasses.FrozenInstanceError):
         run.root = tmp_path  # type: ignore[misc]
+
+
+def test_the_module_example_runs():
+    import doctest
+
+    import referee.track.layout as layout_module
+
+    result = doctest.testmod(layout_module)
+    assert result.failed == 0 and result.attempted > 0

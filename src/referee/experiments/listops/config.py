@@ -307,7 +307,8 @@ def _positive(option: str, value: Any, what: str) -> None:
 
 def _choice(option: str, value: Any, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
-        raise ConfigError(f"{_flag(option)} must be one of {', '.join(allowed)}, got {value!r}")
+        words = " or ".join([", ".join(allowed[:-1]), allowed[-1]])
+        raise ConfigError(f"{_flag(option)} must be {words}, got {value!r}")
 
 
 def _local(option: str, value: str | None, what: str, *, hub: bool = False) -> None:
