@@ -2,7 +2,7 @@
 
 From a fine-tuned checkpoint (a ``referee train`` run's ``model-sft``), continue fine-tuning on
 fresh demonstrator draws for the same wall time at several peak learning rates (cosine over the
-steps that time buys), and report dev pass@1 for each: the rate that ``TrainConfig.control_lr``
+steps that time buys), and report dev pass@1 for each: the rate that ``SFTConfig.control_lr``
 uses is the best of them on dev. Held-out pass@1 is printed beside it and never used to choose.
 
     .venv/bin/python bench/control_lr.py --run runs/x-seed3-sft800 --budget 100
@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -29,46 +28,51 @@ def main() -> None:
     torch.set_num_threads(1)
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from referee.train.demonstrator import Demonstrator
-    from referee.train.embedded import TrainConfig, _prompt, _quiet_libraries, _sft, prepare_tasks
-    from referee.train.evaluate import evaluate
+    from referee.experiments.listops.config import OPTIONS, experiment_config
+    from referee.experiments.listops.demonstrator import Demonstrator
+    from referee.experiments.listops.evaluation import evaluate
+    from referee.experiments.listops.process import quiet_libraries
+    from referee.experiments.listops.sft import fine_tune
+    from referee.experiments.listops.tasks import prepare_tasks, task_prompt
+    from referee.track.layout import RunLayout
     from referee.verify.function import FunctionVerifier, harness_sandbox
 
-    _quiet_libraries()
-    run = Path(a.run)
-    known = TrainConfig.__dataclass_fields__
-    saved = json.loads((run / "config.json").read_text())
-    cfg = replace(TrainConfig(), **{k: v for k, v in saved.items() if k in known and k != "tiny"})
+    quiet_libraries()
+    run = RunLayout(a.run)
+    saved = json.loads(run.config.read_text())
+    cfg = experiment_config({k: v for k, v in saved.items() if k in OPTIONS and k != "tiny"})
     sandbox = harness_sandbox()
     verifier = FunctionVerifier(sandbox)
-    train, dev, heldout = prepare_tasks(cfg, sandbox)
-    demo = Demonstrator(share=cfg.demo_share)
+    train, dev, heldout = prepare_tasks(cfg.tasks, sandbox, seed=cfg.seed)
+    demo = Demonstrator(share=cfg.sft.demo_share)
     rows = [
-        {"prompt": _prompt(t, cfg.prompt), "completion": demo.solve(t, draw=d)}
-        for d in range(cfg.demo_draws)
+        {"prompt": task_prompt(t, cfg.tasks.prompt), "completion": demo.solve(t, draw=d)}
+        for d in range(cfg.sft.demo_draws)
         for t in train
     ]
-    tok = AutoTokenizer.from_pretrained(run / "model-sft")
+    tok = AutoTokenizer.from_pretrained(run.model_sft)
     # The pace of a fine-tuning step now, on this machine (its load varies): a short probe.
-    probe = _sft(AutoModelForCausalLM.from_pretrained(run / "model-sft"), tok, rows, cfg,
-                 Path("/tmp/control_lr"), steps=40, seed=0)  # fmt: skip
-    pace = probe["train_s"] / probe["steps"]
+    probe = fine_tune(AutoModelForCausalLM.from_pretrained(run.model_sft), tok, rows, cfg.sft,
+                      Path("/tmp/control_lr"), steps=40, seed=0)  # fmt: skip
+    pace = probe.pace_s
 
     def score(model: object, tasks: list) -> float:
-        return evaluate(model, tok, tasks, verifier, max_new_tokens=cfg.max_completion_tokens,
-                        prompt=lambda t: _prompt(t, cfg.prompt)).pass_at_1  # fmt: skip
+        return evaluate(model, tok, tasks, verifier,
+                        max_new_tokens=cfg.evaluation.max_completion_tokens,
+                        prompt=lambda t: task_prompt(t, cfg.tasks.prompt)).pass_at_1  # fmt: skip
 
-    start = AutoModelForCausalLM.from_pretrained(run / "model-sft")
-    results = {"run": str(run), "budget_s": a.budget, "pace_s": pace,
+    start = AutoModelForCausalLM.from_pretrained(run.model_sft)
+    results = {"run": str(run.root), "budget_s": a.budget, "pace_s": pace,
                "start": {"dev": score(start, dev), "heldout": score(start, heldout)}}  # fmt: skip
     print(f"start: dev {results['start']['dev']:.3f}", flush=True)
     for lr in [float(x) for x in a.lrs.split(",")]:
-        model = AutoModelForCausalLM.from_pretrained(run / "model-sft")
+        model = AutoModelForCausalLM.from_pretrained(run.model_sft)
         t0 = time.perf_counter()
-        stats = _sft(model, tok, rows, cfg, Path("/tmp/control_lr"), steps=int(a.budget / pace),
-                     time_budget_s=a.budget, seed=cfg.seed + 1, lr=lr)  # fmt: skip
+        stats = fine_tune(model, tok, rows, cfg.sft, Path("/tmp/control_lr"),
+                          steps=int(a.budget / pace), time_budget_s=a.budget, seed=cfg.seed + 1,
+                          lr=lr)  # fmt: skip
         got = {"dev": score(model, dev), "heldout": score(model, heldout),
-               "steps": stats["steps"], "train_s": stats["train_s"],
+               "steps": stats.steps, "train_s": stats.train_s,
                "wall_s": round(time.perf_counter() - t0, 1)}  # fmt: skip
         results[str(lr)] = got
         print(f"lr {lr:g}: {got}", flush=True)

@@ -60,13 +60,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import OUT, machine, save
+from referee.experiments.listops.demonstrator import Demonstrator
 from referee.rollout.trajectory import Trajectory, Turn
 from referee.tasks import Task, generate_many
 from referee.track.canary import is_canary, mix_canaries
 from referee.track.detectors import default_detectors
 from referee.track.metrics import visible_test_names
 from referee.track.tracker import Tracker
-from referee.train.demonstrator import Demonstrator
 from referee.verify.function import FunctionVerifier, harness_sandbox
 from referee.verify.record import record_function_tasks
 from referee.verify.verdict import TestOutcome, Verdict

@@ -28,7 +28,6 @@ from referee.errors import (
     NotFoundError,
     RefereeError,
     SandboxError,
-    SandboxUnavailable,
     exit_code_for,
 )
 from referee.tasks.sources import source_names
@@ -63,13 +62,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     cls=_RefereeGroup,
 )
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    """Print ``message`` as the error line and return the Exit to raise (the train command's
-    checks; elsewhere a command raises a ConfigError and the group reports it)."""
-    _say_error(message)
-    return typer.Exit(code)
 
 
 def _parse_files(specs: list[str]) -> dict[str, bytes]:
@@ -530,66 +522,29 @@ def train(
     as_json: Annotated[bool, typer.Option("--json", help="Last stdout line: the results.")] = False,
 ) -> None:
     """Fine-tune on imperfect demonstrations, then GRPO with verifier rewards; held-out table."""
-    from referee.train.embedded import TrainConfig, run_experiment
-    from referee.train.report import results_table
+    from referee.experiments.listops import experiment_config, results_table, run_experiment
 
-    if sampler not in ("curriculum", "uniform"):
-        raise _fail(f"--sampler must be curriculum or uniform, got {sampler!r}", 2)
-    if prompt not in ("compact", "code"):
-        raise _fail(f"--prompt must be compact or code, got {prompt!r}", 2)
-    if env not in ("code-single", "code"):
-        raise _fail(
-            f"--env {env!r}: referee train runs code-single (one completion per task) or code "
-            "(multi-turn episodes with tools)",
-            2,
-        )
-    folder = run_dir or Path("runs") / time.strftime("train-%Y%m%d-%H%M%S")
-    cfg = TrainConfig(
-        seed=seed,
-        run_dir=str(folder),
-        tasks=tasks,
-        task_file=str(task_file) if task_file else None,
-        prompt=prompt,
-        eval_tasks=eval_tasks,
-        demo_share=demo_share,
-        demo_draws=demo_draws,
-        sft_eval_every=sft_eval_every,
-        canary_share=canary_share,
-        report_to=report_to,
-        metrics_port=metrics_port,
-        quarantine_from=tuple(str(p) for p in quarantine_from or ()),
-        model=model,
-        sft_steps=sft_steps,
-        sft_checkpoint=str(sft_checkpoint) if sft_checkpoint else None,
-        rl_steps=steps,
-        rl_prompts=prompts,
-        group_size=group_size,
-        sampler=sampler,
-        eval_every=eval_every,
-        control=control,
-    )
-    experiment = run_experiment
-    if env == "code":
-        from referee.train.multiturn import multiturn_config, run_multiturn_experiment
-
-        # The multi-turn defaults apply to the options left at their (single-turn) defaults.
-        fields = {"steps": "rl_steps", "prompts": "rl_prompts"}
-        given = {
-            fields.get(name, name)
-            for name in ctx.params
-            if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"
-        }
-        cfg = multiturn_config(cfg, keep=given | {"run_dir"})
-        experiment = run_multiturn_experiment
-    try:
-        results = experiment(cfg, log=lambda m: err.print(m, markup=False, highlight=False))
-    except (SandboxUnavailable, ConfigError) as e:
-        raise _fail(str(e), 2) from None
-    except RefereeError as e:  # e.g. a --quarantine-from folder without a store
-        raise _fail(str(e), 1) from None
-    Console(stderr=True).print(results_table(results))
+    # Only the options given go to the library: the ones left out take the mode's defaults
+    # (multi-turn has its own, smaller ones). The run folder is always named here.
+    names = {"steps": "rl_steps", "prompts": "rl_prompts"}
+    given: dict[str, Any] = {
+        names.get(name, name): value
+        for name, value in ctx.params.items()
+        if name not in ("env", "as_json")
+        and getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"
+    }
+    given["run_dir"] = str(run_dir or Path("runs") / time.strftime("train-%Y%m%d-%H%M%S"))
+    for key in ("task_file", "sft_checkpoint"):
+        if given.get(key) is not None:
+            given[key] = str(given[key])
+    if "quarantine_from" in given:
+        given["quarantine_from"] = tuple(str(p) for p in given["quarantine_from"] or ())
+    cfg = experiment_config(given, env=env)
+    results = run_experiment(cfg, log=lambda m: err.print(m, markup=False, highlight=False))
+    data = results.to_json()
+    Console(stderr=True).print(results_table(data))
     if as_json:
-        print(json.dumps(results))
+        print(json.dumps(data))
 
 
 @app.command("eval")
@@ -604,7 +559,7 @@ def eval_(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Evaluate a policy on function tasks: greedy pass@1 (and pass@k with --samples)."""
-    from referee.train.policy_eval import evaluate_policy
+    from referee.rollout.evaluate import evaluate_policy
 
     chosen = [t for t in _load(tasks) if split == "all" or t.split == split]
     if not chosen:

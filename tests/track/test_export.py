@@ -189,7 +189,7 @@ def test_trls_sft_trainer_prepares_the_rows_and_learns_only_the_assistant_turns(
     import trl
     from trl import SFTConfig, SFTTrainer
 
-    from referee.train.tiny import TinyConfig, tiny_model, train_tokenizer
+    from referee.experiments.listops.tiny import TinyConfig, tiny_model, train_tokenizer
 
     write_dataset(sft_rows(store, run_id="r1"), tmp_path / "sft.parquet")
     template = (Path(trl.__file__).parent / "chat_templates" / "qwen2_5.jinja").read_text()

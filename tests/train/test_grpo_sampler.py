@@ -4,8 +4,8 @@ import pytest
 
 pytest.importorskip("trl")
 
+from referee.tasks.compact import compact_prompt
 from referee.train.grpo import GroupSampler
-from referee.train.prompts import compact_prompt
 
 
 def test_layout_matches_trls_repeat_sampler():

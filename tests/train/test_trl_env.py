@@ -347,7 +347,7 @@ def tiny(tasks):
     from trl.chat_template_utils import add_response_schema, supports_tool_calling
 
     from referee.envs.code import FUNCTION_SYSTEM
-    from referee.train.tiny import TinyConfig, tiny_model, train_tokenizer
+    from referee.experiments.listops.tiny import TinyConfig, tiny_model, train_tokenizer
 
     torch.set_num_threads(1)
     template = (Path(trl.__file__).parent / "chat_templates" / "qwen2_5.jinja").read_text()

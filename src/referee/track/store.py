@@ -57,6 +57,7 @@ from referee.rollout.trajectory import Trajectory
 from referee.tasks.model import Task
 from referee.track.artifacts import ArtifactStore, externalize, has_refs, internalize
 from referee.track.database import where_clause
+from referee.track.layout import RunLayout
 from referee.track.queries import StoreQueries
 from referee.track.rows import AlertRow, AuditItemRow, LabelRow, MetricRow, RunRow
 from referee.track.schema import DB_NAME, SCHEMA_VERSION, UPSERT_TRAJECTORY
@@ -101,13 +102,15 @@ class TrackStore(StoreQueries):
         lock_timeout_s: float = 60.0,
     ) -> None:
         self.run_dir = Path(run_dir)
-        path = self.run_dir / DB_NAME
+        layout = RunLayout(self.run_dir)
+        path = layout.track_db
         if not create and not path.is_file():
             hint = ""
-            if (self.run_dir / "trajectories.jsonl").is_file():
+            if layout.trajectories_jsonl.is_file():
+                name = layout.trajectories_jsonl.name
                 hint = (
-                    "; it has a trajectories.jsonl: load it with "
-                    "TrackStore(run_dir).import_jsonl(run_dir / 'trajectories.jsonl')"
+                    f"; it has a {name}: load it with "
+                    f"TrackStore(run_dir).import_jsonl(run_dir / {name!r})"
                 )
             raise NotFoundError(f"no track store at {path}: is {self.run_dir} a run folder?{hint}")
         if artifact_threshold < 1:
@@ -123,9 +126,9 @@ class TrackStore(StoreQueries):
                 "choose a writable location"
             ) from e
         # Not Path.as_uri(): fsspec does not undo its percent-encoding ("my%20run").
-        local = f"file://{(self.run_dir / 'artifacts').resolve().as_posix()}"
+        local = f"file://{layout.artifacts.resolve().as_posix()}"
         self.artifacts = ArtifactStore(artifacts or local)
-        super().__init__(self.run_dir / DB_NAME, lock_timeout_s=lock_timeout_s)
+        super().__init__(path, lock_timeout_s=lock_timeout_s)
 
     # --- runs ---------------------------------------------------------------------------------
 

@@ -59,8 +59,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Literal, Union
 
-from referee.envs.base import ChatMessage as Message
-from referee.envs.base import Environment, SyncEnvironment
+from referee.envs.base import ChatMessage, Environment, SyncEnvironment
 from referee.envs.runtime import CodeRuntime
 from referee.errors import ConfigError, SandboxError
 from referee.tasks.model import Task
@@ -188,7 +187,7 @@ class TRLEnvironment:
         if sync.done:
             return f"not run: the episode is over ({self._reason or 'done'}); no tool runs now"
         self._calls += 1
-        message: Message = {
+        message: ChatMessage = {
             "role": "assistant",
             "content": "",
             "tool_calls": [
@@ -278,7 +277,7 @@ class TRLEnvironment:
         return task
 
     @classmethod
-    def _start(cls, task: Task) -> tuple[SyncEnvironment, list[Message]]:
+    def _start(cls, task: Task) -> tuple[SyncEnvironment, list[ChatMessage]]:
         """A fresh environment reset on ``task``; a sandbox failure is retried once."""
         for attempt in (1, 2):
             sync = SyncEnvironment(cls._factory(cls.runtime))
@@ -365,7 +364,7 @@ def _verify(sync: SyncEnvironment) -> tuple[Verdict | None, str]:
     return verdict, verdict.infra_error or ""
 
 
-def _prompt_addition(opening: list[Message], prompt: Any) -> str | None:
+def _prompt_addition(opening: list[ChatMessage], prompt: Any) -> str | None:
     """What TRL should append to the row's last user message for the opening to be complete."""
     contents = [str(m.get("content") or "") for m in opening]
     given: set[str] = set()

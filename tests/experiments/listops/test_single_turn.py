@@ -1,4 +1,5 @@
-"""A short real run of the embedded experiment: fine-tuning, GRPO with sandboxed rewards, control."""
+"""A short real run of the single-turn experiment: fine-tuning, GRPO with sandboxed rewards,
+control."""
 
 import json
 
@@ -9,11 +10,10 @@ pytest.importorskip("trl")
 
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
-    from referee.train.embedded import TrainConfig, run_experiment
-    from referee.train.tiny import TinyConfig
+    from referee.experiments.listops import TinyConfig, experiment_config, run_experiment
 
     run = tmp_path_factory.mktemp("run")
-    cfg = TrainConfig(
+    options = dict(
         run_dir=str(run),
         tasks=300,
         difficulties=(0.0,),  # one-step tasks: a few seconds of fine-tuning solve some
@@ -29,8 +29,11 @@ def small_run(tmp_path_factory):
         tiny=TinyConfig(hidden=64, layers=2, heads=2, ffn=128),
         report_to="tensorboard",
         metrics_port=0,
+        demo_draws=8,
     )
-    return run, run_experiment(cfg, log=lambda m: None)
+    results = run_experiment(experiment_config(options), log=lambda m: None)
+    assert results.rl.steps == 3 and results.sft.steps == 300  # frozen stage results
+    return run, results.to_json()
 
 
 def test_the_run_reports_every_stage_and_writes_its_folder(small_run):
@@ -101,17 +104,17 @@ def test_referee_metrics_reach_the_trainers_logger_and_canaries_the_pool(small_r
 
 
 def test_audit_labels_of_an_earlier_run_keep_its_tasks_out(small_run, tmp_path):
+    from referee.experiments.listops.tasks import quarantined_tasks
     from referee.track.audit import AuditQueue
     from referee.track.store import TrackStore
-    from referee.train.embedded import TrainConfig, cfg_quarantined
 
     run, _ = small_run
     with TrackStore(run, create=False) as store:
         (meta,) = store.runs()
         first = store.trajectories(run_id=meta.run_id, limit=1)[0]
         AuditQueue(store).label(first.id, "broken-task", note="test")
-    assert cfg_quarantined(TrainConfig(quarantine_from=(str(run),))) == {first.task_id}
+    assert quarantined_tasks([str(run)]) == {first.task_id}
     from referee.errors import StoreError
 
     with pytest.raises(StoreError):
-        cfg_quarantined(TrainConfig(quarantine_from=(str(tmp_path),)))
+        quarantined_tasks([str(tmp_path)])

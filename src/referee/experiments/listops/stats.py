@@ -41,13 +41,17 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from statistics import NormalDist
 from typing import Any
 
 from referee.errors import ConfigError
+
+# pass@k lives with the evaluation that needs it (referee.rollout); re-exported here beside
+# the paired tests.
+from referee.rollout.pass_at_k import mean_pass_at_k, pass_at_k, whole_number
 
 __all__ = [
     "PairedScoresTest",
@@ -61,70 +65,10 @@ __all__ = [
 ]
 
 
-def _whole(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ConfigError(f"{name} must be a whole number, at least {low}, got {value!r}")
-    return value
-
-
 def _confidence(confidence: float) -> float:
     if not 0.0 < confidence < 1.0:
         raise ConfigError(f"confidence must be between 0 and 1 (0.95 for 95%), got {confidence!r}")
     return NormalDist().inv_cdf(0.5 + confidence / 2.0)
-
-
-# ---- pass@k ------------------------------------------------------------------------------------
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """The unbiased pass@k estimate from ``n`` samples of which ``c`` passed.
-
-    >>> pass_at_k(5, 0, 3), pass_at_k(5, 3, 3), pass_at_k(4, 1, 2)
-    (0.0, 1.0, 0.5)
-    """
-    _whole("n (samples)", n, 1)
-    _whole("c (passed samples)", c, 0)
-    _whole("k", k, 1)
-    if c > n:
-        raise ConfigError(f"c={c} passed samples is more than the n={n} drawn")
-    if k > n:
-        raise ConfigError(
-            f"pass@{k} needs at least {k} samples per task, got n={n}; draw more samples or lower k"
-        )
-    if n - c < k:
-        return 1.0  # every k-subset contains a passing sample
-    prod = 1.0
-    for i in range(n - c + 1, n + 1):
-        prod *= 1.0 - k / i
-    return 1.0 - prod
-
-
-def mean_pass_at_k(
-    results: Mapping[str, Sequence[bool]] | Iterable[Sequence[bool]], k: int
-) -> float:
-    """pass@k averaged over tasks; ``results`` holds each task's sample outcomes.
-
-    A mapping's keys name the task in errors.
-
-    >>> mean_pass_at_k({"a": [True, False], "b": [False, False]}, k=1)
-    0.25
-    >>> mean_pass_at_k([[True, False], [False, False]], k=2)
-    0.5
-    """
-    items = results.items() if isinstance(results, Mapping) else enumerate(results)
-    values: list[float] = []
-    for key, outcomes in items:
-        outcomes = list(outcomes)
-        if len(outcomes) < k:
-            name = f"task {key!r}" if isinstance(results, Mapping) else f"task #{key}"
-            raise ConfigError(
-                f"{name} has {len(outcomes)} samples, fewer than k={k}; pass@{k} needs at least "
-                f"{k} samples of every task"
-            )
-        values.append(pass_at_k(len(outcomes), sum(bool(o) for o in outcomes), k))
-    if not values:
-        raise ConfigError("no tasks to average pass@k over")
-    return math.fsum(values) / len(values)
 
 
 # ---- paired pass/fail --------------------------------------------------------------------------
@@ -136,8 +80,8 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
     >>> mcnemar_exact(0, 5), mcnemar_exact(3, 3), mcnemar_exact(0, 0)
     (0.0625, 1.0, 1.0)
     """
-    _whole("a_only", a_only, 0)
-    _whole("b_only", b_only, 0)
+    whole_number("a_only", a_only, 0)
+    whole_number("b_only", b_only, 0)
     m = a_only + b_only
     # sum of C(m, i) for i <= min(a_only, b_only), each term from the last (exact integers:
     # C(m, i) * (m - i) is always divisible by i + 1), not one math.comb per term.
@@ -167,7 +111,7 @@ def newcombe_paired_ci(
     (-0.1186, -0.0046)
     """
     for name, v in (("both", both), ("a_only", a_only), ("b_only", b_only), ("neither", neither)):
-        _whole(name, v, 0)
+        whole_number(name, v, 0)
     z = _confidence(confidence)
     n = both + a_only + b_only + neither
     if n == 0:
@@ -373,8 +317,8 @@ def paired_test_scores(
     ('exact sign-flip', 4, 1, 0.125)
     """
     _confidence(confidence)  # validated before any work
-    _whole("permutations", permutations, 1)
-    _whole("bootstrap", bootstrap, 1)
+    whole_number("permutations", permutations, 1)
+    whole_number("bootstrap", bootstrap, 1)
     xs, ys = [float(v) for v in a], [float(v) for v in b]
     if len(xs) != len(ys):
         raise ConfigError(

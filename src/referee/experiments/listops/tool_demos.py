@@ -1,7 +1,8 @@
 """Demonstrations as tool-use episodes, and the tiny chat model that imitates them.
 
-An imperfect demonstrator (:class:`~referee.train.demonstrator.Demonstrator`) writes a body of
-code; a demonstration is an episode of the TRL environment class that really runs it::
+An imperfect demonstrator
+(:class:`~referee.experiments.listops.demonstrator.Demonstrator`) writes a body of code; a
+demonstration is an episode of the TRL environment class that really runs it::
 
     system     Write the function to solution.py with write_file, then call submit.
     user       keep the even numbers; then return their sum.
@@ -14,8 +15,8 @@ code; a demonstration is an episode of the TRL environment class that really run
 
 The verifier then judges the episode, so the demonstrations' pass rate is measured, not
 assumed. :func:`sft_row` turns a conversation into the token ids TRL's tool loop would build
-for it (:mod:`referee.train.chat`) with a mask of the assistant's own tokens, the only ones the
-fine-tuning loss covers.
+for it (:mod:`~referee.experiments.listops.chat`) with a mask of the assistant's own tokens,
+the only ones the fine-tuning loss covers.
 
 >>> eps, keys = demonstrations(Env, train, Demonstrator(), draws=8, openings=op)  # doctest: +SKIP
 >>> row = sft_row(tok, eps[keys[0]][0], tools)                              # doctest: +SKIP
@@ -31,8 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from referee.envs.code_tasks import SOLUTION_FILE
-from referee.tasks.model import Task
-from referee.train.chat import (
+from referee.experiments.listops.chat import (
     assistant_ids,
     assistant_text,
     chat_tokenizer,
@@ -41,7 +41,8 @@ from referee.train.chat import (
     tool_call,
     tool_suffix_ids,
 )
-from referee.train.demonstrator import Demonstrator
+from referee.experiments.listops.demonstrator import Demonstrator
+from referee.tasks.model import Task
 from referee.train.trl_env import TRLEnvironment
 
 __all__ = ["FINAL", "chat_model", "demonstration", "demonstrations", "sft_row"]
@@ -138,7 +139,7 @@ def chat_model(
     from trl.chat_template_utils import add_response_schema, supports_tool_calling
 
     from referee.errors import ConfigError
-    from referee.train.tiny import tiny_model
+    from referee.experiments.listops.tiny import tiny_model
 
     if model is not None:
         tok = AutoTokenizer.from_pretrained(model)

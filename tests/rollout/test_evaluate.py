@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from referee.errors import ConfigError, RefereeError
+from referee.rollout.evaluate import compact_prompt_format, evaluate_policy, policy_for_eval
 from referee.tasks import Task, generate
+from referee.tasks.compact import compact_prompt
 from referee.tasks.model import read_tasks, write_tasks
-from referee.train.policy_eval import _code_prompt_format, _policy, evaluate_policy
-from referee.train.prompts import compact_prompt
 from referee.verify.record import record_function_tasks
 from tests.policy.fake_openai import CodeAnswer, FakeOpenAI
 
@@ -128,11 +128,11 @@ def test_tasks_that_cannot_be_judged_are_an_error_not_a_score_of_zero() -> None:
         evaluate_policy(f"scripted:{WRONG}", unrecorded)
 
 
-def test_code_prompt_format_is_the_tasks_code_prompt(tasks: list[Task]) -> None:
+def test_compact_prompt_format_is_the_tasks_code_prompt(tasks: list[Task]) -> None:
     for task in tasks:
         messages = [m.model_dump() for m in task.prompt]
-        assert _code_prompt_format(messages) == compact_prompt(task.payload["code_prompt"])
-    assert _code_prompt_format([{"role": "user", "content": "no fence"}]) == "no fence\n"
+        assert compact_prompt_format(messages) == compact_prompt(task.payload["code_prompt"])
+    assert compact_prompt_format([{"role": "user", "content": "no fence"}]) == "no fence\n"
 
 
 def test_a_local_model_without_a_chat_template_gets_the_compact_prompt(
@@ -146,9 +146,9 @@ def test_a_local_model_without_a_chat_template_gets_the_compact_prompt(
     tok = tiny_lm.tokenizer()
     tiny_lm.model(tok).save_pretrained(plain)
     tok.save_pretrained(plain)
-    policy = _policy(f"local:{plain}")
+    policy = policy_for_eval(f"local:{plain}")
     try:
-        assert policy.prompt_format is _code_prompt_format
+        assert policy.prompt_format is compact_prompt_format
         messages = [m.model_dump() for m in tasks[0].prompt]
         # The prompt the embedded model was trained on: the task's description only.
         assert policy.prompt_text(messages) == compact_prompt(tasks[0].payload["code_prompt"])
@@ -158,3 +158,14 @@ def test_a_local_model_without_a_chat_template_gets_the_compact_prompt(
     result = evaluate_policy(f"local:{plain}", tasks, max_tokens=8, concurrency=2)
     assert result.infra_errors == 0 and len(result.completions) == 2
     assert result.passed == [False, False]
+
+
+def test_pass_at_k_lives_beside_the_evaluation():
+    import doctest
+
+    import referee.rollout.pass_at_k as pass_at_k_module
+    from referee.experiments.listops import stats
+
+    assert stats.pass_at_k is pass_at_k_module.pass_at_k  # one estimator, re-exported
+    result = doctest.testmod(pass_at_k_module)
+    assert result.failed == 0 and result.attempted > 0

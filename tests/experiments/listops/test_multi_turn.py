@@ -35,7 +35,7 @@ def runtime(harness_sb):
 @pytest.fixture(scope="module")
 def tasks(harness_sb):
     """Four recorded list-ops tasks with the user message the tiny model reads."""
-    from referee.train.multiturn import tool_task
+    from referee.experiments.listops.multi_turn import tool_task
     from referee.verify.record import record_function_tasks
 
     drafts = [generate("list-ops", difficulty=0.5, seed=s) for s in (1, 2, 3, 4)]
@@ -44,7 +44,7 @@ def tasks(harness_sb):
 
 @pytest.fixture(scope="module")
 def env_class(runtime, tasks):
-    from referee.train.multiturn import code_env
+    from referee.experiments.listops.multi_turn import code_env
     from referee.train.trl_env import environment_class
 
     cls = environment_class(code_env, tasks, runtime=runtime)
@@ -58,10 +58,10 @@ def chat(env_class, tasks):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
-    from referee.train.demonstrator import Demonstrator
-    from referee.train.multiturn import tool_functions
-    from referee.train.tiny import TinyConfig
-    from referee.train.tool_demos import chat_model, demonstrations
+    from referee.experiments.listops.demonstrator import Demonstrator
+    from referee.experiments.listops.multi_turn import tool_functions
+    from referee.experiments.listops.tiny import TinyConfig
+    from referee.experiments.listops.tool_demos import chat_model, demonstrations
 
     torch.set_num_threads(1)
     ds = env_class.dataset(tasks)
@@ -101,8 +101,8 @@ def test_demonstrations_are_real_episodes_judged_by_the_verifier(chat, tasks, ve
 def test_fine_tuning_rows_are_the_token_ids_trl_builds(chat):
     from trl.trainer.grpo_trainer import GRPOTrainer
 
-    from referee.train.chat import tool_suffix_ids
-    from referee.train.tool_demos import sft_row
+    from referee.experiments.listops.chat import tool_suffix_ids
+    from referee.experiments.listops.tool_demos import sft_row
 
     tok, tools, episodes = chat
     conversation = next(iter(episodes.values()))[0]
@@ -164,8 +164,8 @@ def _call(name: str, **arguments: Any) -> str:
 
 
 def test_held_out_episodes_run_the_model_s_tool_calls_in_the_sandbox(chat, tasks, runtime):
-    from referee.train.multiturn import code_env
-    from referee.train.tool_episodes import run_episodes
+    from referee.experiments.listops.multi_turn import code_env
+    from referee.experiments.listops.tool_episodes import run_episodes
 
     tok, tools, _ = chat
 
@@ -199,8 +199,8 @@ def test_held_out_episodes_run_the_model_s_tool_calls_in_the_sandbox(chat, tasks
 
 
 def test_an_episode_stops_at_the_completion_budget(chat, tasks, runtime):
-    from referee.train.multiturn import code_env
-    from referee.train.tool_episodes import run_episodes
+    from referee.experiments.listops.multi_turn import code_env
+    from referee.experiments.listops.tool_episodes import run_episodes
 
     tok, tools, _ = chat
     model = _ScriptedLM(
@@ -225,19 +225,50 @@ SMALL = dict(
 
 
 @pytest.fixture(scope="module")
-def small_run(tmp_path_factory):
+def earlier_run(tmp_path_factory):
+    """An earlier run's store in which an auditor labelled every other training task
+    ``hack``: those tasks are quarantined for the run that names it in quarantine_from."""
+    from referee.experiments.listops import experiment_config
+    from referee.experiments.listops.tasks import prepare_tasks
+    from referee.track.audit import AuditQueue
+    from referee.track.store import TrackStore
+    from referee.verify.function import harness_sandbox
+    from tests.track.test_audit import trajectory
+
+    folder = tmp_path_factory.mktemp("earlier")
+    sandbox = harness_sandbox()
+    try:
+        cfg = experiment_config(SMALL, env="code")
+        train, _, _ = prepare_tasks(cfg.tasks, sandbox, seed=cfg.seed)
+    finally:
+        sandbox.close()
+    hacked = [t.id for t in train[::2]]
+    with TrackStore(folder) as store:
+        store.start_run("earlier", {})
+        for i, task_id in enumerate(hacked):
+            tr = trajectory(i, run_id="earlier", task_id=task_id)
+            store.log_trajectory(tr)
+            AuditQueue(store).label(tr.id, "hack", note="test")
+    return folder, set(hacked)
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory, earlier_run):
     """The experiment on one-step tasks, with enough fine-tuning (16 s) for a tiny model to
-    call the tools: write_file, then submit."""
-    from referee.train.embedded import TrainConfig
-    from referee.train.multiturn import multiturn_config, run_multiturn_experiment
-    from referee.train.tiny import TinyConfig
+    call the tools: write_file, then submit. Canaries are in its GRPO pool, and the tasks an
+    earlier run's audit labelled are quarantined."""
+    from referee.experiments.listops import TinyConfig, experiment_config, run_experiment
 
     run = tmp_path_factory.mktemp("run")
     tiny = TinyConfig(hidden=48, layers=2, heads=2, ffn=96, max_positions=256)
-    given = {**SMALL, "run_dir": str(run), "tiny": tiny}
-    cfg = multiturn_config(TrainConfig(**given), keep=given)
+    given = {
+        **SMALL, "run_dir": str(run), "tiny": tiny, "canary_share": 0.1,
+        "quarantine_from": (str(earlier_run[0]),),
+    }  # fmt: skip
+    cfg = experiment_config(given, env="code")
     log: list[str] = []
-    return run, run_multiturn_experiment(cfg, log=log.append), log, cfg
+    results = run_experiment(cfg, log=log.append)
+    return run, results.to_json(), log, cfg
 
 
 def _rows(path: Any) -> list[dict[str, Any]]:
@@ -289,7 +320,7 @@ def test_the_fine_tuned_model_s_tool_calls_reach_the_sandbox(small_run):
 def test_grpo_episodes_ran_in_the_environment_and_the_verifier_scored_them(
     small_run, harness_sb, verifier
 ):
-    from referee.train.embedded import prepare_tasks
+    from referee.experiments.listops.tasks import prepare_tasks
 
     run, results, _, cfg = small_run
     rows = _rows(run / "trajectories.jsonl")
@@ -299,7 +330,7 @@ def test_grpo_episodes_ran_in_the_environment_and_the_verifier_scored_them(
         sum(r["tool_calls"] for r in rows if r["step"] == s) / 4 for s in (0, 1)
     ]
     assert sum(r["tool_calls"] for r in rows) > 0
-    train = {t.id: t for t in prepare_tasks(cfg, harness_sb)[0]}
+    train = {t.id: t for t in prepare_tasks(cfg.tasks, harness_sb, seed=cfg.seed)[0]}
     for r in rows:
         assert r["reward"] == float(r["passed"])  # reward="pass": the verdict, binary
         assert r["verifier_reward"] is not None and r["infra_error"] is None
@@ -331,23 +362,55 @@ def test_held_out_episodes_are_recorded_for_every_stage(small_run):
 def test_the_command_dispatches_with_the_multi_turn_defaults(monkeypatch, tmp_path):
     from typer.testing import CliRunner
 
-    import referee.train.multiturn as multiturn
+    import referee.experiments.listops as listops
     from referee.cli import app
+    from referee.experiments.listops.config import MULTI_TURN_DEFAULTS
 
     seen = {}
 
-    def fake(cfg: Any, log: Any) -> dict[str, Any]:
+    def fake(cfg: Any, log: Any) -> Any:
         seen["cfg"] = cfg
-        return {"run_dir": cfg.run_dir, "heldout_tasks": 0}
+        return SimpleNamespace(to_json=lambda: {"run_dir": cfg.run_dir, "heldout_tasks": 0})
 
-    monkeypatch.setattr(multiturn, "run_multiturn_experiment", fake)
+    monkeypatch.setattr(listops, "run_experiment", fake)
     args = ["train", "--env", "code", "--steps", "7", "--run-dir", str(tmp_path / "r")]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     cfg = seen["cfg"]
-    assert cfg.rl_steps == 7 and cfg.run_dir == str(tmp_path / "r")  # given: kept
-    assert cfg.sft_steps == multiturn.DEFAULTS["sft_steps"]  # left out: the multi-turn default
-    assert cfg.max_completion_tokens == multiturn.DEFAULTS["max_completion_tokens"]
+    assert cfg.grpo.steps == 7 and cfg.run_dir == str(tmp_path / "r")  # given: kept
+    assert cfg.sft.steps == MULTI_TURN_DEFAULTS["sft_steps"]  # left out: the multi-turn default
+    assert cfg.grpo.max_completion_tokens == MULTI_TURN_DEFAULTS["max_completion_tokens"]
+    assert cfg.evaluation.max_completion_tokens == MULTI_TURN_DEFAULTS["max_completion_tokens"]
+
+
+def test_canaries_are_in_the_grpo_pool_and_recorded_in_the_store(small_run):
+    from referee.track.store import TrackStore
+
+    run, results, _, _ = small_run
+    assert results["rl"]["canaries"] >= 1
+    with TrackStore(run, create=False) as store:
+        canaries = {t.id for t in store.tasks() if t.hidden.get("canary")}
+        (meta,) = store.runs()
+        sampled = {t.task_id for t in store.trajectories(run_id=meta.run_id)}
+    assert len(canaries) == results["rl"]["canaries"]
+    assert results["train_tasks"] + len(canaries) == results["rl"]["curriculum"]["tasks"]
+    # never in the fine-tuning data: the demonstrations are of training tasks only
+    assert not canaries & set(json.loads((run / "heldout_per_task.json").read_text())["task_ids"])
+    assert sampled  # the GRPO episodes are in the store
+
+
+def test_tasks_an_earlier_audit_labelled_are_never_sampled(small_run, earlier_run):
+    from referee.track.store import TrackStore
+
+    run, results, log, _ = small_run
+    _, hacked = earlier_run
+    assert any(line.startswith(f"quarantine: {len(hacked)} tasks labelled") for line in log)
+    assert results["rl"]["quarantined"] == len(hacked)  # every one is in this run's pool
+    with TrackStore(run, create=False) as store:
+        (meta,) = store.runs()
+        sampled = {t.task_id for t in store.trajectories(run_id=meta.run_id)}
+    episodes = {r["task_id"] for r in _rows(run / "trajectories.jsonl")}
+    assert sampled == episodes and not sampled & hacked
 
 
 def test_grpo_episodes_are_in_the_track_store_turn_by_turn(small_run):

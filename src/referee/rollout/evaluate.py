@@ -5,7 +5,7 @@ single-turn episode (the task's prompt, the policy's answer, the verifier's verd
 for pass@1; with ``samples``, that many more episodes per task at temperature 1 give pass@k.
 
 A local model without a chat template (like the one ``referee train`` makes) was trained to
-continue a task's description (:func:`referee.train.prompts.compact_prompt`), not a
+continue a task's description (:func:`referee.tasks.compact.compact_prompt`), not a
 conversation; for it the prompt is that text,
 so it is evaluated on what it was trained to do.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from referee.envs.registry import make_env
@@ -21,33 +22,52 @@ from referee.envs.runtime import CodeRuntime
 from referee.errors import ConfigError, PolicyError, RefereeError
 from referee.policy import Sampling, policy_from_spec
 from referee.policy.spec import FORMS
+from referee.rollout.pass_at_k import mean_pass_at_k
 from referee.rollout.runner import RolloutRunner
 from referee.rollout.trajectory import Trajectory
+from referee.tasks.compact import compact_prompt
 from referee.tasks.model import Task
-from referee.train.evaluate import EvalResult
-from referee.train.prompts import compact_prompt
-from referee.train.stats import mean_pass_at_k
 
-__all__ = ["evaluate_policy"]
+__all__ = ["EvalResult", "compact_prompt_format", "evaluate_policy", "policy_for_eval"]
 
 
-def _code_prompt_format(messages: list[dict[str, Any]], tools: Any = None) -> str:
+@dataclass(frozen=True)
+class EvalResult:
+    """Per-task outcomes of an evaluation: greedy pass/fail, partial credit, pass@k."""
+
+    task_ids: list[str]
+    passed: list[bool]  # greedy, per task
+    rewards: list[float]  # the verifier's partial credit of the greedy answer
+    pass_at_k: dict[int, float] = field(default_factory=dict)  # from sampled completions
+    infra_errors: int = 0
+    completions: list[str] = field(default_factory=list)
+
+    @property
+    def pass_at_1(self) -> float:
+        """The share of tasks whose greedy answer passed."""
+        return sum(self.passed) / len(self.passed) if self.passed else 0.0
+
+
+def compact_prompt_format(messages: list[dict[str, Any]], tools: Any = None) -> str:
+    """The compact prompt (:func:`referee.tasks.compact.compact_prompt`) of a single-turn
+    episode's messages: the input of a model trained without a chat template."""
     # The single-turn episode's user message holds the task's code prompt in a fence; the
-    # model was trained on its compact form (referee.train.prompts).
+    # model was trained on its compact form (referee.tasks.compact).
     text = str(messages[-1].get("content", ""))
     if "```python\n" in text:
         text = text.split("```python\n", 1)[1].split("```", 1)[0]
     return compact_prompt(text)
 
 
-def _policy(spec: str) -> Any:
+def policy_for_eval(spec: str) -> Any:
+    """The policy ``spec`` names; a local model without a chat template reads compact prompts."""
     try:
         policy: Any = policy_from_spec(spec)
     except PolicyError as e:  # an openai: URL that is not http(s): a bad spec all the same
         raise ConfigError(f"policy spec {spec!r}: {e}; accepted forms: {', '.join(FORMS)}") from e
     tokenizer = getattr(policy, "tokenizer", None)
     if tokenizer is not None and not getattr(tokenizer, "chat_template", None):
-        policy.prompt_format = _code_prompt_format
+        policy.prompt_format = compact_prompt_format
     return policy
 
 
@@ -79,7 +99,7 @@ def evaluate_policy(
         raise ConfigError(f"samples must be 0 (greedy only) or more, got {samples}")
     if concurrency < 1 or max_tokens < 1:
         raise ConfigError("concurrency and max_tokens must be at least 1")
-    policy = _policy(spec)
+    policy = policy_for_eval(spec)
     runtime = CodeRuntime()
 
     async def run(group: int, sampling: Sampling) -> list[Trajectory]:
@@ -120,19 +140,21 @@ def evaluate_policy(
         greedy, sampled = asyncio.run(both())
     finally:
         runtime.close()
-    result = EvalResult(
-        task_ids=[t.id for t in tasks],
-        passed=[tr.passed for tr in greedy],
-        rewards=[tr.reward or 0.0 for tr in greedy],
-        infra_errors=sum(not tr.ok for tr in greedy),
-        completions=[tr.final_text() for tr in greedy],
-    )
+    infra_errors = sum(not tr.ok for tr in greedy)
+    pass_k: dict[int, float] = {}
     if samples:
-        result.infra_errors += sum(not tr.ok for tr in sampled)
+        infra_errors += sum(not tr.ok for tr in sampled)
         outcomes: dict[str, list[bool]] = {t.id: [] for t in tasks}
         for tr in sampled:
             outcomes[tr.task_id].append(tr.passed)
         for k in ks:
             if k <= samples:
-                result.pass_at_k[k] = mean_pass_at_k(outcomes, k)
-    return result
+                pass_k[k] = mean_pass_at_k(outcomes, k)
+    return EvalResult(
+        task_ids=[t.id for t in tasks],
+        passed=[tr.passed for tr in greedy],
+        rewards=[tr.reward or 0.0 for tr in greedy],
+        pass_at_k=pass_k,
+        infra_errors=infra_errors,
+        completions=[tr.final_text() for tr in greedy],
+    )

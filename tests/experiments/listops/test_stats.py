@@ -6,9 +6,9 @@ from fractions import Fraction
 
 import pytest
 
-import referee.train.stats as stats_module
+import referee.experiments.listops.stats as stats_module
 from referee.errors import ConfigError
-from referee.train.stats import (
+from referee.experiments.listops.stats import (
     mcnemar_exact,
     mean_pass_at_k,
     newcombe_paired_ci,

@@ -14,28 +14,15 @@ unbiased estimator over them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from referee.experiments.listops.demonstrator import Demonstrator
+from referee.rollout.evaluate import EvalResult
+from referee.rollout.pass_at_k import mean_pass_at_k
 from referee.tasks.model import Task
-from referee.train.stats import mean_pass_at_k
 from referee.verify.function import FunctionVerifier
 
-__all__ = ["EvalResult", "evaluate", "generate_completions"]
-
-
-@dataclass
-class EvalResult:
-    task_ids: list[str]
-    passed: list[bool]  # greedy, per task
-    rewards: list[float]  # the verifier's partial credit of the greedy answer
-    pass_at_k: dict[int, float] = field(default_factory=dict)  # from sampled completions
-    infra_errors: int = 0
-    completions: list[str] = field(default_factory=list)
-
-    @property
-    def pass_at_1(self) -> float:
-        return sum(self.passed) / len(self.passed) if self.passed else 0.0
+__all__ = ["evaluate", "generate_completions", "imitation_ceiling"]
 
 
 def generate_completions(
@@ -104,13 +91,8 @@ def evaluate(
         c[0] for c in generate_completions(model, tokenizer, prompts, max_new_tokens=max_new_tokens)
     ]
     verdicts = verifier.verify_many(list(zip(tasks, greedy, strict=True)))
-    result = EvalResult(
-        task_ids=[t.id for t in tasks],
-        passed=[v.passed for v in verdicts],
-        rewards=[v.reward for v in verdicts],
-        infra_errors=sum(v.infra_error is not None for v in verdicts),
-        completions=greedy,
-    )
+    infra_errors = sum(v.infra_error is not None for v in verdicts)
+    pass_k: dict[int, float] = {}
     if samples:
         sampled = generate_completions(
             model,
@@ -123,11 +105,37 @@ def evaluate(
         )
         pairs = [(t, c) for t, cs in zip(tasks, sampled, strict=True) for c in cs]
         flat = verifier.verify_many(pairs)
-        result.infra_errors += sum(v.infra_error is not None for v in flat)
+        infra_errors += sum(v.infra_error is not None for v in flat)
         outcomes = [
             [v.passed for v in flat[i * samples : (i + 1) * samples]] for i in range(len(tasks))
         ]
         for k in ks:
             if k <= samples:
-                result.pass_at_k[k] = mean_pass_at_k(outcomes, k)
-    return result
+                pass_k[k] = mean_pass_at_k(outcomes, k)
+    return EvalResult(
+        task_ids=[t.id for t in tasks],
+        passed=[v.passed for v in verdicts],
+        rewards=[v.reward for v in verdicts],
+        pass_at_k=pass_k,
+        infra_errors=infra_errors,
+        completions=greedy,
+    )
+
+
+def imitation_ceiling(
+    demo: Demonstrator, heldout: Sequence[Task], dev: Sequence[Task], verifier: FunctionVerifier
+) -> dict[str, float]:
+    """What perfect imitation reaches: the pass rate of the demonstrator's majority answer
+    (greedy decoding of a perfect imitator) and of one of its draws (sampling at T 1)."""
+
+    def rate(tasks: Sequence[Task], solve: Callable[[Task], str]) -> float:
+        if not tasks:
+            return 0.0
+        verdicts = verifier.verify_many([(t, solve(t)) for t in tasks])
+        return round(sum(bool(v.passed) for v in verdicts) / len(verdicts), 4)
+
+    return {
+        "heldout_mode": rate(heldout, demo.mode),
+        "dev_mode": rate(dev, demo.mode),
+        "heldout_draw": rate(heldout, lambda t: demo.solve(t, draw=10**6)),
+    }

@@ -5,17 +5,19 @@ go to :class:`~referee.envs.code.CodeEnv` (the sandbox), and the verifier judges
 episode left. The loop is the one ``GRPOTrainer`` runs with an ``environment_factory``
 (TRL 1.16, ``_tool_call_loop``), so a held-out number measures what training optimised:
 
-1. the opening is rendered by the chat template with the tools (:func:`~referee.train.chat.
-   prompt_ids`); the model generates one turn, up to its end-of-turn token;
+1. the opening is rendered by the chat template with the tools
+   (:func:`~referee.experiments.listops.chat.prompt_ids`); the model generates one turn, up
+   to its end-of-turn token;
 2. TRL's parser (``trl.chat_template_utils.parse_response``) reads the turn. A turn without a
    tool call ends the episode (its text never reaches the environment); so does the turn
    after ``max_tool_calls`` rounds of tools;
 3. each call runs as one environment step and its text comes back as a tool message, worded
    as :class:`~referee.train.trl_env.TRLEnvironment` words it; calls TRL could not make (an
    unknown tool, arguments the tool's signature refuses) come back as TRL's ``{"error": ...}``;
-4. the tool results are appended as tokens (:func:`~referee.train.chat.tool_suffix_ids`),
-   unless they would take the episode past ``max_completion_tokens`` (model and tool tokens
-   after the prompt, TRL's ``max_completion_length``): then it ends there, as in TRL;
+4. the tool results are appended as tokens
+   (:func:`~referee.experiments.listops.chat.tool_suffix_ids`), unless they would take the episode
+   past ``max_completion_tokens`` (model and tool tokens after the prompt, TRL's
+   ``max_completion_length``): then it ends there, as in TRL;
 5. the environment's verdict (``CodeEnv.verify``: the submitted answer, or the workspace as it
    stands) is the result. Rows of a batch generate together; greedy unless ``temperature``.
 
@@ -33,10 +35,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.envs.base import ChatMessage as Message
-from referee.envs.base import Environment
+from referee.envs.base import ChatMessage, Environment
+from referee.experiments.listops.chat import prompt_ids, tool_suffix_ids
 from referee.tasks.model import Task
-from referee.train.chat import prompt_ids, tool_suffix_ids
 from referee.verify.verdict import Verdict
 
 __all__ = ["Episode", "run_episodes"]
@@ -47,7 +48,7 @@ class Episode:
     """One episode: the conversation as TRL's completions hold it, and its verdict."""
 
     task_id: str
-    messages: list[Message]  # the opening, then assistant turns and tool results
+    messages: list[ChatMessage]  # the opening, then assistant turns and tool results
     #: "answered" (a turn without a tool call), "max_tool_calls", "length" (the budget)
     end: str = ""
     completion_tokens: int = 0  # model and tool tokens after the prompt
@@ -187,7 +188,7 @@ async def _tool(
     if env.done:
         reason = getattr(env, "reason", "") or "done"
         return name, f"not run: the episode is over ({reason}); no tool runs now"
-    message: Message = {
+    message: ChatMessage = {
         "role": "assistant",
         "content": "",
         "tool_calls": [

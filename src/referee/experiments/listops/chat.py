@@ -14,11 +14,12 @@ same token sequences, so fine-tuning, GRPO and evaluation all see one format:
 ...                              "content": "submitted"}])
 
 :func:`chat_tokenizer` makes the tokenizer of the tiny model: a BPE trained here
-(:func:`referee.train.tiny.train_tokenizer`), TRL's ``qwen2_5.jinja`` template (shipped inside
-the trl package) with its response parser, and the tool tokens. Text that is the same in every
-sequence of a run (the rendered system block: system prompt, tool schemas and the template's
-tool instructions) can be made one token of its own (``fixed``): a model trained from scratch
-cannot read it anyway, and each sequence is then a few hundred tokens shorter.
+(:func:`~referee.experiments.listops.tiny.train_tokenizer`), TRL's ``qwen2_5.jinja``
+template (shipped inside the trl package) with its response parser, and the tool tokens.
+Text that is the same in every sequence of a run (the rendered system block: system prompt,
+tool schemas and the template's tool instructions) can be made one token of its own
+(``fixed``): a model trained from scratch cannot read it anyway, and each sequence is then a
+few hundred tokens shorter.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def chat_tokenizer(
     from trl.chat_template_utils import add_response_schema, supports_tool_calling
 
     from referee.errors import ConfigError
-    from referee.train.tiny import train_tokenizer
+    from referee.experiments.listops.tiny import train_tokenizer
 
     tok = train_tokenizer(texts, vocab_size=vocab_size)
     tok.add_special_tokens({"additional_special_tokens": list(TOOL_TOKENS)})

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+from referee.experiments.listops.demonstrator import MISCONCEPTIONS, Demonstrator
 from referee.tasks.procedural import generate
-from referee.train.demonstrator import MISCONCEPTIONS, Demonstrator
 
 
 def _task_with(name: str):

@@ -1,0 +1,271 @@
+"""The one GRPO stage of the experiment, single- and multi-turn alike.
+
+TRL's ``GRPOTrainer`` (as :class:`~referee.train.grpo.CurriculumGRPOTrainer`) from the
+fine-tuned model, with everything referee adds around it, the same in both modes:
+
+* the **pool**: the training tasks with canaries (impossible by construction:
+  :mod:`referee.track.canary`) mixed in at ``canary_share`` (:func:`grpo_pool`); a pass on one
+  is an alert. Canaries are never in the fine-tuning data;
+* the **sampler**: the curriculum (or uniform) chooses each step's tasks; the held-out tasks
+  are known to it so that it refuses them; tasks quarantined by audit labels (earlier runs'
+  ``--quarantine-from`` stores at the start, this run's labels before every step) are never
+  sampled;
+* the **record**: every episode goes to the run's ``track.sqlite`` through
+  :class:`~referee.train.tracking.RunTracking` (detectors on each step; the step metrics to
+  the Prometheus endpoint of ``metrics_port`` and to the trainer's ``report_to`` loggers);
+* the **held-out curve** every ``eval_every`` steps, and the held-out pass rate after GRPO.
+
+What differs between the modes is a :class:`Rollouts`: how TRL makes the episodes and how their
+rewards come back (single-turn: a reward function over completions; multi-turn: TRL's
+``environment_factory`` with the environment's verdicts).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from referee.experiments.listops.config import GRPOConfig, TrackingConfig
+from referee.experiments.listops.results import GRPOResult
+from referee.rollout.evaluate import EvalResult
+from referee.tasks.model import Task
+from referee.track.canary import make_canaries
+from referee.track.detectors import Alert
+from referee.track.layout import RunLayout
+from referee.train.tracking import RunTracking
+
+__all__ = ["HeldoutEval", "Rollouts", "StepRecord", "grpo_pool", "run_grpo"]
+
+Log = Callable[[str], None]
+
+
+def grpo_pool(
+    train: Sequence[Task], cfg: GRPOConfig, *, seed: int
+) -> tuple[list[Task], list[Task]]:
+    """The GRPO pool (the training tasks and the canaries) and the canaries alone."""
+    n = round(cfg.canary_share * len(train))
+    canaries = make_canaries(n, seed=seed, like=list(train)) if n else []
+    return [*train, *canaries], canaries
+
+
+class StepRecord:
+    """What every GRPO step records, whatever made its episodes: the reward GRPO was given,
+    the sampler's view of the groups, the run's store (via the caller's alerts)."""
+
+    def __init__(self, sampler: Any, tracking: RunTracking, cfg: GRPOConfig, log: Log) -> None:
+        self.sampler = sampler
+        self.tracking = tracking
+        self.cfg = cfg
+        self.log = log
+        self.rewards: list[float] = []
+        self.zero_variance: list[float] = []
+
+    @property
+    def step(self) -> int:
+        """The step being scored (0-based)."""
+        return len(self.rewards)
+
+    def scored(
+        self, tasks: Sequence[Task], scores: Sequence[float | None],
+        verifier_rewards: Sequence[float | None], alerts: Sequence[Alert],
+    ) -> int:  # fmt: skip
+        """One step's outcome (rows in TRL's group order); returns the groups without variance.
+
+        ``scores``: what GRPO was given (None: not scored); ``verifier_rewards``: the verdicts'
+        partial credit (None: no verdict), which the curriculum learns from."""
+        step = self.step
+        for a in alerts:
+            self.log(f"alert at step {step}: [{a.severity}] {a.detector}: {a.message}")
+        good = [s for s in scores if s is not None]
+        self.rewards.append(sum(good) / max(1, len(good)))
+        groups: dict[str, list[float | None]] = {}
+        for t, r in zip(tasks, verifier_rewards, strict=True):
+            groups.setdefault(t.id, []).append(r)
+        from referee.tasks.curriculum import Group
+
+        report = self.sampler.observe([Group(k, r) for k, r in groups.items()], step=step)
+        self.zero_variance.append(report.n_dropped / max(1, len(groups)))
+        return int(report.n_dropped)
+
+
+class Rollouts(Protocol):
+    """How TRL makes one mode's episodes and scores them."""
+
+    def dataset(self) -> Any:
+        """TRL's train data set: a ``prompt`` and a ``task_id`` per task of the pool."""
+        ...
+
+    def reward_function(self, record: StepRecord) -> Callable[..., list[float | None]]:
+        """The TRL reward function; it reports each step to ``record.scored``."""
+        ...
+
+    def trainer_options(self) -> dict[str, Any]:
+        """Extra keyword arguments of the trainer (``environment_factory``)."""
+        ...
+
+    def grpo_options(self) -> dict[str, Any]:
+        """Extra fields of TRL's ``GRPOConfig`` (``max_tool_calling_iterations``)."""
+        ...
+
+    def finish(self) -> dict[str, Any]:
+        """The mode's own fields of :class:`GRPOResult` after training (or {})."""
+        ...
+
+
+#: The run's held-out evaluation of a model, by stage name (``rl-step10``, ``rl``).
+HeldoutEval = Callable[[Any, str], EvalResult]
+
+
+def run_grpo(
+    model: Any, tokenizer: Any, rollouts: Rollouts, *, pool: Sequence[Task],
+    heldout: Sequence[Task], cfg: GRPOConfig, tracking_cfg: TrackingConfig, layout: RunLayout,
+    seed: int, env: str, run_config: Mapping[str, Any], heldout_eval: HeldoutEval,
+    start: EvalResult, quarantined: set[str], canaries: int, log: Log,
+) -> tuple[GRPOResult, EvalResult]:  # fmt: skip
+    """GRPO from ``model`` (loaded from the fine-tuned checkpoint) on ``pool`` (see the module
+    docstring); saves ``model-rl`` and returns the stage's result and its held-out evaluation.
+
+    ``start``: the held-out evaluation GRPO starts from (the curve's step 0);
+    ``quarantined``: task ids the earlier runs' audits took out."""
+    from transformers import TrainerCallback
+    from trl.trainer.grpo_config import GRPOConfig as TRLGRPOConfig
+
+    from referee.tasks.curriculum import Curriculum, CurriculumConfig
+    from referee.tasks.sampler import TrainingSampler
+    from referee.track.loggers import RefereeMetricsCallback
+    from referee.train.grpo import CurriculumGRPOTrainer
+
+    sinks = []
+    if tracking_cfg.metrics_port is not None:
+        from referee.track.prometheus import MetricsServer
+
+        sinks.append(MetricsServer(tracking_cfg.metrics_port))
+        log(f"step metrics for Prometheus: {sinks[0].url}")
+    tracking = RunTracking(
+        layout.root, run_id=layout.name, config=dict(run_config), tasks=[*pool, *heldout],
+        env=env, name=f"referee train{' --env code' if env == 'code' else ''} "
+        f"(seed {seed}, {cfg.sampler})", sinks=sinks,
+    )  # fmt: skip
+    status = "failed"
+    try:
+        tracking.heldout(0, pass_rate=start.pass_at_1, n=len(start.passed))
+        mode = CurriculumConfig() if cfg.sampler == "curriculum" else CurriculumConfig.uniform()
+        # The held-out tasks are given to the sampler too, so that it knows (and refuses) them.
+        sampler = TrainingSampler(
+            [*pool, *heldout],
+            curriculum=Curriculum([t.id for t in pool], mode, seed=seed),
+        )
+        out = sampler.curriculum.quarantine(quarantined)
+        if quarantined:
+            log(f"quarantined by earlier runs' audits: {out} of this run's tasks out of sampling")
+        dataset = rollouts.dataset()
+        index = {tid: i for i, tid in enumerate(dataset["task_id"])}
+
+        def choose(n: int) -> list[int]:
+            # Labels recorded while the run goes on (the store is shared with the dashboard)
+            # take tasks out of sampling from the next step on.
+            newly = sampler.curriculum.quarantine(tracking.quarantined_tasks())
+            if newly:
+                log(f"quarantined by audit: {newly} more tasks out of sampling")
+            return [index[t.id] for t in sampler.sample(n)]
+
+        record = StepRecord(sampler, tracking, cfg, log)
+        curve: list[dict[str, Any]] = []
+
+        class Curve(TrainerCallback):
+            def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> Any:
+                if cfg.eval_every and state.global_step % cfg.eval_every == 0:
+                    res = heldout_eval(kw["model"], f"rl-step{state.global_step}")
+                    curve.append({"step": state.global_step, "heldout_pass_at_1": res.pass_at_1})
+                    tracking.heldout(state.global_step, pass_rate=res.pass_at_1, n=len(res.passed))
+                return control
+
+        args = TRLGRPOConfig(
+            output_dir=str(layout.rl_dir),
+            max_steps=cfg.steps,
+            per_device_train_batch_size=cfg.prompts * cfg.group_size,
+            num_generations=cfg.group_size,
+            # multi-turn: TRL's budget for the whole episode, the model's tokens and the tools'
+            max_completion_length=cfg.max_completion_tokens,
+            temperature=cfg.temperature,
+            learning_rate=cfg.lr,
+            lr_scheduler_type="constant",
+            warmup_steps=0,
+            beta=cfg.kl_beta,
+            logging_steps=1,
+            save_strategy="no",
+            report_to=tracking_cfg.report_to,
+            use_cpu=True,
+            bf16=False,
+            gradient_checkpointing=False,
+            seed=seed,
+            dataloader_num_workers=0,
+            disable_tqdm=True,
+            **rollouts.grpo_options(),
+        )
+        trainer = CurriculumGRPOTrainer(
+            model=model,
+            reward_funcs=[rollouts.reward_function(record)],
+            args=args,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            callbacks=[Curve()],
+            choose=choose,
+            **rollouts.trainer_options(),
+        )
+        # referee's step metrics (reward spread, visible/hidden gap, alerts...) reach whatever
+        # loggers report_to names, beside TRL's own.
+        RefereeMetricsCallback.attach(trainer, tracking.tracker)
+        t0 = time.perf_counter()
+        trainer.train()
+        wall = time.perf_counter() - t0
+        result = GRPOResult(
+            **_numbers(trainer, layout, wall, record, sampler),
+            curve=tuple(curve),
+            alerts=tuple(
+                {
+                    "step": a.step,
+                    "detector": a.detector,
+                    "severity": a.severity,
+                    "message": a.message,
+                }
+                for a in tracking.alerts
+            ),
+            canaries=canaries,
+            quarantined=len(sampler.curriculum.quarantined()),
+            **rollouts.finish(),
+        )
+        model.save_pretrained(layout.model_rl)
+        tokenizer.save_pretrained(layout.model_rl)
+        on_rl = heldout_eval(model, "rl")
+        tracking.heldout(result.steps, pass_rate=on_rl.pass_at_1, n=len(on_rl.passed))
+        status = "finished"
+        return result, on_rl
+    finally:
+        tracking.close(status)
+        for sink in sinks:
+            sink.close()
+
+
+def _numbers(
+    trainer: Any, layout: RunLayout, wall: float, record: StepRecord, sampler: Any
+) -> dict[str, Any]:
+    """The numbers of a finished GRPO run; writes TRL's metrics per step to ``rl_metrics.jsonl``."""
+    import json
+
+    history = [h for h in trainer.state.log_history if "reward" in h]
+    zero_std = [h.get("frac_reward_zero_std", 0.0) for h in history]
+    layout.rl_metrics.write_text("".join(json.dumps(h) + "\n" for h in history))
+    rewards, zero_variance = record.rewards, record.zero_variance
+    return {
+        "steps": trainer.state.global_step,
+        "wall_s": round(wall, 2),
+        "train_reward_first": rewards[0] if rewards else None,
+        "train_reward_last": sum(rewards[-5:]) / len(rewards[-5:]) if rewards else None,
+        "train_reward_per_step": tuple(round(r, 4) for r in rewards),
+        "frac_zero_std_mean": sum(zero_std) / len(zero_std) if zero_std else None,
+        "zero_variance_groups_mean": sum(zero_variance) / max(1, len(zero_variance)),
+        "curriculum": sampler.curriculum.summary(),
+        "never_solved": len(sampler.curriculum.never_solved(min_attempts=16)),
+    }

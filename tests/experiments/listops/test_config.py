@@ -1,0 +1,155 @@
+"""The experiment's config: per-stage parts, the modes' defaults, and validation before any work."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from referee.cli import app
+from referee.errors import ConfigError
+from referee.experiments.listops.config import (
+    MULTI_TURN_DEFAULTS,
+    OPTIONS,
+    ExperimentConfig,
+    GRPOConfig,
+    experiment_config,
+)
+
+
+def test_options_map_onto_the_parts_and_back():
+    cfg = experiment_config({"rl_steps": 7, "canary_share": 0.2, "sft_lr": 1e-3, "tasks": 10})
+    assert cfg.grpo.steps == 7 and cfg.grpo.canary_share == 0.2
+    assert cfg.sft.lr == 1e-3 and cfg.tasks.count == 10
+    options = cfg.options()
+    assert set(options) == set(OPTIONS)
+    assert options["rl_steps"] == 7 and options["tasks"] == 10
+    # config.json's flat keys read back into the same config
+    again = experiment_config(json.loads(json.dumps(options)))
+    assert again == cfg
+
+
+def test_max_completion_tokens_sets_grpo_and_the_evaluation_alike():
+    cfg = experiment_config({"max_completion_tokens": 33, "temperature": 0.5})
+    assert cfg.grpo.max_completion_tokens == cfg.evaluation.max_completion_tokens == 33
+    assert cfg.grpo.temperature == cfg.evaluation.temperature == 0.5
+
+
+def test_multi_turn_defaults_apply_to_the_options_left_out():
+    cfg = experiment_config({"rl_steps": 5, "run_dir": "runs/x"}, env="code")
+    assert cfg.multi_turn and cfg.grpo.steps == 5 and cfg.run_dir == "runs/x"
+    assert cfg.sft.steps == MULTI_TURN_DEFAULTS["sft_steps"]
+    assert cfg.tasks.count == MULTI_TURN_DEFAULTS["tasks"]
+    assert cfg.model.tiny == MULTI_TURN_DEFAULTS["tiny"]
+    single = experiment_config({"rl_steps": 5})
+    assert single.sft.steps == 600 and single.run_dir == "runs/train"
+
+
+def test_the_parts_are_frozen():
+    cfg = ExperimentConfig()
+    with pytest.raises(AttributeError):
+        cfg.grpo.steps = 3  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"rl_steps": -1}, "--steps (rl_steps) must be a whole number of at least 1"),
+        ({"rl_steps": 0}, "--steps"),
+        ({"sft_steps": 0}, "--sft-steps"),
+        ({"group_size": 1}, "--group-size must be a whole number of at least 2"),
+        ({"rl_prompts": 0}, "--prompts (rl_prompts)"),
+        ({"canary_share": 1.5}, "--canary-share must be a share in [0, 1]"),
+        ({"canary_share": -0.1}, "--canary-share"),
+        ({"demo_share": 2}, "--demo-share"),
+        ({"metrics_port": 70000}, "--metrics-port must be a port in 1..65535"),
+        ({"metrics_port": -1}, "--metrics-port"),
+        ({"eval_tasks": 0}, "--eval-tasks"),
+        ({"demo_draws": 0}, "--demo-draws"),
+        ({"eval_every": -1}, "--eval-every"),
+        ({"sft_eval_every": -2}, "--sft-eval-every"),
+        ({"tasks": 0}, "--tasks"),
+        ({"sampler": "random"}, "--sampler must be curriculum or uniform"),
+        ({"prompt": "chat"}, "--prompt must be compact or code"),
+        ({"report_to": "mlflow"}, "--report-to must be none, tensorboard or wandb"),
+        ({"reward": "binary"}, "--reward must be pass or partial"),
+        ({"model": "./no/such/model"}, "--model: ./no/such/model does not exist"),
+        ({"sft_checkpoint": "/no/such/ckpt"}, "--sft-checkpoint: /no/such/ckpt does not exist"),
+        ({"task_file": "/no/such.jsonl"}, "--task-file: /no/such.jsonl does not exist"),
+        ({"quarantine_from": ["/no/such/run"]}, "--quarantine-from: /no/such/run does not exist"),
+        ({"env": "code-agent"}, "referee train runs code-single"),
+        ({"steps": 3}, "unknown experiment option(s) steps"),
+    ],
+)
+def test_bad_options_are_refused_with_the_option_named(options, words):
+    with pytest.raises(ConfigError) as e:
+        experiment_config(options)
+    assert words in str(e.value)
+
+
+def test_pass_at_k_samples_are_refused_in_multi_turn():
+    with pytest.raises(ConfigError, match="pass_k_samples applies to single-turn runs only"):
+        experiment_config({"pass_k_samples": 4}, env="code")
+
+
+def test_a_checkpoint_allows_zero_fine_tuning_steps(tmp_path):
+    cfg = experiment_config({"sft_checkpoint": str(tmp_path), "sft_steps": 0})
+    assert cfg.model.sft_checkpoint == str(tmp_path)
+
+
+def test_the_parts_validate_when_built_directly():
+    with pytest.raises(ConfigError, match="--group-size"):
+        ExperimentConfig(grpo=GRPOConfig(group_size=1))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--steps", "-1"],
+        ["--steps", "0"],
+        ["--group-size", "1"],
+        ["--canary-share", "1.5"],
+        ["--metrics-port", "70000"],
+        ["--eval-tasks", "0"],
+        ["--env", "code", "--demo-draws", "0"],
+        ["--env", "code", "--steps", "-1"],
+        ["--report-to", "nope"],
+    ],
+)
+def test_the_command_refuses_bad_options_before_any_work(args, tmp_path, monkeypatch):
+    import referee.experiments.listops as listops
+
+    def never(cfg, log):  # pragma: no cover - reached only if validation failed to refuse
+        raise AssertionError("the experiment started")
+
+    monkeypatch.setattr(listops, "run_experiment", never)
+    run = tmp_path / "r"
+    result = CliRunner().invoke(app, ["train", *args, "--run-dir", str(run)])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("referee: "), result.output
+    assert not Path(run).exists()
+
+
+def test_a_quarantine_folder_without_a_store_fails_before_any_work(tmp_path):
+    from referee.errors import StoreError
+    from referee.experiments.listops import run_experiment
+
+    run = tmp_path / "run"
+    cfg = experiment_config({"quarantine_from": [str(tmp_path)], "run_dir": str(run)})
+    with pytest.raises(StoreError):
+        run_experiment(cfg, log=lambda m: None)
+    assert not run.exists()
+
+
+def test_the_module_examples_run():
+    import doctest
+
+    import referee.experiments.listops.config as config_module
+    import referee.experiments.listops.results as results_module
+
+    for module in (config_module, results_module):
+        result = doctest.testmod(module)
+        assert result.failed == 0 and result.attempted > 0, module.__name__
