@@ -59,12 +59,12 @@ def test_parent_group_is_per_process():
 def test_groups_of_dead_processes_are_cleaned_up():
     import subprocess as sp
 
-    from referee.sandbox.cgroups import _clean_stale
+    from referee.sandbox.cgroups import clean_stale
 
     dead = sp.Popen(["true"])
     dead.wait()
     parent = next(iter(cgroups._parents.values())).parent
     stale = parent / f"referee-{dead.pid}-1"
     (stale / "run-1").mkdir(parents=True)
-    _clean_stale(parent)
+    clean_stale(parent)
     assert not stale.exists()

@@ -43,13 +43,13 @@ def test_stub_keeps_signature_and_docstring():
 def test_function_local_stub_equals_the_whole_module_one():
     from pathlib import Path
 
-    from referee.synth.candidates import _stub_in_module
+    from referee.synth.candidates import stub_in_module
 
     fixture = Path(__file__).parents[1] / "fixtures" / "minirepo" / "minilib"
     sources = [SRC, *(p.read_text() for p in sorted(fixture.glob("*.py")))]
     checked = 0
     for source in sources:
         for qual in function_nodes(source):
-            assert stub_function(source, qual, "m") == _stub_in_module(source, qual, "m"), qual
+            assert stub_function(source, qual, "m") == stub_in_module(source, qual, "m"), qual
             checked += 1
     assert checked >= 7

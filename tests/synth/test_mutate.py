@@ -149,7 +149,7 @@ def test_conditions_written_without_a_space_still_negate_cleanly():
 def test_function_local_application_equals_the_whole_module_one():
     from pathlib import Path
 
-    from referee.synth.mutate import _apply_in_function, _apply_in_module
+    from referee.synth.mutate import apply_in_function, apply_in_module
 
     fixture = Path(__file__).parents[1] / "fixtures" / "minirepo" / "minilib"
     sources = [SAMPLE, *(p.read_text() for p in sorted(fixture.glob("*.py")))]
@@ -157,9 +157,9 @@ def test_function_local_application_equals_the_whole_module_one():
     compared = 0
     for source in sources:
         for m in find_mutations(source):
-            local = _apply_in_function(source, m)
+            local = apply_in_function(source, m)
             try:
-                whole = _apply_in_module(source, m)
+                whole = apply_in_module(source, m)
             except ValueError:
                 assert local is None
                 continue

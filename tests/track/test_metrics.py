@@ -14,7 +14,7 @@ from referee.track.metrics import (
     visible_outcome,
     visible_test_names,
 )
-from referee.verify import _harness as H
+from referee.verify import harness as H
 from referee.verify.verdict import Flag, Verdict
 from referee.verify.verdict import TestOutcome as Outcome
 

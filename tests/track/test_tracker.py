@@ -12,7 +12,7 @@ from referee.track.canary import make_canaries
 from referee.track.detectors import Alert, CanaryPass, Context, Detector, default_detectors
 from referee.track.metrics import StepMetrics
 from referee.track.tracker import MetricsSink, Tracker
-from referee.verify import _harness as H
+from referee.verify import harness as H
 from referee.verify.verdict import Flag, Verdict
 
 

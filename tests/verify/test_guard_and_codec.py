@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from referee.verify import _harness as H
+from referee.verify import harness as H
 from referee.verify.guard import scan
 
 plain = st.recursive(

@@ -318,7 +318,7 @@ def _try_v1(label: str) -> Cgroups | None:
                 continue  # optional: CPU time then comes from rusage
             return None
         base = mount / own.lstrip("/")
-        _clean_stale(base)
+        clean_stale(base)
         parent = base / label
         try:
             parent.mkdir(exist_ok=True)
@@ -349,7 +349,7 @@ def _try_v2(label: str) -> Cgroups | None:
     return Cgroups(2, {"unified": parent})
 
 
-def _clean_stale(parent_dir: Path) -> None:
+def clean_stale(parent_dir: Path) -> None:
     """Remove ``referee-<pid>-<n>`` groups whose process is gone (it died without cleaning up)."""
     for group in parent_dir.glob("referee-*-*"):
         pid = group.name.split("-")[1]

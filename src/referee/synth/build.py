@@ -63,7 +63,7 @@ class RepoRef:
         }
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:80]
 
 
@@ -120,9 +120,9 @@ def bugfix_task(
     unit_path = c.path if split_by == "module" else f"{c.path}::{names[0]}"
     unit = f"{repo.name}:{unit_path}"
     kind = "bugfix" if c.kind == "bugfix" else "implement"
-    name = f"synth/{_slug(repo.name)}/{kind}-{_slug(c.id.replace('::', '.'))[:60]}"
+    name = f"synth/{slug(repo.name)}/{kind}-{slug(c.id.replace('::', '.'))[:60]}"
     return Task.create(
-        name=f"{name}-{_short_hash(c.id)}-v{GENERATOR_VERSION}",
+        name=f"{name}-{short_hash(c.id)}-v{GENERATOR_VERSION}",
         prompt=prompt,
         kind="repo-patch",  # TaskKind.REPO_PATCH
         answer_format="patch",
@@ -154,5 +154,5 @@ def _stub_text(source: str, qual: str) -> str:
     return segment.rstrip() if segment else qual
 
 
-def _short_hash(text: str) -> str:
+def short_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:8]

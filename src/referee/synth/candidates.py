@@ -266,10 +266,12 @@ def stub_function(source: str, qual: str, message: str = "implement this") -> st
         return out.code if t.done else None
 
     local = edit_function(source, qual, edit)
-    return local if local is not None else _stub_in_module(source, qual, message)
+    return local if local is not None else stub_in_module(source, qual, message)
 
 
-def _stub_in_module(source: str, qual: str, message: str) -> str | None:
+def stub_in_module(source: str, qual: str, message: str) -> str | None:
+    """``source`` with the body of function ``qual`` replaced by a stub raising ``message``
+    (parsing the whole module); None when no such function is found."""
     t = _StubBody(qual, message)
     out = cst.parse_module(source).visit(t)
     return out.code if t.done else None

@@ -330,11 +330,14 @@ def apply_mutation(source: str, mutation: Mutation) -> str:
     change is made on the function's own lines where that is exact (transforming one function
     instead of the whole module is what makes thousands of candidates cheap), else on the module.
     """
-    local = _apply_in_function(source, mutation)
-    return local if local is not None else _apply_in_module(source, mutation)
+    local = apply_in_function(source, mutation)
+    return local if local is not None else apply_in_module(source, mutation)
 
 
-def _apply_in_function(source: str, mutation: Mutation) -> str | None:
+def apply_in_function(source: str, mutation: Mutation) -> str | None:
+    """``source`` with ``mutation`` applied by re-parsing only its function (fast on big
+    modules); None when the mutation names no function or it cannot be found there, so that the
+    caller falls back to :func:`apply_in_module`."""
     if mutation.function is None:
         return None
     node = function_nodes(source).get(mutation.function) if _parses(source) else None
@@ -346,7 +349,7 @@ def _apply_in_function(source: str, mutation: Mutation) -> str | None:
             mutation.description,
         )  # fmt: skip
         try:
-            return _apply_in_module(snippet, local)
+            return apply_in_module(snippet, local)
         except ValueError:
             return None
 
@@ -361,7 +364,7 @@ def _parses(source: str) -> bool:
     return True
 
 
-def _apply_in_module(source: str, mutation: Mutation) -> str:
+def apply_in_module(source: str, mutation: Mutation) -> str:
     """``source`` with ``mutation`` applied; everything else byte for byte the same.
 
     Raises ``ValueError`` when the site is gone, or when the change would leave invalid Python

@@ -22,7 +22,7 @@ import libcst as cst
 
 from referee.sandbox import Sandbox
 from referee.synth.baseline import Baseline
-from referee.synth.build import GENERATOR_VERSION, RepoRef, _short_hash, _slug, unified_diff
+from referee.synth.build import GENERATOR_VERSION, RepoRef, short_hash, slug, unified_diff
 from referee.synth.functions import ScopedTransformer, is_docstring
 from referee.synth.validate import Validated, ValidationReport
 from referee.tasks.kinds import TaskKind
@@ -230,8 +230,8 @@ def _task(
     original_tests = repo.text(test_file)
     feats = {"mutants": float(len(killers)), "removed_tests": float(len(removed))}
     return Task.create(
-        name=f"synth/{_slug(repo.name)}/testgen-{_slug(key.replace('::', '.'))[:60]}"
-        f"-{_short_hash(key)}-v{GENERATOR_VERSION}",
+        name=f"synth/{slug(repo.name)}/testgen-{slug(key.replace('::', '.'))[:60]}"
+        f"-{short_hash(key)}-v{GENERATOR_VERSION}",
         prompt=prompt,
         kind=TaskKind.TEST_WRITING,
         answer_format="patch",

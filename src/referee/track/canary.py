@@ -37,7 +37,7 @@ from referee.errors import ConfigError
 from referee.tasks.model import Message, Provenance, Task
 from referee.tasks.procedural import generate
 from referee.track.metrics import visible_test_names
-from referee.verify import _harness as H
+from referee.verify import harness as H
 
 __all__ = ["GENERATOR", "canary_ids", "is_canary", "make_canaries", "mix_canaries"]
 

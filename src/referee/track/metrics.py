@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, fields
 
 from referee.rollout.trajectory import Trajectory
 from referee.tasks.model import Task
-from referee.verify import _harness as H  # the grader's codec, used here to decode only
+from referee.verify import harness as H  # the grader's codec, used here to decode only
 
 __all__ = [
     "StepMetrics",

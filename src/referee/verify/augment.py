@@ -23,7 +23,7 @@ from typing import Any
 from referee.errors import TaskError
 from referee.sandbox import Limits, Sandbox
 from referee.tasks.model import Task
-from referee.verify import _harness as H
+from referee.verify import harness as H
 from referee.verify.function import harness_program
 
 __all__ = ["augment_task", "augment_tasks", "mutate_value"]

@@ -33,7 +33,7 @@ from typing import Any
 from referee.errors import RefereeError, VerifierError
 from referee.sandbox import ExecResult, Limits, Sandbox
 from referee.tasks.model import Task
-from referee.verify import _harness as H
+from referee.verify import harness as H
 from referee.verify.guard import scan
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict
 
@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 HARNESS_MODULE = "referee_harness"
-HARNESS_SOURCE = resources.files("referee.verify").joinpath("_harness.py").read_text()
+HARNESS_SOURCE = resources.files("referee.verify").joinpath("harness.py").read_text()
 VERSION = "function@1"
 
 

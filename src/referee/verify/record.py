@@ -20,7 +20,7 @@ from referee.sandbox import Limits, Sandbox
 from referee.tasks.model import Task
 from referee.tasks.procedural import generate_many
 from referee.tasks.sources import load_source
-from referee.verify import _harness as H
+from referee.verify import harness as H
 from referee.verify.augment import augment_tasks
 from referee.verify.function import harness_program, harness_sandbox
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from referee.sandbox import ExecResult, Limits, Sandbox, Workspace
-from referee.verify import _harness as H
+from referee.verify import harness as H
 
 __all__ = [
     "GRADER_PACKAGES",
