@@ -16,28 +16,7 @@ runs function and repository tasks with tools in the sandbox, or single-turn.
 ``examples/custom_env.py`` shows a whole custom environment in a few dozen lines.
 """
 
-from referee.envs.base import ChatMessage, Environment, EpisodeLimits, StepResult, SyncEnvironment
-from referee.envs.budget import Budget
-from referee.envs.code import CodeEnv, CodeSnapshot
-from referee.envs.registry import env_names, make_env, register_env
-from referee.envs.runtime import CodeRuntime
-from referee.envs.tools import ToolCall, function_tool, parse_tool_calls, tool_message
+import lazy_loader
 
-__all__ = [
-    "Budget",
-    "ChatMessage",
-    "CodeEnv",
-    "CodeRuntime",
-    "CodeSnapshot",
-    "Environment",
-    "EpisodeLimits",
-    "StepResult",
-    "SyncEnvironment",
-    "ToolCall",
-    "env_names",
-    "function_tool",
-    "make_env",
-    "parse_tool_calls",
-    "register_env",
-    "tool_message",
-]
+# Each name loads on first use, from the imports listed in __init__.pyi.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -16,37 +16,7 @@ Both are imported on first use, so ``import referee.policy`` imports neither tor
 {'role': 'assistant', 'content': '4'}
 """
 
-from __future__ import annotations
+import lazy_loader
 
-from typing import TYPE_CHECKING, Any
-
-from referee.policy.base import Generation, Policy, PolicyOutputError, Sampling
-from referee.policy.scripted import ScriptedPolicy
-from referee.policy.spec import policy_from_spec
-
-if TYPE_CHECKING:
-    from referee.policy.local import TransformersPolicy
-    from referee.policy.openai_compat import OpenAIPolicy
-
-__all__ = [
-    "Generation",
-    "OpenAIPolicy",
-    "Policy",
-    "PolicyOutputError",
-    "Sampling",
-    "ScriptedPolicy",
-    "TransformersPolicy",
-    "policy_from_spec",
-]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "TransformersPolicy":
-        from referee.policy.local import TransformersPolicy
-
-        return TransformersPolicy
-    if name == "OpenAIPolicy":
-        from referee.policy.openai_compat import OpenAIPolicy
-
-        return OpenAIPolicy
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Each name loads on first use, from the imports listed in __init__.pyi.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -8,28 +8,7 @@
   and :func:`read_jsonl` reads JSONL back.
 """
 
-from __future__ import annotations
+import lazy_loader
 
-from referee.rollout.runner import EnvFactory, RolloutRunner
-from referee.rollout.sink import JSONL_NAME, JsonlSink, TrajectorySink, read_jsonl
-from referee.rollout.trajectory import (
-    TRAJECTORY_SCHEMA_VERSION,
-    ErrorKind,
-    Trajectory,
-    TrajectoryError,
-    Turn,
-)
-
-__all__ = [
-    "JSONL_NAME",
-    "TRAJECTORY_SCHEMA_VERSION",
-    "EnvFactory",
-    "ErrorKind",
-    "JsonlSink",
-    "RolloutRunner",
-    "Trajectory",
-    "TrajectoryError",
-    "TrajectorySink",
-    "Turn",
-    "read_jsonl",
-]
+# Each name loads on first use, from the imports listed in __init__.pyi.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -4,12 +4,10 @@ fork server for Python at about a millisecond per run.
 >>> from referee.sandbox import Sandbox, Limits
 >>> with Sandbox() as sb:                                   # doctest: +SKIP
 ...     sb.run_python("print('hi')", limits=Limits(timeout_s=1)).stdout
-'hi\\n'
+'hi\n'
 """
 
-from referee.sandbox.core import Backend, Sandbox
-from referee.sandbox.limits import Limits
-from referee.sandbox.result import ExecResult
-from referee.sandbox.workspace import Snapshot, Workspace
+import lazy_loader
 
-__all__ = ["Backend", "ExecResult", "Limits", "Sandbox", "Snapshot", "Workspace"]
+# Each name loads on first use, from the imports listed in __init__.pyi.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

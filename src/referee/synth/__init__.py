@@ -3,15 +3,7 @@
 See ``pipeline.py`` for the steps; each has a module of its own.
 """
 
-from referee.synth.mutate import OPERATORS, Mutation, apply_mutation, find_mutations
-from referee.synth.pipeline import KINDS, SynthReport, synthesize
+import lazy_loader
 
-__all__ = [
-    "KINDS",
-    "OPERATORS",
-    "Mutation",
-    "SynthReport",
-    "apply_mutation",
-    "find_mutations",
-    "synthesize",
-]
+# Each name loads on first use, from the imports listed in __init__.pyi.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -15,35 +15,7 @@ Names are imported lazily, so ``import referee.train`` does not import torch or 
 >>> from referee.train import reward_function, tasks_dataset       # doctest: +SKIP
 """
 
-from __future__ import annotations
+import lazy_loader
 
-import importlib
-from typing import Any
-
-#: Public name -> the module of this package that defines it.
-_EXPORTS = {
-    "reward_function": "trl_adapter",
-    "tasks_dataset": "trl_adapter",
-    "OnVerdicts": "trl_adapter",
-    "TRLEnvironment": "trl_env",
-    "environment_class": "trl_env",
-    "CurriculumGRPOTrainer": "grpo",
-    "GroupSampler": "grpo",
-    "ChooseTasks": "grpo",
-    "RunTracking": "tracking",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'referee.train' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"referee.train.{module}"), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+# Each name loads on first use, from the imports listed in __init__.pyi.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -8,17 +8,7 @@ network. FastAPI loads only when :func:`create_app` is first used.
 >>> app = create_app("runs/r1")        # an ASGI app: uvicorn.run(app, port=8765)
 """
 
-from __future__ import annotations
+import lazy_loader
 
-from typing import Any
-
-__all__ = ["create_app", "running", "serve"]
-_HOME = {"create_app": "app", "running": "server", "serve": "server"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _HOME:
-        import importlib
-
-        return getattr(importlib.import_module(f"referee.ui.{_HOME[name]}"), name)
-    raise AttributeError(f"module 'referee.ui' has no attribute {name!r}")
+# Each name loads on first use, from the imports listed in __init__.pyi.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -5,20 +5,7 @@
 ...     verdict = FunctionVerifier(sb).verify(task, completion)
 """
 
-from referee.verify.function import FunctionVerifier, harness_sandbox
-from referee.verify.guard import scan
-from referee.verify.pytest_verifier import PytestVerifier, pytest_sandbox
-from referee.verify.testgen_verifier import TestgenVerifier
-from referee.verify.verdict import Flag, TestOutcome, Verdict
+import lazy_loader
 
-__all__ = [
-    "Flag",
-    "FunctionVerifier",
-    "PytestVerifier",
-    "TestOutcome",
-    "TestgenVerifier",
-    "Verdict",
-    "harness_sandbox",
-    "pytest_sandbox",
-    "scan",
-]
+# Each name loads on first use, from the imports listed in __init__.pyi.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -8,43 +8,7 @@ Names are imported lazily, so ``import referee.experiments.listops`` does not im
 >>> results = run_experiment(experiment_config({"rl_steps": 5}, env="code"))   # doctest: +SKIP
 """
 
-from __future__ import annotations
+import lazy_loader
 
-import importlib
-from typing import Any
-
-#: Public name -> the module of this package that defines it.
-_EXPORTS = {
-    "ExperimentConfig": "config",
-    "TasksConfig": "config",
-    "ModelConfig": "config",
-    "SFTConfig": "config",
-    "GRPOConfig": "config",
-    "EvalConfig": "config",
-    "TrackingConfig": "config",
-    "MULTI_TURN_DEFAULTS": "config",
-    "OPTIONS": "config",
-    "experiment_config": "config",
-    "ExperimentResults": "results",
-    "GRPOResult": "results",
-    "SFTResult": "results",
-    "run_experiment": "experiment",
-    "results_table": "report",
-    "TinyConfig": "tiny",
-    "Demonstrator": "demonstrator",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'referee.experiments.listops' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"referee.experiments.listops.{module}"), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+# Each name loads on first use, from the imports listed in __init__.pyi.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
