@@ -35,3 +35,19 @@ def test_unknown_backend_is_a_config_error():
 
     with pytest.raises(ConfigError, match="bwrap"):
         Sandbox(backend="docker")  # type: ignore[arg-type]
+
+
+def test_local_backend_warning_is_shown_once_per_start():
+    """A person sees the warning once for each start, not once as a line and once as a warning."""
+    import subprocess
+    import sys
+
+    code = (
+        "from referee.sandbox import Sandbox\n"
+        "for _ in range(2):\n"
+        "    with Sandbox(backend='local') as sb:\n"
+        "        sb.run(['true'])\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("WITHOUT ANY ISOLATION") == 2, p.stderr

@@ -2,7 +2,11 @@
 
 It exists for one case only: a machine without bubblewrap where a user still wants to try referee
 on code they trust. It must be asked for by name (``Sandbox(backend="local")``), and it warns on
-every start. The program can read and write all the user's files, reach the network and outlive
+every start: one line on stderr, for the person, and an :class:`UnsafeBackendWarning`, for code
+(``warnings.catch_warnings`` or ``-W error::...`` catch it). The warning is not *displayed* by
+default, so that the person reads the message once, not twice.
+
+The program can read and write all the user's files, reach the network and outlive
 its run. Never point it at model-written code.
 """
 
@@ -24,7 +28,7 @@ from referee.sandbox.process import OutputCollector, Reaper, base_rlimits, make_
 from referee.sandbox.result import ExecResult
 from referee.sandbox.workspace import Workspace
 
-__all__ = ["LOCAL_WARNING", "LocalRunner"]
+__all__ = ["LOCAL_WARNING", "LocalRunner", "UnsafeBackendWarning"]
 
 LOCAL_WARNING = (
     "referee: the 'local' backend runs programs WITHOUT ANY ISOLATION (no namespaces, no seccomp, "
@@ -33,7 +37,11 @@ LOCAL_WARNING = (
 
 
 class UnsafeBackendWarning(UserWarning):
-    pass
+    """Issued on every start of the local backend (the stderr line says the same to a person)."""
+
+
+# Appended, so the user's own filters (-W, pytest's filterwarnings, catch_warnings) still win.
+warnings.filterwarnings("ignore", category=UnsafeBackendWarning, append=True)
 
 
 class LocalRunner:
