@@ -3,7 +3,7 @@
 It exists for one case only: a machine without bubblewrap where a user still wants to try referee
 on code they trust. It must be asked for by name (``Sandbox(backend="local")``), and it warns on
 every start: one line on stderr, for the person, and an :class:`UnsafeBackendWarning`, for code
-(``warnings.catch_warnings`` or ``-W error::...`` catch it). The warning is not *displayed* by
+(``warnings.catch_warnings`` records it). The warning is not *displayed* by
 default, so that the person reads the message once, not twice.
 
 The program can read and write all the user's files, reach the network and outlive

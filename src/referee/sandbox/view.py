@@ -42,7 +42,9 @@ def find_bwrap() -> str:
         raise SandboxUnavailable(
             "bubblewrap (bwrap) is not installed, so referee cannot isolate programs. "
             "Install the Debian package: `apt-get install bubblewrap` (or run `make bootstrap` as "
-            "root). Only where that is impossible, pass backend='local' for an UNSAFE run."
+            "root). Only where that is impossible, and only for code you trust, run without "
+            "isolation (UNSAFE): `--backend local` on the command line (`referee exec`), "
+            "`Sandbox(backend='local')` in Python."
         )
     return path
 
