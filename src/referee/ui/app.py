@@ -4,7 +4,8 @@ Pages: ``/`` (the runs), ``/runs/{run_id}`` (curves, pass rate by difficulty, th
 alerts, trajectories), ``/trajectories/{id}`` (the viewer, with the audit label form) and
 ``/runs/{run_id}/audit`` (the queue). JSON: ``/api/runs``, ``/api/runs/{id}``, ``/api/runs/{id}
 /metrics``, ``/curves``, ``/alerts``, ``/trajectories``, ``/audit``, ``/api/trajectories/{id}``
-and ``POST /api/trajectories/{id}/label``. Everything the page needs is served by the app
+and ``POST /api/trajectories/{id}/label``; ``/api/docs`` lists them (``/openapi.json`` is the
+schema). Everything the page needs is served by the app
 itself: the CSS, one small script, and charts drawn as inline SVG.
 
 >>> app = create_app("runs/r1")                                        # doctest: +SKIP
@@ -86,7 +87,9 @@ def create_app(store: TrackStore | str | os.PathLike[str], *, audit_seed: int = 
     db = _open_store(store)
     queue = AuditQueue(db, seed=audit_seed)
     templates = _templates()
-    app = FastAPI(title="referee", docs_url="/api/docs", redoc_url=None)
+    # No Swagger UI: FastAPI's loads its script and CSS from a CDN, and the dashboard fetches
+    # nothing from the network. /api/docs is a page of our own, drawn from the OpenAPI schema.
+    app = FastAPI(title="referee", docs_url=None, redoc_url=None)
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
     app.state.store = db
 
@@ -105,6 +108,10 @@ def create_app(store: TrackStore | str | os.PathLike[str], *, audit_seed: int = 
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
         return page(request, "error.html", exc.status_code, title="not found", error=exc)
+
+    @app.get("/api/docs", response_class=HTMLResponse, include_in_schema=False)
+    def api_docs(request: Request) -> HTMLResponse:
+        return page(request, "api.html", title="API", endpoints=api_endpoints(app))
 
     # --- pages ----------------------------------------------------------------------------
 
@@ -309,6 +316,21 @@ def create_app(store: TrackStore | str | os.PathLike[str], *, audit_seed: int = 
         return {"status": "ok"}
 
     return app
+
+
+def api_endpoints(app: FastAPI) -> list[dict[str, Any]]:
+    """The app's JSON endpoints from its OpenAPI schema: method, path, summary, parameters."""
+    rows = []
+    for path, methods in app.openapi().get("paths", {}).items():
+        if not path.startswith("/api/"):
+            continue
+        for method, op in methods.items():
+            params = [p["name"] for p in op.get("parameters", [])]
+            rows.append(
+                {"method": method.upper(), "path": path, "summary": op.get("summary", ""),
+                 "params": params}
+            )  # fmt: skip
+    return rows
 
 
 def _same_origin(request: Request) -> None:
