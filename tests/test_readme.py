@@ -1,0 +1,175 @@
+"""The README as a newcomer reads it: every Python snippet runs, every command line parses.
+
+Each ```python block runs on its own in a fresh interpreter, in an empty folder. Each command
+line of the other blocks (``referee ...`` or ``.venv/bin/referee ...``) must name a subcommand
+that exists and options it accepts (parsed by the CLI itself, not run); ``[...]`` optional parts
+are included and ``a|b`` alternatives tried one by one. The cheap ones then really run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+
+import referee
+from referee.cli import app
+
+SRC = Path(referee.__file__).parents[1]
+README = SRC.parent / "README.md"
+# Typer's own copy of click's usage error (typer does not export it under that name).
+UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
+
+
+def blocks(lang: str) -> list[str]:
+    return [body for kind, body in FENCE.findall(README.read_text()) if kind == lang]
+
+
+def command_lines() -> list[str]:
+    """The README's referee command lines, continuation lines joined, comments dropped."""
+    lines: list[str] = []
+    for body in blocks(""):
+        for raw in body.splitlines():
+            line = re.sub(r"\s+#\s.*$", "", raw).rstrip()
+            if raw[:1].isspace() and lines and line.strip().startswith("["):
+                lines[-1] += " " + line.strip()  # the options of `referee train` over lines
+            elif line.startswith(("referee ", ".venv/bin/referee ")):
+                lines.append(line)
+    for line in list(lines):  # `a && referee b`: the second command too
+        lines[lines.index(line)], *rest = line.split(" && ")
+        lines += rest
+    return lines
+
+
+def variants(line: str) -> list[list[str]]:
+    """Argument lists for one command line: brackets opened, each alternative of a|b once."""
+    line = line.split(" > ", 1)[0].replace("[", " ").replace("]", " ")
+    line = re.sub(r"(?<!\S)\.\.\.(?!\S)", " ", line)  # `referee train ... --x`, not `runs/.../m`
+    words = shlex.split(line)[1:]  # without the program
+    if "--" in words:
+        words = words[: words.index("--")]  # the sandboxed command is not referee's
+    options = [w.split("|") if "|" in w and "://" not in w else [w] for w in words]
+    n = max(len(o) for o in options)
+    return [[NUMBERS.get(w, w) for w in (o[min(i, len(o) - 1)] for o in options)] for i in range(n)]
+
+
+# The README's numeric placeholders, and a value of the right type for each.
+NUMBERS = {"N": "2", "S": "0", "PORT": "9400"}
+
+
+def parse(args: list[str]) -> None:
+    """Parse ``args`` as the CLI would, down to the subcommand, without running anything."""
+    cmd: Any = typer.main.get_command(app)
+    ctx = None
+    words = list(args)
+    while hasattr(cmd, "get_command"):  # a group: the next word names its subcommand
+        ctx = cmd.make_context(cmd.name or "referee", [], parent=ctx, resilient_parsing=True)
+        name = words.pop(0) if words else ""
+        sub = cmd.get_command(ctx, name)
+        if sub is None:
+            raise UsageError(f"no command {name!r} (in {' '.join(args)!r})")
+        cmd = sub
+    cmd.make_context(cmd.name, words, parent=ctx)  # options and arguments: UsageError if wrong
+
+
+def test_the_readme_has_snippets_and_command_lines() -> None:
+    assert len(blocks("python")) >= 4 and len(command_lines()) >= 20
+
+
+@pytest.mark.parametrize(
+    "line", ["referee tasks nosuch FILE", "referee train --no-such-option 1", "referee nosuch"]
+)
+def test_a_wrong_command_line_is_caught(line: str) -> None:
+    with pytest.raises(UsageError):
+        for args in variants(line):
+            parse(args)
+
+
+@pytest.mark.parametrize("line", command_lines())
+def test_every_command_line_names_a_real_command_and_options(line: str) -> None:
+    for args in variants(line):
+        try:
+            parse(args)
+        except UsageError as e:
+            pytest.fail(f"README: `{line}` does not parse ({' '.join(args)}): {e.format_message()}")
+
+
+def run(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    return subprocess.run(
+        args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+@pytest.mark.parametrize("number", range(len(blocks("python"))))
+def test_every_python_snippet_runs_on_its_own(number: int, tmp_path: Path) -> None:
+    source = blocks("python")[number]
+    p = run(sys.executable, "-c", source, cwd=tmp_path)
+    assert p.returncode == 0, f"README snippet {number + 1} fails:\n{source}\n{p.stderr[-3000:]}"
+    assert "Traceback" not in p.stderr
+
+
+# The command lines that are quick and need nothing from outside: they really run, in order,
+# in one folder (later ones read what earlier ones wrote), each must exit 0.
+CHEAP = (
+    "exec --json --",
+    "doctor",
+    "tasks generate",
+    "tasks list",
+    "tasks show",
+    "tasks stats",
+    "tasks gold",
+    "verify --tasks",
+)
+
+# Their files made small and local: one generated task file stands for every task file named.
+SMALL = {
+    "--count 1000": "--count 5",
+    "toolz.jsonl": "train.jsonl",
+    "he.jsonl": "train.jsonl",
+    "samples.jsonl": "gold.jsonl",
+}
+
+
+def test_the_cheap_command_lines_run(tmp_path: Path) -> None:
+    ran = []
+    for line in command_lines():
+        words = line.split(" ", 1)[1]
+        if not words.startswith(CHEAP):
+            continue
+        for big, small in SMALL.items():
+            words = words.replace(big, small)
+        for args in variants(line.split(" ", 1)[0] + " " + words):
+            if "FILE" in args:
+                args[args.index("FILE")] = "train.jsonl"
+            if "TASK_ID" in args:
+                args[args.index("TASK_ID")] = task_id(tmp_path)
+            # exec: the whole line (the sandboxed command after `--` included)
+            command = shlex.split(line)[1:] if words.startswith("exec") else args
+            p = run(sys.executable, "-m", "referee.cli", *command, cwd=tmp_path)
+            if command[:2] == ["tasks", "gold"]:
+                (tmp_path / "gold.jsonl").write_text(p.stdout)
+            assert p.returncode == 0, (
+                f"README: `{' '.join(command)}` exits {p.returncode}: {p.stderr}"
+            )
+            assert "Traceback" not in p.stderr
+            ran.append(command[:2])
+    assert (
+        ["doctor"] in [c[:1] for c in ran]
+        and ["tasks", "gold"] in ran
+        and ["verify", "--tasks"] in ran
+    )
+
+
+def task_id(folder: Path) -> str:
+    first = (folder / "train.jsonl").read_text().splitlines()[0]
+    return str(json.loads(first)["id"])
