@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -21,10 +20,20 @@ LONG_ID = "synth/minilib/bugfix-minilib-textutil.py-normalize_whitespace-3fa9c2b
 @pytest.fixture
 def task_file(tmp_path: Path) -> Path:
     tasks = [
-        Task.create(name=LONG_ID, prompt="Fix it.", kind="function", split="train",
-                    hidden={"reference": "return 1", "inputs": [[1], [2]]}),  # fmt: skip
-        Task.create(name="t/short-v1", prompt="Do it.", kind="function", split="heldout",
-                    hidden={"reference": "return 2", "inputs": [[3]]}),  # fmt: skip
+        Task.create(
+            name=LONG_ID,
+            prompt="Fix it.",
+            kind="function",
+            split="train",
+            hidden={"reference": "return 1", "inputs": [[1], [2]]},
+        ),
+        Task.create(
+            name="t/short-v1",
+            prompt="Do it.",
+            kind="function",
+            split="heldout",
+            hidden={"reference": "return 2", "inputs": [[3]]},
+        ),
     ]
     path = tmp_path / "mini.jsonl"
     write_tasks(path, tasks)

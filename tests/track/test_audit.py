@@ -325,8 +325,11 @@ def test_cli_shows_whole_ids_at_80_columns(tmp_path):
 
     s = TrackStore(tmp_path / "run")
     s.start_run("train-20250101-120000-grpo", {})
-    long = trajectory(1, run_id="train-20250101-120000-grpo",
-                      task_id="synth/minilib/bugfix-minilib-textutil.py-normalize_whitespace-v1")
+    long = trajectory(
+        1,
+        run_id="train-20250101-120000-grpo",
+        task_id="synth/minilib/bugfix-minilib-textutil.py-normalize_whitespace-v1",
+    )
     long = long.model_copy(update={
         "id": uuid.uuid4().hex, "policy": "local:runs/train-20250101-120000/model-rl#cpu"
     })  # fmt: skip
