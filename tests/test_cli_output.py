@@ -75,3 +75,27 @@ def test_tasks_generate_help_names_every_family():
     assert "list-ops" in FAMILIES
     for family in FAMILIES:
         assert family in r.stdout, family
+
+
+def test_redteam_piped_is_one_plain_line_per_exploit(monkeypatch):
+    import contextlib
+    from types import SimpleNamespace
+
+    import referee.verify.function as function
+    import referee.verify.redteam as redteam
+
+    name = "forge-frames-via-frame-inspection-and-a-long-name"
+    flag = SimpleNamespace(kind="frame-inspection")
+    result = SimpleNamespace(
+        exploit=SimpleNamespace(name=name, klass="log-spoofing"),
+        verdicts=[SimpleNamespace(flags=[flag])] * 8,
+        rejected=True,
+        max_reward=0.0,
+    )
+    monkeypatch.setattr(function, "harness_sandbox", contextlib.nullcontext)
+    monkeypatch.setattr(function, "FunctionVerifier", lambda *a, **k: None)
+    monkeypatch.setattr(redteam, "default_targets", lambda sb: [])
+    monkeypatch.setattr(redteam, "run_corpus", lambda fv, targets: [result])
+    r = CliRunner().invoke(app, ["redteam"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines() == [f"{name}\tlog-spoofing\t8\tyes\t0.00\tframe-inspection"]
