@@ -35,7 +35,8 @@ _UNBOUNDED = 1 << 16
 
 def print_table(console: Console, table: Table, *, keys: Iterable[int] = (0,)) -> None:
     """Print ``table`` with nothing in it cut: the cells of the columns ``keys`` (indices) each
-    on one line, the others wrapped between words, and the whole as wide as that needs."""
+    on one line, the others wrapped between words, and the whole as wide as that needs (the
+    table's columns are set for it: overflow, wrapping and least widths)."""
     key_set = set(keys)
     for i, column in enumerate(table.columns):
         column.overflow = "fold"
