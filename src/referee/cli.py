@@ -30,6 +30,7 @@ from referee.errors import (
     SandboxError,
     exit_code_for,
 )
+from referee.tasks.procedural import FAMILIES
 from referee.tasks.sources import source_names
 
 err = Console(stderr=True, soft_wrap=True)  # messages stay on one line, for grep and logs
@@ -159,7 +160,7 @@ def tasks_import(
 
 @tasks_app.command("generate")
 def tasks_generate(
-    family: Annotated[str, typer.Argument(help="list-pipeline, string-pipeline or recurrence.")],
+    family: Annotated[str, typer.Argument(help=f"The task family: {', '.join(FAMILIES)}.")],
     out: Annotated[Path, typer.Option("--out", help="The JSONL file to write.")],
     count: Annotated[int, typer.Option(min=1, help="How many tasks.")] = 100,
     difficulty: Annotated[
@@ -187,10 +188,13 @@ def tasks_list(
     file: Path,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """One line per task: id, split, domain, number of tests."""
-    from rich.table import Table
+    """One line per task: id, split, domain, answer format, number of tests.
 
+    On a terminal a table; piped or redirected, tab-separated lines without a header (the id
+    first: `cut -f1` gives the ids); ids are never cut.
+    """
     from referee.tasks.stats import task_row
+    from referee.ui.tables import print_rows
     from referee.verify.dispatch import count_tests
 
     rows = [task_row(t, count_tests) for t in _load(file)]
@@ -198,10 +202,11 @@ def tasks_list(
         for r in rows:
             print(json.dumps(r))
         return
-    table = Table("id", "split", "domain", "format", "tests")
-    for r in rows:
-        table.add_row(r["id"], r["split"], r["domain"], r["answer_format"], str(r["tests"]))
-    Console().print(table)
+    print_rows(
+        Console(),
+        ("id", "split", "domain", "format", "tests"),
+        [(r["id"], r["split"], r["domain"], r["answer_format"], str(r["tests"])) for r in rows],
+    )
 
 
 @tasks_app.command("show")
@@ -219,16 +224,17 @@ def tasks_show(file: Path, task_id: str, hidden: bool = False) -> None:
 
 @tasks_app.command("stats")
 def tasks_stats(file: Path, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Counts by split, domain and answer format, and test counts."""
-    from referee.tasks.stats import task_stats
+    """Counts by split, kind, domain and answer format, and test counts (one per line, on
+    stdout; --json: one object)."""
+    from referee.tasks.stats import stats_lines, task_stats
     from referee.verify.dispatch import count_tests
 
     stats = task_stats(_load(file), count_tests)
     if as_json:
         print(json.dumps(stats))
         return
-    for k, v in stats.items():
-        err.print(f"{k}: {v}")
+    for line in stats_lines(stats):
+        print(line)
 
 
 @tasks_app.command("split")
@@ -292,6 +298,7 @@ def synth(
 
     from referee.synth.pipeline import synthesize
     from referee.tasks.model import write_tasks
+    from referee.ui.tables import print_table
 
     wanted = tuple(k.strip() for k in kinds.split(",") if k.strip())
     t0 = time.perf_counter()
@@ -327,11 +334,11 @@ def synth(
             str(report.kept_by_kind[kind]),
             f"{report.test_s_by_kind[kind]:.1f}",
         )
-    Console(stderr=True).print(table)
+    print_table(err, table)
     rej = Table("rejected because", "count")
     for reason, n in report.rejected.most_common():
         rej.add_row(reason, str(n))
-    Console(stderr=True).print(rej)
+    print_table(err, rej)
     kept = len(report.tasks)
     err.print(
         f"{kept} tasks -> {out} in {elapsed:.1f} s; baseline {report.baseline_tests} stable "
@@ -390,8 +397,13 @@ def redteam(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Run the exploit corpus against a verifier; exit 1 if any exploit gets through."""
-    from rich.table import Table
+    """Run the exploit corpus against a verifier; exit 1 if any exploit gets through.
+
+    On a terminal a table; piped or redirected, tab-separated lines without a header.
+    """
+    from rich.text import Text
+
+    from referee.ui.tables import print_rows
 
     results: list[Any]
     if verifier == "function":
@@ -410,7 +422,7 @@ def redteam(
             results = run_pytest_corpus(pv, repository_tasks())
     else:
         raise ConfigError(f"unknown verifier {verifier!r}; available: function, pytest")
-    table = Table("exploit", "class", "tasks", "rejected", "max reward", "flags raised")
+    rows = []
     for res in results:
         kinds = sorted({f.kind for v in res.verdicts for f in v.flags})
         row = {
@@ -423,16 +435,17 @@ def redteam(
         }
         if as_json:
             print(json.dumps(row))
-        table.add_row(
+        rows.append((
             res.exploit.name,
             res.exploit.klass,
             str(len(res.verdicts)),
-            "[green]yes[/]" if res.rejected else "[red]NO[/]",
+            Text("yes", style="green") if res.rejected else Text("NO", style="red"),
             f"{res.max_reward:.2f}",
             ", ".join(kinds),
-        )
+        ))  # fmt: skip
     if not as_json:
-        Console().print(table)
+        header = ("exploit", "class", "tasks", "rejected", "max reward", "flags raised")
+        print_rows(Console(), header, rows)
     bad = [r.exploit.name for r in results if not r.rejected]
     err.print(
         f"{len(results) - len(bad)}/{len(results)} exploits rejected"
@@ -523,6 +536,7 @@ def train(
 ) -> None:
     """Fine-tune on imperfect demonstrations, then GRPO with verifier rewards; held-out table."""
     from referee.experiments.listops import experiment_config, results_table, run_experiment
+    from referee.ui.tables import print_table
 
     # Only the options given go to the library: the ones left out take the mode's defaults
     # (multi-turn has its own, smaller ones). The run folder is always named here.
@@ -542,7 +556,7 @@ def train(
     cfg = experiment_config(given, env=env)
     results = run_experiment(cfg, log=lambda m: err.print(m, markup=False, highlight=False))
     data = results.to_json()
-    Console(stderr=True).print(results_table(data))
+    print_table(err, results_table(data), keys=())  # the title holds the run folder: folded
     if as_json:
         print(json.dumps(data))
 
@@ -605,6 +619,25 @@ def export_(
         err.print(f"wrote {n} rows ({fmt}) to {out}")
 
 
+def _labeller(given: str, *, needed: bool) -> str:
+    """Who labels: ``--labeller``, else this login's user name (``$LOGNAME``, ``$USER``, else the
+    account of this process's uid). None of them, where a label is to be recorded, is a
+    ConfigError; where not, the empty string."""
+    import getpass
+
+    if given.strip():
+        return given.strip()
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no variable set and the uid has no account
+        if needed:
+            raise ConfigError(
+                "cannot tell who is labelling ($USER is not set and this uid has no user name): "
+                "pass --labeller NAME"
+            ) from None
+        return ""
+
+
 def _track_store(run: Path) -> Any:
     """The run folder's TrackStore, or a message that says what writes one."""
     from referee.track.store import TrackStore
@@ -643,25 +676,35 @@ def audit(
         str | None, typer.Option("--id", help="The queue item or trajectory to show or label.")
     ] = None,
     note: Annotated[str, typer.Option(help="Why (kept with the label).")] = "",
-    labeller: Annotated[str, typer.Option(help="Who labels (default: $USER).")] = "",
+    labeller: Annotated[
+        str, typer.Option(help="Who labels (default: this login's user name).")
+    ] = "",
     export: Annotated[
         Path | None, typer.Option(help="Write every label to this JSONL file.")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="One JSON object on stdout: every pending item with its id ('pending') and the "
+            "next one in full ('next'); or what --fill, --label and --export did.",
+        ),
+    ] = False,
 ) -> None:
     """Review flagged and random trajectories one at a time and label them.
 
     Labels quarantine: hack and broken-task the task, broken-verifier the verifier.
     """
-    import os
-
     from referee.track.audit import AuditQueue
     from referee.track.audit_actions import apply_audit, next_item
     from referee.ui.terminal import render, review
     from referee.ui.views import trajectory_view
 
     out: dict[str, Any] = {}
-    who = labeller or os.environ.get("USER", "")
+    interactive = sys.stdin.isatty() and not as_json and not next_ and not item_id
+    # Known before anything is written: a label always records who gave it.
+    reviews = interactive and not fill and export is None  # acting on the queue ends the call
+    who = _labeller(labeller, needed=label is not None or reviews)
     with _track_store(run) as store:
         queue = AuditQueue(store, random_share=random_share, seed=seed, max_random=max_random)
         done = apply_audit(queue, run_id=run_id, fill=fill, label=label, item_id=item_id,
@@ -688,11 +731,12 @@ def audit(
                 print(json.dumps(out))
             return
         one_run = done.one_run
-        interactive = sys.stdin.isatty() and not as_json and not next_ and not item_id
         if interactive:
             review(queue, Console(), input, run_id=one_run, labeller=who)
             return
         item, trajectory_id = next_item(queue, done, item_id)
+        if as_json:
+            out["pending"] = [i.model_dump() for i in queue.pending(one_run)]
         if trajectory_id is None:
             out["next"] = None
             hint = "" if fill else "; fill it with --fill"
@@ -735,10 +779,10 @@ def ui(
 
 @app.command()
 def demo() -> None:
-    """Demonstrate the sandbox: real tasks verified, hostile programs contained."""
+    """Demonstrate the sandbox: real tasks verified, hostile programs contained (on stdout)."""
     from referee.demo import run_demo
 
-    raise typer.Exit(run_demo(err))
+    raise typer.Exit(run_demo(Console()))
 
 
 def main() -> None:  # pragma: no cover - console entry point

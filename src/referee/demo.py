@@ -19,6 +19,7 @@ from rich.table import Table
 
 from referee.sandbox import ExecResult, Limits
 from referee.tasks.humaneval import humaneval_tasks
+from referee.ui.tables import print_table
 from referee.verify.function import FunctionVerifier, harness_sandbox
 from referee.verify.record import record_function_tasks
 from referee.verify.redteam import EXPLOITS, run_corpus
@@ -81,8 +82,9 @@ def _outcome(r: ExecResult) -> str:
 
 
 def run_demo(console: Console | None = None) -> int:
-    """Run the demo; returns 0 when every expectation held, 1 otherwise."""
-    console = console or Console(stderr=True)
+    """Run the demo on ``console`` (default: stdout, the demo's output is what it is for);
+    returns 0 when every expectation held, 1 otherwise. Tables are never cut."""
+    console = console or Console()
     ok = True
     with harness_sandbox() as sb:
         console.rule("[bold]referee: the sandbox")
@@ -110,7 +112,7 @@ def run_demo(console: Console | None = None) -> int:
             n_pass = sum(v.passed for v in vs)
             mean = sum(v.reward for v in vs) / len(vs)
             table.add_row(label, str(len(vs)), str(n_pass), str(len(vs) - n_pass), f"{mean:.3f}")
-        console.print(table)
+        print_table(console, table)
         console.print(
             f"{len(canon)} canonical solutions verified in {elapsed:.2f} s = "
             f"[bold]{len(canon) / elapsed:.0f} verifications/s[/] with full isolation"
@@ -134,7 +136,7 @@ def run_demo(console: Console | None = None) -> int:
                 f"{res.max_reward:.2f}",
                 ", ".join(kinds),
             )
-        console.print(table)
+        print_table(console, table)
         console.print(
             "[dim]The full corpus: `referee redteam` and `referee redteam --verifier pytest`.[/]"
         )
@@ -156,6 +158,6 @@ def run_demo(console: Console | None = None) -> int:
             _outcome(after),
         )
         ok &= after.stdout == "still healthy\n"
-        console.print(table)
+        print_table(console, table)
     console.rule("[bold green]all expectations held" if ok else "[bold red]some expectation failed")
     return 0 if ok else 1

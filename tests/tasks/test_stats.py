@@ -1,7 +1,7 @@
 """Task-file summaries: test counts per kind of task, rows and stats."""
 
 from referee.tasks.model import Difficulty, Task
-from referee.tasks.stats import task_row, task_stats
+from referee.tasks.stats import stats_lines, task_row, task_stats
 from referee.verify.dispatch import count_tests
 
 FUNC = Task.create(name="d/f-v1", prompt="f", split="heldout", hidden={"inputs": [[1], [2], [3]]})
@@ -44,3 +44,12 @@ def test_row_and_stats():
         task_stats([], count_tests)["tests_min"] == 0
         and task_stats([], count_tests)["difficulty_mean"] is None
     )
+
+
+def test_stats_lines_read_as_text_largest_count_first():
+    lines = stats_lines(task_stats([FUNC, REPO, GEN], count_tests))
+    assert lines[:2] == ["tasks: 3", "by split: heldout 2, train 1"]
+    assert "by kind: bugfix 1, function 1, testgen 1" in lines
+    assert "difficulty mean: 0.5" in lines and "tests: 8 (per task 2 to 3)" in lines
+    assert not any(c in "".join(lines) for c in "{}'")  # never a Python dict
+    assert "by split: none" in stats_lines(task_stats([], count_tests))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -293,3 +294,86 @@ def test_review_asks_for_labels_one_item_at_a_time(store):
     labels = {r.trajectory_id: (r.label, r.note, r.labeller) for r in store.labels()}
     assert labels == {"t011": ("hack", "exits early", "ada"), "t021": ("legitimate", "", "ada")}
     assert [i.trajectory_id for i in queue.pending("r1")] == ["t020", "t007"]  # skipped stays
+
+
+def test_cli_json_lists_every_pending_item_with_its_id(store):
+    queue = AuditQueue(store, random_share=0.25, seed=1)
+    queue.fill("r1")
+    shown = cli("--run", str(store.run_dir), "--json")
+    assert shown.exit_code == 0, shown.output
+    out = json.loads(shown.stdout)
+    pending = queue.pending()
+    assert [i["id"] for i in out["pending"]] == [i.id for i in pending]  # all, not one
+    assert {i["trajectory_id"] for i in out["pending"]} == {i.trajectory_id for i in pending}
+    last = out["pending"][-1]
+    labelled = cli("--run", str(store.run_dir), "--label", "legitimate", "--id", last["id"])
+    assert labelled.exit_code == 0, labelled.output
+    # What `--json` lists, as the error for an unknown id tells: its help says the same.
+    import typer
+
+    from referee.cli import app
+
+    audit = typer.main.get_command(app).commands["audit"]  # type: ignore[attr-defined]
+    help_text = next(p.help for p in audit.params if "--json" in p.opts)
+    assert "every pending item with its id" in help_text
+    with pytest.raises(ConfigError, match="--json` lists the pending items"):
+        queue.label("no-such-id", "hack")
+
+
+def test_cli_shows_whole_ids_at_80_columns(tmp_path):
+    import uuid
+
+    s = TrackStore(tmp_path / "run")
+    s.start_run("train-20250101-120000-grpo", {})
+    long = trajectory(
+        1,
+        run_id="train-20250101-120000-grpo",
+        task_id="synth/minilib/bugfix-minilib-textutil.py-normalize_whitespace-v1",
+    )
+    long = long.model_copy(update={
+        "id": uuid.uuid4().hex, "policy": "local:runs/train-20250101-120000/model-rl#cpu"
+    })  # fmt: skip
+    s.log_trajectories([long])
+    AuditQueue(s, random_share=1.0).fill("train-20250101-120000-grpo")
+    item = AuditQueue(s).next()
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+
+    shown = CliRunner().invoke(app, ["audit", "--run", str(s.run_dir), "--next"],
+                               env={"COLUMNS": "80"})  # fmt: skip
+    assert shown.exit_code == 0, shown.output
+    assert "…" not in shown.stdout
+    for text in (long.id, item.id, long.task_id, long.policy, "train-20250101-120000-grpo"):
+        assert text in shown.stdout, text
+    s.close()
+
+
+def test_cli_label_records_the_login_name_when_user_is_unset(store):
+    import pwd
+
+    AuditQueue(store).fill("r1")
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+
+    env = {"USER": None, "LOGNAME": None, "LNAME": None, "USERNAME": None}
+    r = CliRunner().invoke(app, ["audit", "--run", str(store.run_dir), "--label", "legitimate",
+                                 "--id", "t011"], env=env)  # fmt: skip
+    assert r.exit_code == 0, r.output
+    (label,) = store.labels()
+    assert label.labeller == pwd.getpwuid(os.getuid()).pw_name != ""
+
+
+def test_cli_label_without_any_user_name_asks_for_labeller_and_records_nothing(store, monkeypatch):
+    import getpass
+
+    def nobody() -> str:
+        raise OSError("No username set in the environment")
+
+    monkeypatch.setattr(getpass, "getuser", nobody)
+    r = cli("--run", str(store.run_dir), "--label", "hack", "--id", "t011")
+    assert r.exit_code == 2 and "--labeller NAME" in r.output
+    assert store.labels() == [] and store.quarantined("task") == set()
+    shown = cli("--run", str(store.run_dir), "--next")  # showing needs no name
+    assert shown.exit_code == 0, shown.output

@@ -6,6 +6,10 @@ What ``referee tasks stats`` and ``referee tasks list`` show.
 >>> from referee.verify.dispatch import count_tests                     # doctest: +SKIP
 >>> task_stats(read_tasks("he.jsonl"), count_tests)["by_split"]          # doctest: +SKIP
 {'heldout': 164}
+>>> print("\n".join(stats_lines(task_stats(read_tasks("he.jsonl"), count_tests))))  # doctest: +SKIP
+tasks: 164
+by split: heldout 164
+...
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any
 
 from referee.tasks.model import Task
 
-__all__ = ["TestCounter", "task_row", "task_stats"]
+__all__ = ["TestCounter", "stats_lines", "task_row", "task_stats"]
 
 #: How many tests decide a task's reward. The count depends on the task's kind, and the kinds'
 #: verifiers own it (:func:`referee.verify.dispatch.count_tests`, which a new domain's
@@ -53,3 +57,25 @@ def task_stats(tasks: Sequence[Task], count_tests: TestCounter) -> dict[str, Any
         "tests_min": min(tests, default=0),
         "tests_max": max(tests, default=0),
     }
+
+
+def _counts(counts: dict[str, int]) -> str:
+    """``{"train": 80, "heldout": 20}`` as ``train 80, heldout 20`` (largest first)."""
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{name} {n}" for name, n in ordered) or "none"
+
+
+def stats_lines(stats: dict[str, Any]) -> list[str]:
+    """:func:`task_stats` for a person: one ``name: value`` line each, counts as
+    ``name count`` pairs, never a Python dict (``referee tasks stats`` without ``--json``)."""
+    mean = stats["difficulty_mean"]
+    return [
+        f"tasks: {stats['tasks']}",
+        f"by split: {_counts(stats['by_split'])}",
+        f"by kind: {_counts(stats['by_kind'])}",
+        f"by task kind: {_counts(stats['by_task_kind'])}",
+        f"by domain: {_counts(stats['by_domain'])}",
+        f"by answer format: {_counts(stats['by_answer_format'])}",
+        f"difficulty mean: {'unknown' if mean is None else mean}",
+        f"tests: {stats['tests_total']} (per task {stats['tests_min']} to {stats['tests_max']})",
+    ]

@@ -51,18 +51,27 @@ def _header(view: TrajectoryView, item: AuditItemRow | None) -> Panel:
         else Text("failed", style="bold red")
     )
     head = Text.assemble(
-        (t.task_id, "bold"),
+        (t.task_id, "bold"),  # a Text folds where it does not fit: an id is never cut
         "  ",
         result,
         f"  reward {_DASH if t.reward is None else t.reward}",
     )
+    # One name and value a row, the values folded, never cut: ids are pasted into `--id`, and
+    # a long value (a policy's path) in a shared column would squeeze an id beside it to "…".
     meta = Table.grid(padding=(0, 2))
-    meta.add_row("trajectory", t.id, "run", t.run_id or "\u2013")
-    meta.add_row("step", str(t.step if t.step is not None else "\u2013"), "split", t.split)
-    meta.add_row("policy", t.policy, "verifier", view.verifier or "\u2013")
+    meta.add_column(style="dim", no_wrap=True)
+    meta.add_column(overflow="fold")
+    meta.add_row("trajectory", Text(t.id))
+    meta.add_row("run", Text(t.run_id or _DASH))
+    meta.add_row("step", str(t.step if t.step is not None else _DASH))
+    meta.add_row("split", Text(t.split))
+    meta.add_row("policy", Text(t.policy))
+    meta.add_row("verifier", Text(view.verifier or _DASH))
     if item is not None:
+        meta.add_row("queue item", Text(item.id))
         why = Text(item.reason, style="magenta" if is_flagged(item) else "blue")
-        meta.add_row("queued for", why, "status", item.status)
+        meta.add_row("queued for", why)
+        meta.add_row("status", Text(item.status))
     quarantine = []
     if view.task_quarantined:
         quarantine.append(Text("the task is quarantined", style="yellow"))

@@ -1,0 +1,101 @@
+"""What the CLI prints for people and for scripts: nothing cut, plain text when piped."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from referee.cli import app
+from referee.tasks.model import Task, write_tasks
+from referee.tasks.procedural import FAMILIES
+
+LONG_ID = "synth/minilib/bugfix-minilib-textutil.py-normalize_whitespace-3fa9c2b1d0-v1"
+
+
+@pytest.fixture
+def task_file(tmp_path: Path) -> Path:
+    tasks = [
+        Task.create(
+            name=LONG_ID,
+            prompt="Fix it.",
+            kind="function",
+            split="train",
+            hidden={"reference": "return 1", "inputs": [[1], [2]]},
+        ),
+        Task.create(
+            name="t/short-v1",
+            prompt="Do it.",
+            kind="function",
+            split="heldout",
+            hidden={"reference": "return 2", "inputs": [[3]]},
+        ),
+    ]
+    path = tmp_path / "mini.jsonl"
+    write_tasks(path, tasks)
+    return path
+
+
+def test_tasks_list_redirected_is_plain_tab_separated_text_with_whole_ids(task_file, tmp_path):
+    # `referee tasks list mini.jsonl > ids.txt`, in a real process (stdout is a file)
+    out = tmp_path / "ids.txt"
+    with out.open("wb") as f:
+        p = subprocess.run([sys.executable, "-m", "referee.cli", "tasks", "list", str(task_file)],
+                           stdout=f, stderr=subprocess.PIPE, timeout=120,
+                           env={**os.environ, "COLUMNS": "80"})  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    lines = out.read_text().splitlines()
+    assert lines == [f"{LONG_ID}\ttrain\tcode\tcode\t2", "t/short-v1\theldout\tcode\tcode\t1"]
+
+
+def test_tasks_list_on_a_terminal_of_80_columns_keeps_ids_whole(task_file, monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich: stdout is a terminal
+    monkeypatch.setenv("COLUMNS", "80")
+    r = CliRunner().invoke(app, ["tasks", "list", str(task_file)])
+    assert r.exit_code == 0, r.output
+    assert LONG_ID in r.stdout and "…" not in r.stdout
+
+
+def test_tasks_stats_reads_as_text_not_python_dicts(task_file):
+    r = CliRunner().invoke(app, ["tasks", "stats", str(task_file)])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert "{" not in r.stdout and "'" not in r.stdout
+    assert "tasks: 2" in lines and "by split: heldout 1, train 1" in lines
+    assert "tests: 3 (per task 1 to 2)" in lines
+
+
+def test_tasks_generate_help_names_every_family():
+    r = CliRunner().invoke(app, ["tasks", "generate", "--help"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0
+    assert "list-ops" in FAMILIES
+    for family in FAMILIES:
+        assert family in r.stdout, family
+
+
+def test_redteam_piped_is_one_plain_line_per_exploit(monkeypatch):
+    import contextlib
+    from types import SimpleNamespace
+
+    import referee.verify.function as function
+    import referee.verify.redteam as redteam
+
+    name = "forge-frames-via-frame-inspection-and-a-long-name"
+    flag = SimpleNamespace(kind="frame-inspection")
+    result = SimpleNamespace(
+        exploit=SimpleNamespace(name=name, klass="log-spoofing"),
+        verdicts=[SimpleNamespace(flags=[flag])] * 8,
+        rejected=True,
+        max_reward=0.0,
+    )
+    monkeypatch.setattr(function, "harness_sandbox", contextlib.nullcontext)
+    monkeypatch.setattr(function, "FunctionVerifier", lambda *a, **k: None)
+    monkeypatch.setattr(redteam, "default_targets", lambda sb: [])
+    monkeypatch.setattr(redteam, "run_corpus", lambda fv, targets: [result])
+    r = CliRunner().invoke(app, ["redteam"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines() == [f"{name}\tlog-spoofing\t8\tyes\t0.00\tframe-inspection"]
