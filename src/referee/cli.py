@@ -1,7 +1,9 @@
 """The ``referee`` command line: each command parses, makes one library call, and renders.
 
 Exit codes, one policy for every command (:func:`referee.errors.exit_code_for`, applied once, by
-the app's command group): 0 when referee did its job (whatever the sandboxed program did); 2 for
+the app's command group; ``exec`` has a table of its own and relays the program's status, as
+``timeout`` and ``docker run`` do: :func:`referee.errors.exec_exit_status`, 125 for its own
+failures): 0 when referee did its job; 2 for
 what the user can fix: a bad argument or setting (``ConfigError``, and out-of-range numeric
 options), a bad task file (``TaskError``), a missing sandbox layer (``SandboxUnavailable``), a
 run, trajectory or store that is not there (``NotFoundError``); 1 for any other failure of referee
@@ -24,10 +26,12 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from referee.errors import (
+    COMMAND_EXIT_CODES,
     ConfigError,
     NotFoundError,
     RefereeError,
     SandboxError,
+    exec_exit_status,
     exit_code_for,
 )
 from referee.tasks.sources import source_names
@@ -41,17 +45,32 @@ def _say_error(message: str) -> None:
 
 
 class _RefereeGroup(TyperGroup):
-    """The one place a :class:`RefereeError` becomes a message and an exit code."""
+    """The one place a :class:`RefereeError` becomes a message and an exit code (the command's
+    table: :func:`referee.errors.exit_code_for`), and a usage error takes the command's code."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name, cmd, rest = super().resolve_command(ctx, args)
+        ctx.meta["referee.command"] = name
+        return name, cmd, rest
 
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except RefereeError as e:
+            command = ctx.meta.get("referee.command")
             message = str(e)
             if isinstance(e, SandboxError) and exit_code_for(e) == 1:
                 message = f"sandbox failure (not the program's fault): {message}"
             _say_error(message)
-            raise typer.Exit(exit_code_for(e)) from None
+            raise typer.Exit(exit_code_for(e, command)) from None
+        except typer.TyperException as e:
+            # The parser's own refusals (an unknown option, a value that does not parse: exit
+            # 2) count as the command's failures too: `referee exec --timeout x` is not a
+            # program that exited 2.
+            command = ctx.meta.get("referee.command")
+            if command in COMMAND_EXIT_CODES and getattr(e, "exit_code", None) == 2:
+                e.exit_code = exit_code_for(ConfigError(str(e)), command)
+            raise
 
 
 app = typer.Typer(
@@ -89,7 +108,17 @@ def _read(option: str, path: Path) -> bytes:
         raise ConfigError(f"{option}: cannot read {str(path)!r}: {e.strerror}") from e
 
 
-@app.command("exec", context_settings={"allow_interspersed_args": False})
+EXEC_HELP = """Run a command (after --) or a Python file (--python) in the sandbox.
+
+Exit status, as timeout, docker run and bwrap give it: the program's own exit status; 128+N
+when signal N ended it; 124 when it ran past --timeout; 126 when the command could not be
+invoked, 127 when it was not found. referee's own failures (a bad option, a missing or failing
+sandbox) exit 125, with one line on stderr. --json prints the whole result on stdout and exits
+with the same status.
+"""
+
+
+@app.command("exec", help=EXEC_HELP, context_settings={"allow_interspersed_args": False})
 def exec_(
     cmd: Annotated[list[str] | None, typer.Argument(help="The command and its arguments.")] = None,
     python: Annotated[
@@ -105,7 +134,6 @@ def exec_(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON ExecResult.")] = False,
     backend: Annotated[str, typer.Option(help="bwrap (isolated) or local (UNSAFE).")] = "bwrap",
 ) -> None:
-    """Run a command (after --) or a Python file (--python) in the sandbox."""
     from referee.sandbox import Limits, Sandbox
 
     if bool(cmd) == bool(python):
@@ -123,10 +151,11 @@ def exec_(
             result = sb.run(list(cmd or []), files=files, stdin=data, limits=limits)
     if as_json:
         sys.stdout.write(result.model_dump_json() + "\n")
-        return
-    sys.stdout.write(result.stdout)
-    sys.stderr.write(result.stderr)
-    err.print(f"[dim]referee: {result.summary()}[/]")
+    else:
+        sys.stdout.write(result.stdout)
+        sys.stderr.write(result.stderr)
+        err.print(f"[dim]referee: {result.summary()}[/]")
+    raise typer.Exit(exec_exit_status(result))
 
 
 tasks_app = typer.Typer(
