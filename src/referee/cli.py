@@ -15,6 +15,7 @@ one plain-text line on stderr, ``referee: <message>``, the message naming the fi
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -101,6 +102,16 @@ def _parse_files(specs: list[str]) -> dict[str, bytes]:
     return files
 
 
+def _out_file(option: str, path: Path) -> Path:
+    """``path`` if a file can be written there, checked before the work whose result it holds."""
+    if path.is_dir():
+        raise ConfigError(f"{option} {path} is a folder; name the file to write")
+    folder = path.parent
+    if not folder.is_dir():
+        raise ConfigError(f"{option} {path}: the folder {folder} does not exist; create it first")
+    return path
+
+
 def _read(option: str, path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -180,6 +191,7 @@ def tasks_import(
     from referee.tasks.model import write_tasks
     from referee.verify.record import import_recorded
 
+    _out_file("--out", out)
     tasks = import_recorded(source, split=split, augment=augment)
     n = write_tasks(out, tasks)
     calls = sum(len(t.hidden["inputs"]) for t in tasks)
@@ -200,6 +212,7 @@ def tasks_generate(
     from referee.tasks.model import write_tasks
     from referee.verify.record import generate_recorded
 
+    _out_file("--out", out)
     tasks = generate_recorded(family, count=count, difficulty=difficulty, seed=seed)
     n = write_tasks(out, tasks)
     err.print(f"wrote {n} {family} tasks to {out}")
@@ -322,6 +335,7 @@ def synth(
     from referee.synth.pipeline import synthesize
     from referee.tasks.model import write_tasks
 
+    _out_file("--out", out)
     wanted = tuple(k.strip() for k in kinds.split(",") if k.strip())
     t0 = time.perf_counter()
     with Progress(console=err, transient=True) as progress:
@@ -569,6 +583,9 @@ def train(
     if "quarantine_from" in given:
         given["quarantine_from"] = tuple(str(p) for p in given["quarantine_from"] or ())
     cfg = experiment_config(given, env=env)
+    # A SIGTERM (`timeout`, a scheduler) unwinds like Ctrl-C, so the run folder is marked
+    # cancelled or removed instead of left half-made.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     results = run_experiment(cfg, log=lambda m: err.print(m, markup=False, highlight=False))
     data = results.to_json()
     Console(stderr=True).print(results_table(data))
