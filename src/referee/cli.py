@@ -775,8 +775,14 @@ def ui(
             f"[yellow]referee: the dashboard has no login: anyone who reaches {host}:{port} "
             "can read these runs and label trajectories[/]"
         )
-    err.print(f"referee: dashboard of {run} at http://{host}:{port}/ (Ctrl-C stops it)")
-    serve(run, host=host, port=port)
+    serve(
+        run,
+        host=host,
+        port=port,
+        on_listening=lambda url: err.print(
+            f"referee: dashboard of {run} at {url} (Ctrl-C stops it)"
+        ),
+    )
 
 
 @app.command()
