@@ -1,6 +1,7 @@
 """The `referee` CLI contract (other tools depend on it)."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,13 +37,37 @@ def test_exec_json_has_the_contract_keys():
     assert out["stdout"] == "42\n" and out["exit_code"] == 0 and out["violations"] == []
 
 
-def test_exec_exits_0_whatever_the_program_did():
+def test_exec_exits_with_the_programs_status_like_timeout_and_docker_run(tmp_path: Path):
+    # issue 20: exec exited 0 whatever the program did. Now: the program's status, 124 for a
+    # timeout, 128+N for signal N, 126/127 not invocable/not found; --json prints the whole
+    # result and exits the same.
     p = referee("exec", "--json", "--timeout", "1", "--", "python3", "-c", "while True: pass")
-    assert p.returncode == 0
+    assert p.returncode == 124
     out = json.loads(p.stdout)
     assert out["timed_out"] and "timeout" in out["violations"]
     p = referee("exec", "--json", "--", "sh", "-c", "exit 9")
-    assert p.returncode == 0 and json.loads(p.stdout)["exit_code"] == 9
+    assert p.returncode == 9 and json.loads(p.stdout)["exit_code"] == 9
+    assert referee("exec", "--", "python3", "-c", "import sys; sys.exit(3)").returncode == 3
+    assert referee("exec", "--", "sh", "-c", "kill -TERM $$").returncode == 128 + 15
+    assert referee("exec", "--", "no-such-command").returncode == 127
+    (tmp_path / "f.sh").write_text("echo hi\n")  # not executable
+    p = referee("exec", "--json", "--file", f"f.sh={tmp_path / 'f.sh'}", "--", "./f.sh")
+    assert p.returncode == 126 and json.loads(p.stdout)["exit_code"] == 126
+
+
+def test_exec_own_failures_exit_125_and_are_documented():
+    from referee.errors import EXEC_FAILED
+
+    assert EXEC_FAILED == 125
+    for args in (["--timeout", "0"], ["--timeout", "x"], ["--no-such-option"]):
+        p = referee("exec", *args, "--", "true")
+        assert p.returncode == 125, (args, p.stderr)
+    assert b"Traceback" not in p.stderr
+    help_text = _flat(referee("exec", "--help").stdout)
+    for said in ("124", "125", "126", "127", "128+N"):
+        assert said in help_text
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    assert "128+N" in readme and "125" in readme
 
 
 def test_exec_memory_option(tmp_path):
@@ -95,16 +120,18 @@ def test_exec_without_json_relays_output():
         (["exec"], b"either a command"),
     ],
 )
-def test_bad_arguments_exit_2_with_a_clear_message(args, message):
+def test_bad_arguments_exit_125_with_a_clear_message(args, message):
+    # exec's own failures are 125 since issue 20 (2 could be the program's status)
     p = referee(*args)
-    assert p.returncode == 2, p
+    assert p.returncode == 125, p
     assert message in p.stderr
 
 
-def test_missing_bubblewrap_exits_2_and_names_the_package(tmp_path):
+def test_missing_bubblewrap_exits_125_in_exec_and_names_the_package(tmp_path):
     env = {"PATH": str(tmp_path), "HOME": "/tmp"}
+    env.update({k: v for k, v in os.environ.items() if k == "PYTHONPATH"})  # the tree under test
     p = subprocess.run([*REFEREE, "exec", "--", "true"], capture_output=True, env=env, timeout=60)
-    assert p.returncode == 2 and b"apt-get install bubblewrap" in p.stderr
+    assert p.returncode == 125 and b"apt-get install bubblewrap" in p.stderr
 
 
 def test_doctor_json():
@@ -400,9 +427,11 @@ def invoke(*args: str):
     ],
 )
 def test_numeric_options_out_of_range_exit_2_naming_the_option(tmp_path, monkeypatch, args, named):
+    from referee.errors import EXEC_FAILED
+
     monkeypatch.chdir(tmp_path)  # where the relative --out, --run... would be written
     r = invoke(*args)
-    assert r.exit_code == 2, r.output
+    assert r.exit_code == (EXEC_FAILED if args[0] == "exec" else 2), r.output
     assert named in _flat(r.output.encode()), r.output
     assert not list(tmp_path.iterdir())  # refused before doing any work
 

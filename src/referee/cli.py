@@ -1,7 +1,9 @@
 """The ``referee`` command line: each command parses, makes one library call, and renders.
 
 Exit codes, one policy for every command (:func:`referee.errors.exit_code_for`, applied once, by
-the app's command group): 0 when referee did its job (whatever the sandboxed program did); 2 for
+the app's command group; ``exec`` has a table of its own and relays the program's status, as
+``timeout`` and ``docker run`` do: :func:`referee.errors.exec_exit_status`, 125 for its own
+failures): 0 when referee did its job; 2 for
 what the user can fix: a bad argument or setting (``ConfigError``, and out-of-range numeric
 options), a bad task file (``TaskError``), a missing sandbox layer (``SandboxUnavailable``), a
 run, trajectory or store that is not there (``NotFoundError``); 1 for any other failure of referee
@@ -13,6 +15,7 @@ one plain-text line on stderr, ``referee: <message>``, the message naming the fi
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -24,10 +27,12 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from referee.errors import (
+    COMMAND_EXIT_CODES,
     ConfigError,
     NotFoundError,
     RefereeError,
     SandboxError,
+    exec_exit_status,
     exit_code_for,
 )
 from referee.tasks.procedural import FAMILIES
@@ -42,17 +47,32 @@ def _say_error(message: str) -> None:
 
 
 class _RefereeGroup(TyperGroup):
-    """The one place a :class:`RefereeError` becomes a message and an exit code."""
+    """The one place a :class:`RefereeError` becomes a message and an exit code (the command's
+    table: :func:`referee.errors.exit_code_for`), and a usage error takes the command's code."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name, cmd, rest = super().resolve_command(ctx, args)
+        ctx.meta["referee.command"] = name
+        return name, cmd, rest
 
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except RefereeError as e:
+            command = ctx.meta.get("referee.command")
             message = str(e)
             if isinstance(e, SandboxError) and exit_code_for(e) == 1:
                 message = f"sandbox failure (not the program's fault): {message}"
             _say_error(message)
-            raise typer.Exit(exit_code_for(e)) from None
+            raise typer.Exit(exit_code_for(e, command)) from None
+        except typer.TyperException as e:
+            # The parser's own refusals (an unknown option, a value that does not parse: exit
+            # 2) count as the command's failures too: `referee exec --timeout x` is not a
+            # program that exited 2.
+            command = ctx.meta.get("referee.command")
+            if command in COMMAND_EXIT_CODES and getattr(e, "exit_code", None) == 2:
+                e.exit_code = exit_code_for(ConfigError(str(e)), command)
+            raise
 
 
 app = typer.Typer(
@@ -83,6 +103,16 @@ def _parse_files(specs: list[str]) -> dict[str, bytes]:
     return files
 
 
+def _out_file(option: str, path: Path) -> Path:
+    """``path`` if a file can be written there, checked before the work whose result it holds."""
+    if path.is_dir():
+        raise ConfigError(f"{option} {path} is a folder; name the file to write")
+    folder = path.parent
+    if not folder.is_dir():
+        raise ConfigError(f"{option} {path}: the folder {folder} does not exist; create it first")
+    return path
+
+
 def _read(option: str, path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -90,7 +120,17 @@ def _read(option: str, path: Path) -> bytes:
         raise ConfigError(f"{option}: cannot read {str(path)!r}: {e.strerror}") from e
 
 
-@app.command("exec", context_settings={"allow_interspersed_args": False})
+EXEC_HELP = """Run a command (after --) or a Python file (--python) in the sandbox.
+
+Exit status, as timeout, docker run and bwrap give it: the program's own exit status; 128+N
+when signal N ended it; 124 when it ran past --timeout; 126 when the command could not be
+invoked, 127 when it was not found. referee's own failures (a bad option, a missing or failing
+sandbox) exit 125, with one line on stderr. --json prints the whole result on stdout and exits
+with the same status.
+"""
+
+
+@app.command("exec", help=EXEC_HELP, context_settings={"allow_interspersed_args": False})
 def exec_(
     cmd: Annotated[list[str] | None, typer.Argument(help="The command and its arguments.")] = None,
     python: Annotated[
@@ -106,7 +146,6 @@ def exec_(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON ExecResult.")] = False,
     backend: Annotated[str, typer.Option(help="bwrap (isolated) or local (UNSAFE).")] = "bwrap",
 ) -> None:
-    """Run a command (after --) or a Python file (--python) in the sandbox."""
     from referee.sandbox import Limits, Sandbox
 
     if bool(cmd) == bool(python):
@@ -124,10 +163,11 @@ def exec_(
             result = sb.run(list(cmd or []), files=files, stdin=data, limits=limits)
     if as_json:
         sys.stdout.write(result.model_dump_json() + "\n")
-        return
-    sys.stdout.write(result.stdout)
-    sys.stderr.write(result.stderr)
-    err.print(f"[dim]referee: {result.summary()}[/]")
+    else:
+        sys.stdout.write(result.stdout)
+        sys.stderr.write(result.stderr)
+        err.print(f"[dim]referee: {result.summary()}[/]")
+    raise typer.Exit(exec_exit_status(result))
 
 
 tasks_app = typer.Typer(
@@ -152,6 +192,7 @@ def tasks_import(
     from referee.tasks.model import write_tasks
     from referee.verify.record import import_recorded
 
+    _out_file("--out", out)
     tasks = import_recorded(source, split=split, augment=augment)
     n = write_tasks(out, tasks)
     calls = sum(len(t.hidden["inputs"]) for t in tasks)
@@ -172,6 +213,7 @@ def tasks_generate(
     from referee.tasks.model import write_tasks
     from referee.verify.record import generate_recorded
 
+    _out_file("--out", out)
     tasks = generate_recorded(family, count=count, difficulty=difficulty, seed=seed)
     n = write_tasks(out, tasks)
     err.print(f"wrote {n} {family} tasks to {out}")
@@ -300,6 +342,7 @@ def synth(
     from referee.tasks.model import write_tasks
     from referee.ui.tables import print_table
 
+    _out_file("--out", out)
     wanted = tuple(k.strip() for k in kinds.split(",") if k.strip())
     t0 = time.perf_counter()
     with Progress(console=err, transient=True) as progress:
@@ -554,6 +597,9 @@ def train(
     if "quarantine_from" in given:
         given["quarantine_from"] = tuple(str(p) for p in given["quarantine_from"] or ())
     cfg = experiment_config(given, env=env)
+    # A SIGTERM (`timeout`, a scheduler) unwinds like Ctrl-C, so the run folder is marked
+    # cancelled or removed instead of left half-made.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     results = run_experiment(cfg, log=lambda m: err.print(m, markup=False, highlight=False))
     data = results.to_json()
     print_table(err, results_table(data), keys=())  # the title holds the run folder: folded
@@ -773,8 +819,14 @@ def ui(
             f"[yellow]referee: the dashboard has no login: anyone who reaches {host}:{port} "
             "can read these runs and label trajectories[/]"
         )
-    err.print(f"referee: dashboard of {run} at http://{host}:{port}/ (Ctrl-C stops it)")
-    serve(run, host=host, port=port)
+    serve(
+        run,
+        host=host,
+        port=port,
+        on_listening=lambda url: err.print(
+            f"referee: dashboard of {run} at {url} (Ctrl-C stops it)"
+        ),
+    )
 
 
 @app.command()

@@ -126,6 +126,8 @@ class RolloutRunner:
         self.verify_timeout_s = verify_timeout_s
         self.grace_s = grace_s
         self.retry_backoff_s = retry_backoff_s
+        # Infrastructure faults logged in the current batch: (where, message) -> how often.
+        self._faults: dict[tuple[str, str], int] = {}
         # A semaphore belongs to one event loop; successive asyncio.run calls get their own.
         self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
@@ -153,7 +155,10 @@ class RolloutRunner:
             for task, gid in zip(tasks, group_ids, strict=True)
             for i in range(g)
         ]
-        flat = await _gather_or_cancel(jobs)
+        try:
+            flat = await _gather_or_cancel(jobs)
+        finally:
+            self._summarize_faults()
         return [flat[k * g : (k + 1) * g] for k in range(len(tasks))]
 
     def run_sync(self, tasks: Sequence[Task], *, step: int | None = None) -> list[Trajectory]:
@@ -184,13 +189,7 @@ class RolloutRunner:
                 traj.attempts = attempt
                 if traj.error is None or traj.error.kind != "infra":
                     break
-                _log.warning(
-                    "rollout of %s failed (attempt %d, %s): %s",
-                    task.id,
-                    attempt,
-                    traj.error.where,
-                    traj.error.message,
-                )
+                self._warn_fault(task, attempt, traj.error)
                 if attempt > self.max_infra_retries:
                     break
                 await asyncio.sleep(self.retry_backoff_s * attempt)
@@ -198,6 +197,30 @@ class RolloutRunner:
             # Off the loop: a sink syncs every record to disk before it returns.
             await asyncio.to_thread(self.store.log_trajectory, traj)
         return traj
+
+    def _warn_fault(self, task: Task, attempt: int, error: TrajectoryError) -> None:
+        """Log an infrastructure fault once: a server that is down fails every rollout and
+        every retry with the same message, which said nine times buries everything else. The
+        repeats are counted and told once at the end of the batch (:meth:`_summarize_faults`);
+        every trajectory still records its own."""
+        key = (error.where, error.message)
+        self._faults[key] = self._faults.get(key, 0) + 1
+        if self._faults[key] == 1:
+            _log.warning(
+                "rollout of %s failed (attempt %d, %s): %s",
+                task.id, attempt, error.where, error.message,
+            )  # fmt: skip
+        else:
+            _log.debug("rollout of %s failed again (attempt %d)", task.id, attempt)
+
+    def _summarize_faults(self) -> None:
+        for (where, message), n in self._faults.items():
+            if n > 1:
+                _log.warning(
+                    "the same %s fault %d more times in this batch (%s...)",
+                    where, n - 1, message[:80],
+                )  # fmt: skip
+        self._faults.clear()
 
     def _slot(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()

@@ -179,7 +179,8 @@ class BubblewrapRunner:
         # bubblewrap reports its own setup failures as "bwrap: ..." with exit code 1, before the
         # program could have written anything.
         if code == 1 and err.startswith(b"bwrap: execvp "):
-            code = 127  # command not found, as a shell would say
+            # as a shell would say: 126 found but not executable, 127 not found
+            code = 126 if err.rstrip().endswith(b"Permission denied") else 127
         elif not timed_out and (not started or (code == 1 and err.startswith(b"bwrap: "))):
             raise SandboxError(
                 "bubblewrap failed before starting the program: "

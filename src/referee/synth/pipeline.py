@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from referee.errors import ConfigError
+from referee.optional import require_fsspec_backend
 from referee.synth.baseline import run_baseline
 from referee.synth.build import RepoRef, bugfix_task
 from referee.synth.candidates import bugfix_candidates, combine, implement_candidates
@@ -114,11 +115,15 @@ def synthesize(
         report.times[name] = report.times.get(name, 0.0) + now - clock
         clock = now
 
+    # The store first: a scheme whose backend is missing (s3:// without s3fs) is refused in a
+    # second, not after the intake and the repository's environment.
+    if store:
+        require_fsspec_backend(store, option="--store")
+    artifacts = ArtifactStore(store)
     say("intake", 0, 1)
     repo = open_repository(source)
     env = RepoVenv(repo.requirements)
     site = env.ensure()
-    artifacts = ArtifactStore(store)
     digest = artifacts.put_files(repo.files)
     ref = RepoRef(repo, digest, artifacts.url, env)
     lap("intake")

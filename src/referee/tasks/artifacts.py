@@ -47,6 +47,7 @@ from typing import Any
 import fsspec
 
 from referee.errors import StoreError
+from referee.optional import require_fsspec_backend
 
 __all__ = ["DEFAULT_STORE", "REF_KEY", "ArtifactStore", "default_store_url"]
 
@@ -95,6 +96,8 @@ class ArtifactStore:
 
     def __init__(self, url: str | None = None, *, cache_entries: int = 8) -> None:
         self.url = (url or default_store_url()).rstrip("/")
+        # A scheme with no backend installed (s3:// without s3fs) is the user's to fix.
+        require_fsspec_backend(self.url, option="artifact store")
         try:
             self.fs, self.root = fsspec.core.url_to_fs(self.url)
         except (ValueError, ImportError) as e:

@@ -14,7 +14,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -38,15 +38,24 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 def serve(
-    run_dir: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int = 8765
+    run_dir: str | os.PathLike[str],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    on_listening: Callable[[str], None] | None = None,
 ) -> None:  # pragma: no cover - blocks until interrupted; `running` shares its code path
-    """Serve the dashboard of ``run_dir`` until interrupted (Ctrl-C)."""
+    """Serve the dashboard of ``run_dir`` until interrupted (Ctrl-C).
+
+    ``on_listening`` gets the dashboard's URL once the port is bound, never before: a busy
+    port is a :class:`ConfigError` with nothing announced."""
     import uvicorn
 
     from referee.ui.app import create_app
 
     app = create_app(run_dir)
     sock = _bind(host, port)
+    if on_listening is not None:
+        on_listening(f"http://{host}:{sock.getsockname()[1]}/")
     config = uvicorn.Config(app, log_level="warning")
     uvicorn.Server(config).run(sockets=[sock])
 

@@ -131,6 +131,7 @@ def run_grpo(
     from transformers import TrainerCallback
     from trl.trainer.grpo_config import GRPOConfig as TRLGRPOConfig
 
+    from referee.experiments.listops.trainer_log import quiet_trainer
     from referee.tasks.curriculum import Curriculum, CurriculumConfig
     from referee.tasks.sampler import TrainingSampler
     from referee.track.loggers import RefereeMetricsCallback
@@ -217,6 +218,7 @@ def run_grpo(
         # referee's step metrics (reward spread, visible/hidden gap, alerts...) reach whatever
         # loggers report_to names, beside TRL's own.
         RefereeMetricsCallback.attach(trainer, tracking.tracker)
+        quiet_trainer(trainer, layout.rl_dir, "GRPO")
         t0 = time.perf_counter()
         trainer.train()
         wall = time.perf_counter() - t0

@@ -28,7 +28,7 @@ def fine_tune(
     model: Any, tokenizer: Any, rows: Sequence[Any], cfg: SFTConfig, out: Path,
     *, steps: int, time_budget_s: float | None = None, seed: int = 0,
     dev_eval: Callable[[Any], float] | None = None, lr: float | None = None,
-    prepared: dict[str, Any] | None = None,
+    prepared: dict[str, Any] | None = None, stage: str = "fine-tuning",
 ) -> SFTResult:  # fmt: skip
     """Fine-tune ``model`` on ``rows`` for ``steps`` (or until ``time_budget_s`` of training).
 
@@ -40,6 +40,8 @@ def fine_tune(
     from transformers import TrainerCallback
     from trl.trainer.sft_config import SFTConfig as TRLSFTConfig
     from trl.trainer.sft_trainer import SFTTrainer
+
+    from referee.experiments.listops.trainer_log import quiet_trainer
 
     curve: list[dict[str, Any]] = []
 
@@ -94,6 +96,7 @@ def fine_tune(
         processing_class=tokenizer,
         callbacks=[budget],
     )
+    quiet_trainer(trainer, out, stage)
     if prepared is not None:
         prepared["dataset"] = trainer.train_dataset
     t0 = time.perf_counter()
@@ -131,6 +134,7 @@ def run_control(
     result = fine_tune(
         base, tokenizer, rows, cfg, layout.control_dir, prepared=prepared,
         steps=max(1, planned), time_budget_s=grpo_wall_s, seed=seed + 1, lr=cfg.control_lr,
+        stage="control",
     )  # fmt: skip
     base.save_pretrained(layout.model_control)
     tokenizer.save_pretrained(layout.model_control)

@@ -1,0 +1,83 @@
+"""What the experiment needs from the machine, checked before any work (and before the run
+folder exists): the option's packages, the sandbox, the ports, the model folders.
+
+:func:`~referee.experiments.listops.config.experiment_config` checks each value on its own;
+this checks what the values ask of the machine. Each failure is a :class:`ConfigError` (or
+:class:`~referee.errors.SandboxUnavailable`) naming the option and the fix, raised in a
+second: never a traceback after the fine-tuning.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+from referee.errors import ConfigError
+from referee.experiments.listops.config import ExperimentConfig
+from referee.optional import require_module
+
+__all__ = ["check_before_work"]
+
+#: ``--report-to`` value -> the modules transformers' logger for it imports (any one will do).
+REPORT_TO_MODULES: dict[str, tuple[str, ...]] = {
+    "wandb": ("wandb",),
+    "tensorboard": ("tensorboard", "tensorboardX"),
+}
+
+
+def check_before_work(cfg: ExperimentConfig) -> None:
+    """Refuse, in one line naming the fix, what would fail only once the run is under way."""
+    report_to = cfg.tracking.report_to
+    if report_to in REPORT_TO_MODULES:
+        modules = REPORT_TO_MODULES[report_to]
+        require_module(modules, needed_for=f"--report-to {report_to}", package=modules[-1])
+    port = cfg.tracking.metrics_port
+    if port:
+        _check_port_free("--metrics-port", port)
+    _check_model("--model", cfg.model.model)
+    _check_model("--sft-checkpoint", cfg.model.sft_checkpoint)
+    from referee.sandbox.view import find_bwrap
+
+    find_bwrap()  # every reward comes from the sandbox: SandboxUnavailable names the package
+
+
+def _check_port_free(option: str, port: int, host: str = "127.0.0.1") -> None:
+    with socket.socket(socket.AF_INET) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as e:
+            raise ConfigError(
+                f"{option} {port}: {host}:{port} is in use ({e.strerror}); choose another port, "
+                "or 0 for any free one"
+            ) from e
+
+
+def _offline() -> bool:
+    # The experiment sets HF_HUB_OFFLINE=1 unless the user set it (prepare_process).
+    return os.environ.get("HF_HUB_OFFLINE", "1").strip().lower() not in ("0", "false", "no", "")
+
+
+def _check_model(option: str, value: str | None) -> None:
+    """A model folder must hold a model; a hub id must be in the local cache when offline."""
+    if value is None:
+        return
+    path = Path(value).expanduser()
+    if path.exists():
+        if not (path / "config.json").is_file():
+            raise ConfigError(
+                f"{option} {value} is not a model folder (it has no config.json); give a folder "
+                "saved with save_pretrained (a run's model-sft, model-rl) or a hub id"
+            )
+        return
+    if not _offline():
+        return
+    from huggingface_hub import try_to_load_from_cache
+
+    if not isinstance(try_to_load_from_cache(value, "config.json"), str):
+        raise ConfigError(
+            f"{option} {value}: no such folder, and no model of that id in the local hub cache "
+            "(referee train downloads nothing: HF_HUB_OFFLINE=1); download it first, or give a "
+            "model folder"
+        )

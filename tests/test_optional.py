@@ -1,0 +1,63 @@
+"""Optional dependencies are refused before any work, in one line naming the package
+(issue 20: `synth --store s3://...` printed a traceback after the intake)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from referee.cli import app
+from referee.errors import ConfigError
+from referee.optional import require_fsspec_backend, require_module
+from referee.tasks.artifacts import ArtifactStore
+
+
+def test_a_missing_module_names_the_package_to_install():
+    require_module(("no_such_module_x", "json"), needed_for="--x")  # any one of them will do
+    with pytest.raises(ConfigError, match=r"--x needs the Python package pkg-x.*pip install pkg-x"):
+        require_module("no_such_module_x", needed_for="--x", package="pkg-x")
+
+
+def test_an_fsspec_scheme_without_its_backend_names_the_package(monkeypatch):
+    from fsspec.registry import known_implementations
+
+    monkeypatch.setitem(
+        known_implementations, "nosuch", {"class": "no_such_backend.FS", "err": "no backend"}
+    )
+    with pytest.raises(ConfigError, match=r"--store nosuch://b needs .* no_such_backend"):
+        require_fsspec_backend("nosuch://b", option="--store")
+    with pytest.raises(ConfigError, match="unknown storage scheme 'bogus'"):
+        require_fsspec_backend("bogus://b", option="--store")
+    with pytest.raises(ConfigError):  # exit 2 wherever the store is opened, not StoreError's 1
+        ArtifactStore("nosuch://b")
+    require_fsspec_backend("/tmp/x", option="--store")
+    require_fsspec_backend("memory://x", option="--store")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("s3fs") is not None, reason="s3fs is installed")
+def test_synth_refuses_an_s3_store_without_s3fs_before_any_work(tmp_path, monkeypatch):
+    import referee.synth.pipeline as pipeline
+
+    def never(source):  # pragma: no cover - reached only if the store was not checked first
+        raise AssertionError("intake started")
+
+    monkeypatch.setattr(pipeline, "open_repository", never)
+    out = tmp_path / "x.jsonl"
+    args = ["synth", ".", "--out", str(out), "--store", "s3://bucket/referee"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "pip install s3fs" in lines[0], result.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", [["synth", "."], ["tasks", "generate", "recurrence"]])
+def test_an_out_file_in_a_missing_folder_is_refused_before_any_work(tmp_path, command):
+    out = tmp_path / "no" / "x.jsonl"
+    result = CliRunner().invoke(app, [*command, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert f"the folder {out.parent} does not exist" in " ".join(result.output.split())
+    assert not Path(out.parent).exists()
