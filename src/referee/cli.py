@@ -130,9 +130,25 @@ def exec_(
 
 
 tasks_app = typer.Typer(
-    help="Task files: import, list, show, stats, gold solutions.", no_args_is_help=True
+    help="Task files: import, list, show, stats, split, gold solutions.", no_args_is_help=True
 )
 app.add_typer(tasks_app, name="tasks")
+
+
+def _heldout_option(what: str) -> Any:
+    return typer.Option(
+        "--heldout",
+        min=0.0,
+        max=1.0,
+        help=f"Share of units held out, the rest train {what}; a unit never sits in both.",
+    )
+
+
+_BY_OPTION = typer.Option(
+    "--by",
+    help="The unit held out whole: module, function (a repository's; a function task is its "
+    "own) or structure (the unit the generator recorded: list-ops' composition of steps).",
+)
 
 
 @tasks_app.command("import")
@@ -141,20 +157,37 @@ def tasks_import(
         str, typer.Argument(help=f"Where the tasks come from: {', '.join(source_names())}.")
     ],
     out: Annotated[Path, typer.Option("--out", help="The JSONL file to write.")],
-    split: Annotated[str, typer.Option(help="train or heldout.")] = "heldout",
+    split: Annotated[
+        str | None, typer.Option(help="Put every task in this split: train or heldout.")
+    ] = None,
+    heldout: Annotated[
+        float | None, _heldout_option("instead of --split (e.g. 0.2 to train on the rest)")
+    ] = None,
+    by: Annotated[str, _BY_OPTION] = "module",
     augment: Annotated[
         int,
         typer.Option(min=0, help="Generated test inputs to add per task (0: the task's own only)."),
     ] = 0,
 ) -> None:
-    """Import tasks from a registered source, recording each task's test inputs in the sandbox."""
+    """Import tasks from a registered source, recording each task's test inputs in the sandbox.
+
+    Every task goes to the held-out split unless --split or --heldout says otherwise.
+    """
     from referee.tasks.model import write_tasks
+    from referee.tasks.split import check_split_options, split_tasks
     from referee.verify.record import import_recorded
 
-    tasks = import_recorded(source, split=split, augment=augment)
+    if split is not None and heldout is not None:
+        raise ConfigError(
+            "give --split (every task in one split) or --heldout (a share held out), not both"
+        )
+    check_split_options(heldout or 0.0, by)  # before the minutes of recording
+    tasks = import_recorded(source, split=split or "heldout", augment=augment)
+    if heldout is not None:
+        tasks = split_tasks(tasks, heldout, by=by)
     n = write_tasks(out, tasks)
     calls = sum(len(t.hidden["inputs"]) for t in tasks)
-    err.print(f"wrote {n} tasks ({calls} recorded test calls) to {out}")
+    err.print(f"wrote {n} tasks ({calls} recorded test calls; {_split_counts(tasks)}) to {out}")
 
 
 @tasks_app.command("generate")
@@ -166,14 +199,24 @@ def tasks_generate(
         float | None, typer.Option(min=0.0, max=1.0, help="0..1; default: 0, 0.1, ..., 1.")
     ] = None,
     seed: Annotated[int, typer.Option(help="First seed; task i uses seed + i.")] = 0,
+    heldout: Annotated[float, _heldout_option("(0: every task trains)")] = 0.0,
+    by: Annotated[str, _BY_OPTION] = "structure",
 ) -> None:
     """Generate procedural function tasks (seeded, reproducible) with recorded tests."""
     from referee.tasks.model import write_tasks
+    from referee.tasks.split import check_split_options, split_tasks
     from referee.verify.record import generate_recorded
 
+    check_split_options(heldout, by)
     tasks = generate_recorded(family, count=count, difficulty=difficulty, seed=seed)
+    tasks = split_tasks(tasks, heldout, by=by)
     n = write_tasks(out, tasks)
-    err.print(f"wrote {n} {family} tasks to {out}")
+    err.print(f"wrote {n} {family} tasks ({_split_counts(tasks)}) to {out}")
+
+
+def _split_counts(tasks: list[Any]) -> str:
+    train = sum(t.split == "train" for t in tasks)
+    return f"{train} train, {len(tasks) - train} held out"
 
 
 def _load(path: Path) -> list[Any]:
@@ -232,18 +275,45 @@ def tasks_stats(file: Path, as_json: Annotated[bool, typer.Option("--json")] = F
 
 
 @tasks_app.command("split")
-def tasks_split(file: Path, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Tasks per split, and any source unit found in both splits (a leak: exit 1)."""
-    from referee.tasks.split import check_split
+def tasks_split(
+    file: Path,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Assign the splits (--heldout, --by) and write them here."),
+    ] = None,
+    heldout: Annotated[float | None, _heldout_option("(with --out; default 0.2)")] = None,
+    by: Annotated[str | None, _BY_OPTION] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Tasks per split, and any source unit found in both splits (a leak: exit 1).
 
-    report = check_split(_load(file))
-    out = {
+    With --out: assign the splits by unit first (default --heldout 0.2 --by module), write them.
+    Units are as the tasks recorded them, or --by module, function or structure.
+    """
+    from referee.tasks.model import write_tasks
+    from referee.tasks.split import check_split, check_split_options, split_tasks
+
+    if out is None and heldout is not None:
+        raise ConfigError(
+            f"--heldout assigns new splits: add --out FILE to write them, e.g. "
+            f"`referee tasks split {file} --heldout {heldout:g} --by module --out split.jsonl`"
+        )
+    check_split_options(0.2 if heldout is None else heldout, by or "module")
+    tasks = _load(file)
+    if out is not None:
+        fraction, by = 0.2 if heldout is None else heldout, by or "module"
+        tasks = split_tasks(tasks, fraction, by=by)
+        write_tasks(out, tasks)
+        err.print(f"wrote {len(tasks)} tasks to {out}, {fraction:g} of the units held out")
+    report = check_split(tasks, by=by)
+    data = {
         "tasks": dict(report.counts),
         "units": dict(report.units),
         "leaks": report.leaks,
+        **({"out": str(out)} if out is not None else {}),
     }
     if as_json:
-        print(json.dumps(out))
+        print(json.dumps(data))
     else:
         err.print(
             f"train {report.counts['train']} tasks ({report.units['train']} units), "
