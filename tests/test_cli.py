@@ -478,5 +478,5 @@ def test_one_error_line_and_the_code_from_the_policy(tmp_path):
     r = invoke("tasks", "stats", str(bad))  # a TaskError: the user fixes the file
     assert r.exit_code == 2 and r.output.startswith(f"referee: {bad}:1: not valid JSON")
     assert len(r.output.strip().splitlines()) == 1
-    r = invoke("export", "--run", str(tmp_path / "none"), "--format", "jsonl", "--out", "o")
+    r = invoke("export", "--run", str(tmp_path / "none"), "--format", "jsonl", "--out", "o.jsonl")
     assert r.exit_code == exit_code_for(NotFoundError("x")) == 2

@@ -654,7 +654,10 @@ def export_(
     fmt: Annotated[
         str, typer.Option("--format", help="jsonl, parquet, trl-sft, trl-rl, verl or skyrl.")
     ],
-    out: Annotated[Path, typer.Option("--out", help="The file to write (.parquet or .jsonl).")],
+    out: Annotated[
+        Path,
+        typer.Option("--out", help="The file to write: .parquet or .jsonl, as --format says."),
+    ],
     run_id: Annotated[str | None, typer.Option("--run-id", help="Only this run.")] = None,
     split: Annotated[str, typer.Option(help="Tasks for trl-rl, verl, skyrl.")] = "train",
     min_reward: Annotated[
@@ -662,17 +665,26 @@ def export_(
     ] = 1.0,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON summary line.")] = False,
 ) -> None:
-    """Export a run's trajectories, or dataset rows for TRL, veRL and SkyRL."""
-    from referee.track.export import EXPORT_FORMATS, export_run
+    """Export a run's trajectories, or dataset rows for TRL, veRL and SkyRL.
 
-    if fmt not in EXPORT_FORMATS:
-        raise ConfigError(f"unknown --format {fmt!r}; choose one of: {', '.join(EXPORT_FORMATS)}")
+    Dataset rows leave out held-out (unless --split heldout), quarantined and canary tasks.
+    """
+    from referee.track.export import check_export_path, export_run
+
+    check_export_path(fmt, out)  # before the store is opened
     with _track_store(run) as store:
-        n = export_run(store, fmt, out, run_id=run_id, split=split, min_reward=min_reward)
+        done = export_run(store, fmt, out, run_id=run_id, split=split, min_reward=min_reward)
+    left = ", ".join(
+        f"{n} {why.replace('heldout', 'held-out')}" for why, n in done.left_out.items()
+    )
     if as_json:
-        print(json.dumps({"format": fmt, "out": str(out), "rows": n, "run_id": run_id}))
+        print(json.dumps({"format": fmt, "out": str(out), "rows": done.rows, "run_id": run_id,
+                          "left_out": done.left_out}))  # fmt: skip
     else:
-        err.print(f"wrote {n} rows ({fmt}) to {out}")
+        err.print(
+            f"wrote {done.rows} rows ({fmt}) to {out}"
+            + (f"; left out {left} tasks" if left else "")
+        )
 
 
 def _track_store(run: Path) -> Any:
