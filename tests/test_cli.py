@@ -228,6 +228,8 @@ def test_synth_gold_verify_split_on_the_fixture_repository(tmp_path):
         "--store", f"file://{tmp_path}/store", "--json",
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
+    # stderr is a pipe here: progress comes as plain lines, one per step, not silence.
+    assert b"synth: baseline 1/1 (" in p.stderr and b"synth: bugfix 4/4 (" in p.stderr
     report = json.loads(p.stdout.splitlines()[-1])
     assert report["candidates"]["bugfix"] >= 4 and report["kept"]["bugfix"] >= 1
     assert set(report["kept"]) == {"bugfix", "implement"}
@@ -345,6 +347,9 @@ def test_eval_split_without_tasks_exits_2(eval_file):
     p = referee("eval", "--policy", "scripted:x", "--tasks", str(eval_file))  # default: heldout
     assert p.returncode == 2
     assert f"{eval_file} has no tasks in split 'heldout'" in _flat(p.stderr)
+    assert "(2 train); evaluate them with --split all" in _flat(p.stderr)
+    p = referee("eval", "--policy", "scripted:x", "--tasks", str(eval_file), "--split", "test")
+    assert p.returncode == 2 and "--split must be heldout, train or all" in _flat(p.stderr)
 
 
 @pytest.mark.parametrize(

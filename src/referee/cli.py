@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -369,6 +370,10 @@ def synth(
         bars: dict[str, Any] = {}
 
         def show(stage: str, done: int, total: int) -> None:
+            if not err.is_terminal:  # no live bars in a pipe or a log: a plain line per step
+                took = time.perf_counter() - t0
+                err.print(f"synth: {stage} {done}/{total} ({took:.1f} s)", markup=False)
+                return
             if stage not in bars:
                 bars[stage] = progress.add_task(stage, total=max(total, 1))
             progress.update(bars[stage], completed=done, total=max(total, 1))
@@ -631,9 +636,17 @@ def eval_(
     """Evaluate a policy on function tasks: greedy pass@1 (and pass@k with --samples)."""
     from referee.rollout.evaluate import evaluate_policy
 
-    chosen = [t for t in _load(tasks) if split == "all" or t.split == split]
+    if split not in ("heldout", "train", "all"):
+        raise ConfigError(f"--split must be heldout, train or all, got {split!r}")
+    loaded = _load(tasks)
+    chosen = [t for t in loaded if split == "all" or t.split == split]
     if not chosen:
-        raise ConfigError(f"{tasks} has no tasks in split {split!r}")
+        others = Counter(t.split for t in loaded)
+        found = ", ".join(f"{n} {s}" for s, n in sorted(others.items())) or "no tasks"
+        raise ConfigError(
+            f"{tasks} has no tasks in split {split!r} ({found}); evaluate them with --split all, "
+            f"or hold some out with `referee tasks split {tasks} --heldout 0.2 --out FILE`"
+        )
     chosen = chosen[:limit] if limit else chosen
     result = evaluate_policy(policy, chosen, samples=samples)
     data = {"tasks": len(chosen), "split": split, "pass_at_1": result.pass_at_1,
