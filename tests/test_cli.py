@@ -485,3 +485,23 @@ def test_one_error_line_and_the_code_from_the_policy(tmp_path):
     assert len(r.output.strip().splitlines()) == 1
     r = invoke("export", "--run", str(tmp_path / "none"), "--format", "jsonl", "--out", "o.jsonl")
     assert r.exit_code == exit_code_for(NotFoundError("x")) == 2
+
+
+def test_tasks_import_heldout_splits_the_imported_tasks(tmp_path, monkeypatch):
+    import referee.verify.record as record
+    from referee.tasks.model import read_tasks
+    from referee.tasks.procedural import generate
+
+    def fake_import(source, *, split, augment):  # the sandbox's recording is not under test
+        tasks = [generate("recurrence", difficulty=0.5, seed=i, split=split) for i in range(10)]
+        return [t.revised(hidden={**t.hidden, "inputs": []}) for t in tasks]
+
+    monkeypatch.setattr(record, "import_recorded", fake_import)
+    out = tmp_path / "he.jsonl"
+    r = invoke("tasks", "import", "humaneval", "--out", str(out), "--heldout", "0.3")
+    assert r.exit_code == 0, r.output
+    splits = [t.split for t in read_tasks(out)]
+    assert "train" in splits and "heldout" in splits
+    assert f"{splits.count('train')} train, {splits.count('heldout')} held out" in r.output
+    r = invoke("tasks", "import", "humaneval", "--out", str(out))  # default: all held out
+    assert {t.split for t in read_tasks(out)} == {"heldout"}
