@@ -225,6 +225,20 @@ def test_tasks_generate(tmp_path):
     assert p.returncode == 0, p.stderr
     rows = [json.loads(x) for x in referee("tasks", "list", str(out), "--json").stdout.splitlines()]
     assert rows[0]["id"] == "proc/recurrence-d0-s0-v1" and len(rows) == 5
+    assert {r["split"] for r in rows} == {"train"}  # without --heldout every task trains
+
+
+def test_tasks_generate_heldout_makes_a_pool_train_accepts(tmp_path):
+    from referee.experiments.listops.tasks import read_task_file
+    from referee.tasks.split import check_split
+
+    out = tmp_path / "gen.jsonl"
+    p = referee("tasks", "generate", "list-ops", "--count", "12", "--heldout", "0.3",
+                "--out", str(out))  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    tasks = read_task_file(str(out))
+    assert {t.split for t in tasks} == {"train", "heldout"}
+    assert check_split(tasks, by="structure").ok
 
 
 def test_demo_holds_every_expectation():
@@ -247,6 +261,8 @@ def test_synth_gold_verify_split_on_the_fixture_repository(tmp_path):
         "--store", f"file://{tmp_path}/store", "--json",
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
+    # stderr is a pipe here: progress comes as plain lines, one per step, not silence.
+    assert b"synth: baseline 1/1 (" in p.stderr and b"synth: bugfix 4/4 (" in p.stderr
     report = json.loads(p.stdout.splitlines()[-1])
     assert report["candidates"]["bugfix"] >= 4 and report["kept"]["bugfix"] >= 1
     assert set(report["kept"]) == {"bugfix", "implement"}
@@ -364,6 +380,9 @@ def test_eval_split_without_tasks_exits_2(eval_file):
     p = referee("eval", "--policy", "scripted:x", "--tasks", str(eval_file))  # default: heldout
     assert p.returncode == 2
     assert f"{eval_file} has no tasks in split 'heldout'" in _flat(p.stderr)
+    assert "(2 train); evaluate them with --split all" in _flat(p.stderr)
+    p = referee("eval", "--policy", "scripted:x", "--tasks", str(eval_file), "--split", "test")
+    assert p.returncode == 2 and "--split must be heldout, train or all" in _flat(p.stderr)
 
 
 @pytest.mark.parametrize(
@@ -387,6 +406,54 @@ def test_train_refuses_a_task_file_without_heldout_tasks(tmp_path):
     write_tasks(path, [generate("list-ops", difficulty=0.0, seed=i) for i in range(3)])
     r = referee("train", "--task-file", str(path), "--run-dir", str(tmp_path / "run"))
     assert r.returncode == 2 and b"no held-out tasks" in r.stderr, r.stderr
+
+
+def _listops_file(path, count=12, split="train"):
+    from referee.tasks.model import write_tasks
+    from referee.tasks.procedural import generate
+
+    tasks = [generate("list-ops", difficulty=0.5, seed=i, split=split) for i in range(count)]
+    write_tasks(path, tasks)
+    return path
+
+
+def test_train_refuses_an_all_heldout_task_file_naming_the_command(tmp_path):
+    path = _listops_file(tmp_path / "he.jsonl", split="heldout")  # as `tasks import` writes
+    r = invoke("train", "--task-file", str(path), "--run-dir", str(tmp_path / "run"))
+    assert r.exit_code == 2, r.output
+    out = _flat(r.output.encode())
+    assert "has no training tasks" in out and f"referee tasks split {path} --heldout" in out
+    assert not (tmp_path / "run").exists()  # refused before any work
+
+
+def test_tasks_split_out_makes_a_file_train_accepts(tmp_path):
+    from referee.experiments.listops.tasks import read_task_file
+    from referee.tasks.model import read_tasks
+
+    path = _listops_file(tmp_path / "t.jsonl", count=20)
+    out = tmp_path / "split.jsonl"
+    r = invoke("tasks", "split", str(path), "--heldout", "0.25", "--by", "structure",
+               "--out", str(out), "--json")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.output.splitlines()[-1])
+    assert report["leaks"] == {} and report["tasks"]["heldout"] >= 1 and report["tasks"]["train"]
+    assert [t.id for t in read_tasks(out)] == [t.id for t in read_tasks(path)]
+    assert len(read_task_file(str(out))) == 20  # referee train's check passes
+    r = invoke("tasks", "split", str(path), "--heldout", "0.2")
+    assert r.exit_code == 2 and "add --out FILE" in _flat(r.output.encode())
+    r = invoke("tasks", "split", str(path), "--by", "file", "--out", str(tmp_path / "x.jsonl"))
+    assert r.exit_code == 2 and "--by must be module, function or structure" in r.output
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_tasks_generate_and_import_refuse_a_bad_by_before_any_work(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = invoke("tasks", "generate", "list-ops", "--out", "x.jsonl", "--by", "file")
+    assert r.exit_code == 2 and "--by must be" in r.output
+    r = invoke("tasks", "import", "humaneval", "--out", "x.jsonl", "--split", "train",
+               "--heldout", "0.2")  # fmt: skip
+    assert r.exit_code == 2 and "not both" in r.output
+    assert not list(tmp_path.iterdir())
 
 
 # ---- one exit-code policy, numeric options -----------------------------------------------------
@@ -451,5 +518,25 @@ def test_one_error_line_and_the_code_from_the_policy(tmp_path):
     r = invoke("tasks", "stats", str(bad))  # a TaskError: the user fixes the file
     assert r.exit_code == 2 and r.output.startswith(f"referee: {bad}:1: not valid JSON")
     assert len(r.output.strip().splitlines()) == 1
-    r = invoke("export", "--run", str(tmp_path / "none"), "--format", "jsonl", "--out", "o")
+    r = invoke("export", "--run", str(tmp_path / "none"), "--format", "jsonl", "--out", "o.jsonl")
     assert r.exit_code == exit_code_for(NotFoundError("x")) == 2
+
+
+def test_tasks_import_heldout_splits_the_imported_tasks(tmp_path, monkeypatch):
+    import referee.verify.record as record
+    from referee.tasks.model import read_tasks
+    from referee.tasks.procedural import generate
+
+    def fake_import(source, *, split, augment):  # the sandbox's recording is not under test
+        tasks = [generate("recurrence", difficulty=0.5, seed=i, split=split) for i in range(10)]
+        return [t.revised(hidden={**t.hidden, "inputs": []}) for t in tasks]
+
+    monkeypatch.setattr(record, "import_recorded", fake_import)
+    out = tmp_path / "he.jsonl"
+    r = invoke("tasks", "import", "humaneval", "--out", str(out), "--heldout", "0.3")
+    assert r.exit_code == 0, r.output
+    splits = [t.split for t in read_tasks(out)]
+    assert "train" in splits and "heldout" in splits
+    assert f"{splits.count('train')} train, {splits.count('heldout')} held out" in r.output
+    r = invoke("tasks", "import", "humaneval", "--out", str(out))  # default: all held out
+    assert {t.split for t in read_tasks(out)} == {"heldout"}

@@ -18,6 +18,7 @@ import json
 import signal
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -171,9 +172,25 @@ def exec_(
 
 
 tasks_app = typer.Typer(
-    help="Task files: import, list, show, stats, gold solutions.", no_args_is_help=True
+    help="Task files: import, list, show, stats, split, gold solutions.", no_args_is_help=True
 )
 app.add_typer(tasks_app, name="tasks")
+
+
+def _heldout_option(what: str) -> Any:
+    return typer.Option(
+        "--heldout",
+        min=0.0,
+        max=1.0,
+        help=f"Share of units held out, the rest train {what}; a unit never sits in both.",
+    )
+
+
+_BY_OPTION = typer.Option(
+    "--by",
+    help="The unit held out whole: module, function (a repository's; a function task is its "
+    "own) or structure (the unit the generator recorded: list-ops' composition of steps).",
+)
 
 
 @tasks_app.command("import")
@@ -182,21 +199,38 @@ def tasks_import(
         str, typer.Argument(help=f"Where the tasks come from: {', '.join(source_names())}.")
     ],
     out: Annotated[Path, typer.Option("--out", help="The JSONL file to write.")],
-    split: Annotated[str, typer.Option(help="train or heldout.")] = "heldout",
+    split: Annotated[
+        str | None, typer.Option(help="Put every task in this split: train or heldout.")
+    ] = None,
+    heldout: Annotated[
+        float | None, _heldout_option("instead of --split (e.g. 0.2 to train on the rest)")
+    ] = None,
+    by: Annotated[str, _BY_OPTION] = "module",
     augment: Annotated[
         int,
         typer.Option(min=0, help="Generated test inputs to add per task (0: the task's own only)."),
     ] = 0,
 ) -> None:
-    """Import tasks from a registered source, recording each task's test inputs in the sandbox."""
+    """Import tasks from a registered source, recording each task's test inputs in the sandbox.
+
+    Every task goes to the held-out split unless --split or --heldout says otherwise.
+    """
     from referee.tasks.model import write_tasks
+    from referee.tasks.split import check_split_options, split_tasks
     from referee.verify.record import import_recorded
 
     _out_file("--out", out)
-    tasks = import_recorded(source, split=split, augment=augment)
+    if split is not None and heldout is not None:
+        raise ConfigError(
+            "give --split (every task in one split) or --heldout (a share held out), not both"
+        )
+    check_split_options(heldout or 0.0, by)  # before the minutes of recording
+    tasks = import_recorded(source, split=split or "heldout", augment=augment)
+    if heldout is not None:
+        tasks = split_tasks(tasks, heldout, by=by)
     n = write_tasks(out, tasks)
     calls = sum(len(t.hidden["inputs"]) for t in tasks)
-    err.print(f"wrote {n} tasks ({calls} recorded test calls) to {out}")
+    err.print(f"wrote {n} tasks ({calls} recorded test calls; {_split_counts(tasks)}) to {out}")
 
 
 @tasks_app.command("generate")
@@ -208,15 +242,25 @@ def tasks_generate(
         float | None, typer.Option(min=0.0, max=1.0, help="0..1; default: 0, 0.1, ..., 1.")
     ] = None,
     seed: Annotated[int, typer.Option(help="First seed; task i uses seed + i.")] = 0,
+    heldout: Annotated[float, _heldout_option("(0: every task trains)")] = 0.0,
+    by: Annotated[str, _BY_OPTION] = "structure",
 ) -> None:
     """Generate procedural function tasks (seeded, reproducible) with recorded tests."""
     from referee.tasks.model import write_tasks
+    from referee.tasks.split import check_split_options, split_tasks
     from referee.verify.record import generate_recorded
 
     _out_file("--out", out)
+    check_split_options(heldout, by)
     tasks = generate_recorded(family, count=count, difficulty=difficulty, seed=seed)
+    tasks = split_tasks(tasks, heldout, by=by)
     n = write_tasks(out, tasks)
-    err.print(f"wrote {n} {family} tasks to {out}")
+    err.print(f"wrote {n} {family} tasks ({_split_counts(tasks)}) to {out}")
+
+
+def _split_counts(tasks: list[Any]) -> str:
+    train = sum(t.split == "train" for t in tasks)
+    return f"{train} train, {len(tasks) - train} held out"
 
 
 def _load(path: Path) -> list[Any]:
@@ -280,18 +324,45 @@ def tasks_stats(file: Path, as_json: Annotated[bool, typer.Option("--json")] = F
 
 
 @tasks_app.command("split")
-def tasks_split(file: Path, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Tasks per split, and any source unit found in both splits (a leak: exit 1)."""
-    from referee.tasks.split import check_split
+def tasks_split(
+    file: Path,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Assign the splits (--heldout, --by) and write them here."),
+    ] = None,
+    heldout: Annotated[float | None, _heldout_option("(with --out; default 0.2)")] = None,
+    by: Annotated[str | None, _BY_OPTION] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Tasks per split, and any source unit found in both splits (a leak: exit 1).
 
-    report = check_split(_load(file))
-    out = {
+    With --out: assign the splits by unit first (default --heldout 0.2 --by module), write them.
+    Units are as the tasks recorded them, or --by module, function or structure.
+    """
+    from referee.tasks.model import write_tasks
+    from referee.tasks.split import check_split, check_split_options, split_tasks
+
+    if out is None and heldout is not None:
+        raise ConfigError(
+            f"--heldout assigns new splits: add --out FILE to write them, e.g. "
+            f"`referee tasks split {file} --heldout {heldout:g} --by module --out split.jsonl`"
+        )
+    check_split_options(0.2 if heldout is None else heldout, by or "module")
+    tasks = _load(file)
+    if out is not None:
+        fraction, by = 0.2 if heldout is None else heldout, by or "module"
+        tasks = split_tasks(tasks, fraction, by=by)
+        write_tasks(out, tasks)
+        err.print(f"wrote {len(tasks)} tasks to {out}, {fraction:g} of the units held out")
+    report = check_split(tasks, by=by)
+    data = {
         "tasks": dict(report.counts),
         "units": dict(report.units),
         "leaks": report.leaks,
+        **({"out": str(out)} if out is not None else {}),
     }
     if as_json:
-        print(json.dumps(out))
+        print(json.dumps(data))
     else:
         err.print(
             f"train {report.counts['train']} tasks ({report.units['train']} units), "
@@ -349,6 +420,10 @@ def synth(
         bars: dict[str, Any] = {}
 
         def show(stage: str, done: int, total: int) -> None:
+            if not err.is_terminal:  # no live bars in a pipe or a log: a plain line per step
+                took = time.perf_counter() - t0
+                err.print(f"synth: {stage} {done}/{total} ({took:.1f} s)", markup=False)
+                return
             if stage not in bars:
                 bars[stage] = progress.add_task(stage, total=max(total, 1))
             progress.update(bars[stage], completed=done, total=max(total, 1))
@@ -621,9 +696,17 @@ def eval_(
     """Evaluate a policy on function tasks: greedy pass@1 (and pass@k with --samples)."""
     from referee.rollout.evaluate import evaluate_policy
 
-    chosen = [t for t in _load(tasks) if split == "all" or t.split == split]
+    if split not in ("heldout", "train", "all"):
+        raise ConfigError(f"--split must be heldout, train or all, got {split!r}")
+    loaded = _load(tasks)
+    chosen = [t for t in loaded if split == "all" or t.split == split]
     if not chosen:
-        raise ConfigError(f"{tasks} has no tasks in split {split!r}")
+        others = Counter(t.split for t in loaded)
+        found = ", ".join(f"{n} {s}" for s, n in sorted(others.items())) or "no tasks"
+        raise ConfigError(
+            f"{tasks} has no tasks in split {split!r} ({found}); evaluate them with --split all, "
+            f"or hold some out with `referee tasks split {tasks} --heldout 0.2 --out FILE`"
+        )
     chosen = chosen[:limit] if limit else chosen
     result = evaluate_policy(policy, chosen, samples=samples)
     data = {"tasks": len(chosen), "split": split, "pass_at_1": result.pass_at_1,
@@ -644,7 +727,10 @@ def export_(
     fmt: Annotated[
         str, typer.Option("--format", help="jsonl, parquet, trl-sft, trl-rl, verl or skyrl.")
     ],
-    out: Annotated[Path, typer.Option("--out", help="The file to write (.parquet or .jsonl).")],
+    out: Annotated[
+        Path,
+        typer.Option("--out", help="The file to write: .parquet or .jsonl, as --format says."),
+    ],
     run_id: Annotated[str | None, typer.Option("--run-id", help="Only this run.")] = None,
     split: Annotated[str, typer.Option(help="Tasks for trl-rl, verl, skyrl.")] = "train",
     min_reward: Annotated[
@@ -652,17 +738,26 @@ def export_(
     ] = 1.0,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON summary line.")] = False,
 ) -> None:
-    """Export a run's trajectories, or dataset rows for TRL, veRL and SkyRL."""
-    from referee.track.export import EXPORT_FORMATS, export_run
+    """Export a run's trajectories, or dataset rows for TRL, veRL and SkyRL.
 
-    if fmt not in EXPORT_FORMATS:
-        raise ConfigError(f"unknown --format {fmt!r}; choose one of: {', '.join(EXPORT_FORMATS)}")
+    Dataset rows leave out held-out (unless --split heldout), quarantined and canary tasks.
+    """
+    from referee.track.export import check_export_path, export_run
+
+    check_export_path(fmt, out)  # before the store is opened
     with _track_store(run) as store:
-        n = export_run(store, fmt, out, run_id=run_id, split=split, min_reward=min_reward)
+        done = export_run(store, fmt, out, run_id=run_id, split=split, min_reward=min_reward)
+    left = ", ".join(
+        f"{n} {why.replace('heldout', 'held-out')}" for why, n in done.left_out.items()
+    )
     if as_json:
-        print(json.dumps({"format": fmt, "out": str(out), "rows": n, "run_id": run_id}))
+        print(json.dumps({"format": fmt, "out": str(out), "rows": done.rows, "run_id": run_id,
+                          "left_out": done.left_out}))  # fmt: skip
     else:
-        err.print(f"wrote {n} rows ({fmt}) to {out}")
+        err.print(
+            f"wrote {done.rows} rows ({fmt}) to {out}"
+            + (f"; left out {left} tasks" if left else "")
+        )
 
 
 def _labeller(given: str, *, needed: bool) -> str:

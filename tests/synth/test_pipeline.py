@@ -148,3 +148,11 @@ def _source_of(module, qual):
     text = (MINIREPO / module).read_text()
     node = next(n for n in ast.parse(text).body if getattr(n, "name", None) == qual)
     return "".join(text.splitlines(keepends=True)[node.lineno - 1 : node.end_lineno])
+
+
+def test_limit_caps_the_candidates_of_each_kind_all_stages_together(store):
+    r = synthesize(str(MINIREPO), seed=4, store=store.url, limit=2)
+    # bugfix validates single bugs, then their combinations: 2 in all (seed 4 made 2 + 1).
+    assert r.candidates_by_kind["bugfix"] == 2
+    assert all(n <= 2 for n in r.candidates_by_kind.values()), r.candidates_by_kind
+    assert sum(r.kept_by_kind.values()) == len(r.tasks) <= 6

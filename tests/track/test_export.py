@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -293,7 +294,11 @@ def test_write_dataset_wants_a_known_suffix_and_uniform_columns(tmp_path: Path):
 
 
 def test_export_run_dispatches_and_names_the_formats(store: TrackStore, tmp_path: Path):
-    counts = {f: export_run(store, f, tmp_path / f"out-{f}.jsonl") for f in EXPORT_FORMATS}
+    # Parquet goes into a .parquet file (issue 20: a .jsonl name for it is refused, below).
+    def name(f: str) -> Path:
+        return tmp_path / f"out-{f}.{'parquet' if f == 'parquet' else 'jsonl'}"
+
+    counts = {f: export_run(store, f, name(f)).rows for f in EXPORT_FORMATS}
     assert counts == {"jsonl": 8, "parquet": 8, "trl-sft": 4, "trl-rl": 2, "verl": 2, "skyrl": 2}
     with pytest.raises(ConfigError, match="jsonl, parquet, trl-sft, trl-rl, verl, skyrl"):
         export_run(store, "csv", tmp_path / "x.csv")
@@ -308,7 +313,7 @@ def test_referee_export_writes_and_reports(store: TrackStore, tmp_path: Path):
     result = CliRunner().invoke(app, [*args, "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == {
-        "format": "verl", "out": str(out), "rows": 2, "run_id": None,
+        "format": "verl", "out": str(out), "rows": 2, "run_id": None, "left_out": {"heldout": 1},
     }  # fmt: skip
     assert len(Dataset.from_parquet(str(out))) == 2
     sft = tmp_path / "sft.jsonl"
@@ -331,3 +336,60 @@ def test_referee_export_errors_name_the_fix(store: TrackStore, tmp_path: Path):
     )
     assert missing.exit_code == 2 and "no track store" in missing.output
     assert not (tmp_path / "nowhere").exists()  # an export never creates a store
+
+
+def test_rl_exports_leave_out_quarantined_and_canary_tasks_and_count_them(
+    store: TrackStore, tmp_path: Path
+):
+    from referee.track.canary import make_canaries
+
+    [canary] = make_canaries(1, seed=0)
+    store.add_tasks([canary])
+    store.quarantine("task", "demo/mul-v1", "labelled hack")
+    for fmt in ("trl-rl", "verl", "skyrl"):
+        out = tmp_path / f"{fmt}.jsonl"
+        done = export_run(store, fmt, out)
+        assert done.left_out == {"heldout": 1, "quarantined": 1, "canary": 1}
+        ids = [json.loads(line) for line in out.read_text().splitlines()]
+        assert done.rows == len(ids) == 1 and "demo/add-v1" in json.dumps(ids[0])
+        assert "demo/mul-v1" not in out.read_text() and canary.id not in out.read_text()
+    assert [r["task_id"] for r in rl_prompt_rows(store)] == ["demo/add-v1"]
+    assert [r["task_id"] for r in rl_prompt_rows([*TASKS, canary])] == [
+        "demo/add-v1",
+        "demo/mul-v1",
+    ]
+    result = CliRunner().invoke(
+        app, ["export", "--run", str(store.run_dir), "--format", "verl", "--out",
+              str(tmp_path / "v.parquet")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "left out 1 held-out, 1 quarantined, 1 canary tasks" in " ".join(result.output.split())
+
+
+def test_sft_rows_leave_out_canary_successes(tmp_path: Path):
+    from referee.track.canary import make_canaries
+
+    [canary] = make_canaries(1, seed=0)
+    with TrackStore(tmp_path / "run") as s:
+        s.add_tasks([*TASKS, canary])
+        s.log_trajectories([make_trajectory(0, tool=False), make_trajectory(1, task_id=canary.id)])
+        assert [r["task_id"] for r in sft_rows(s)] == ["demo/add-v1"]
+
+
+@pytest.mark.parametrize(("fmt", "name", "message"), [
+    ("parquet", "x.jsonl", "--format parquet writes parquet files, not x.jsonl: name it "
+     "x.parquet, or use --format jsonl"),
+    ("jsonl", "x.parquet", "--format jsonl writes jsonl or json files, not x.parquet: name it "
+     "x.jsonl, or use --format parquet"),
+    ("verl", "x.csv", "--format verl writes parquet or jsonl or json files, not x.csv"),
+])  # fmt: skip
+def test_a_file_name_that_says_another_format_is_refused_before_writing(
+    store: TrackStore, tmp_path: Path, fmt: str, name: str, message: str
+):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        export_run(store, fmt, tmp_path / name)
+    result = CliRunner().invoke(
+        app, ["export", "--run", str(store.run_dir), "--format", fmt, "--out", str(tmp_path / name)]
+    )
+    assert result.exit_code == 2 and message in " ".join(result.output.split())
+    assert not (tmp_path / name).exists() and not list(tmp_path.glob("*.tmp"))

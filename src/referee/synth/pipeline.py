@@ -93,7 +93,8 @@ def synthesize(
 ) -> SynthReport:
     """Make validated tasks from ``source`` (a folder or ``pypi:NAME==VERSION``).
 
-    ``limit`` caps the number of candidates validated per kind (sampled with ``seed``);
+    ``limit`` caps the number of candidates validated per kind, all its stages together
+    (sampled with ``seed``);
     ``combos`` the number of combined bugs (default: a quarter of the single bugs kept).
     """
     unknown = set(kinds) - set(KINDS)
@@ -127,6 +128,7 @@ def synthesize(
     digest = artifacts.put_files(repo.files)
     ref = RepoRef(repo, digest, artifacts.url, env)
     lap("intake")
+    say("intake", 1, 1)
     boxes = RepoSandboxes()
     try:
         sandbox = boxes.get(site)
@@ -136,12 +138,20 @@ def synthesize(
         report.baseline_excluded = baseline.excluded
         report.suite_wall_s = baseline.suite_wall_s
         lap("baseline")
+        say("baseline", 1, 1)
         validation = ValidationReport()
         rng = random.Random(seed)
 
+        def room(kind: str) -> int | None:
+            # The cap is per kind over all its stages (bugfix: single bugs, then combinations).
+            return None if limit is None else max(0, limit - report.candidates_by_kind[kind])
+
         def run(kind: str, cands: list, stage: str) -> list:  # type: ignore[type-arg]
-            if limit is not None and len(cands) > limit:
-                cands = rng.sample(cands, limit)
+            left = room(kind)
+            if left is not None and len(cands) > left:
+                cands = rng.sample(cands, left)
+            if not cands:
+                return []
             report.candidates_by_kind[kind] += len(cands)
             say(stage, 0, len(cands))
             before, spent = len(validation.kept), validation.test_time_s
@@ -157,7 +167,7 @@ def synthesize(
                 bugfix_candidates(repo, baseline, seed=seed, per_function=per_function),
                 "bugfix",
             )
-        if "bugfix" in kinds and singles:
+        if "bugfix" in kinds and singles and room("bugfix") != 0:
             n = combos if combos is not None else max(1, len(singles) // 4)
             combined = run(
                 "bugfix",
@@ -192,6 +202,7 @@ def synthesize(
                 heldout_fraction=heldout_fraction,
                 split_by=split_by,
                 validation=validation,
+                limit=limit,
             )
             report.tasks.extend(made)
             report.candidates_by_kind["testgen"] += cands
@@ -199,6 +210,7 @@ def synthesize(
             report.test_s_by_kind["testgen"] += validation.test_time_s - spent
             report.rejected.update({f"testgen: {k}": n for k, n in rejected.items()})
             lap("testgen")
+            say("testgen", 1, 1)
         report.rejected.update(validation.rejected)
         report.validation_test_s = validation.test_time_s
         report.validation_runs = validation.runs

@@ -116,15 +116,21 @@ def testgen_tasks(
     heldout_fraction: float,
     split_by: str,
     validation: ValidationReport,
+    limit: int | None = None,
 ) -> tuple[list[Task], int, Counter[str]]:
-    """Returns (tasks, candidates considered, rejections by reason)."""
+    """Returns (tasks, candidates considered, rejections by reason); ``limit`` caps the
+    functions whose tests are validated (the candidates)."""
     repo = ref.repo
     rejected: Counter[str] = Counter()
     by_function: dict[str, list[Validated]] = {}
     for v in singles:
         by_function.setdefault(v.candidate.functions[0], []).append(v)
-    plans = []
+    plans: list[_Plan] = []
+    considered = 0
     for key, mutants in sorted(by_function.items()):
+        if limit is not None and len(plans) >= limit:
+            break
+        considered += 1
         own = _own_tests(key, baseline.covering(key))
         if own is None:
             rejected["no test names the function"] += 1
@@ -208,7 +214,7 @@ def testgen_tasks(
             continue
         plan = dataclasses.replace(plan, killers=survivors)
         tasks.append(_task(ref, plan, ignored, seed, heldout_fraction, split_by))
-    return tasks, len(by_function), rejected
+    return tasks, considered, rejected
 
 
 def _task(

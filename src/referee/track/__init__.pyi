@@ -3,10 +3,12 @@ the same imports to load each name on first use (see the package's __init__.py).
 
 from .artifacts import ArtifactStore as ArtifactStore
 from .export import EXPORT_FORMATS as EXPORT_FORMATS
+from .export import ExportReport as ExportReport
 from .export import export_jsonl as export_jsonl
 from .export import export_parquet as export_parquet
 from .export import export_run as export_run
 from .export import rl_prompt_rows as rl_prompt_rows
+from .export import select_tasks as select_tasks
 from .export import sft_rows as sft_rows
 from .export import skyrl_rows as skyrl_rows
 from .export import verl_rows as verl_rows

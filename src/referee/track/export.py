@@ -17,14 +17,18 @@
 The rows never carry a task's hidden data: the RL rows' ``ground_truth`` is the task id, which
 referee's reward adapters resolve to the task and its verifier. Training exports take the
 ``train`` split only unless asked for ``heldout`` by name (for evaluation files), so held-out
-tasks do not reach a training set by accident.
+tasks do not reach a training set by accident; quarantined tasks (an audit label, or a
+quarantined verifier that judged them) and canary tasks (impossible on purpose) never do.
+:func:`export_run` says how many it left out, and why (:class:`ExportReport`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -35,10 +39,14 @@ from referee.track.store import TrackStore
 
 __all__ = [
     "EXPORT_FORMATS",
+    "ExportReport",
+    "TaskSelection",
+    "check_export_path",
     "export_jsonl",
     "export_parquet",
     "export_run",
     "rl_prompt_rows",
+    "select_tasks",
     "sft_rows",
     "skyrl_rows",
     "verl_rows",
@@ -120,9 +128,9 @@ def sft_rows(
 ) -> list[Row]:
     """Successful training-split trajectories as TRL SFT rows (conversational format).
 
-    Kept: reward at least ``min_reward``, no error, a train-split trajectory and task, no
-    hacking flag on the verdict (unless ``include_flagged``), and neither the task nor the
-    verifier quarantined by an audit: demonstrations teach whatever they contain.
+    Kept: reward at least ``min_reward``, no error, a train-split trajectory and task, not a
+    canary, no hacking flag on the verdict (unless ``include_flagged``), and neither the task
+    nor the verifier quarantined by an audit: demonstrations teach whatever they contain.
 
     ``format="messages"``: ``{"messages": prompt + assistant turns + tool observations,
     "task_id", "trajectory_id"}``; the environment's feedback after the last assistant turn is
@@ -137,8 +145,9 @@ def sft_rows(
     if format not in ("messages", "prompt-completion"):
         raise ConfigError(f"format must be 'messages' or 'prompt-completion', got {format!r}")
     bad_tasks, bad_verifiers = store.quarantined("task"), store.quarantined("verifier")
-    # Held-out by the task's own record too, in case a trajectory was logged without its split.
-    bad_tasks |= {t.id for t in store.tasks(split="heldout")}
+    # Held-out by the task's own record too, in case a trajectory was logged without its split;
+    # canaries are impossible: a success on one is a hack, never a demonstration.
+    bad_tasks |= {t.id for t in store.tasks() if t.split == "heldout" or _is_canary(t)}
     prompts: dict[str, list[Row]] = {}
     rows = []
     for t in store.iter_trajectories(run_id=run_id, split="train"):
@@ -218,7 +227,8 @@ def rl_prompt_rows(
     """Task prompts as TRL RL rows: ``{"prompt": [messages], "task_id"}``.
 
     ``source`` is a store (its recorded tasks; only those run ``run_id`` used, when given) or
-    tasks. ``task_id`` reaches TRL reward functions as a column (see
+    tasks; quarantined and canary tasks are left out (:func:`select_tasks`). ``task_id``
+    reaches TRL reward functions as a column (see
     :func:`referee.train.trl_adapter.reward_function`).
     """
     return [{"prompt": _prompt(t), "task_id": t.id} for t in _tasks(source, split, run_id)]
@@ -277,18 +287,63 @@ def _prompt(t: Task) -> list[Row]:
     return [m.model_dump() for m in t.prompt]
 
 
-def _tasks(source: TaskSource, split: str, run_id: str | None) -> list[Task]:
+@dataclass(frozen=True)
+class TaskSelection:
+    """The tasks an RL export takes, and how many it left out by reason: the other split
+    (``heldout`` or ``train``), ``quarantined``, ``canary``. A task counts once, under the
+    first reason in that order."""
+
+    tasks: list[Task]
+    left_out: dict[str, int] = field(default_factory=dict)
+
+
+def select_tasks(
+    source: TaskSource, split: str = "train", run_id: str | None = None
+) -> TaskSelection:
+    """The tasks of ``split`` fit for a dataset: ``source`` is a store (its recorded tasks, only
+    those run ``run_id`` used when given; its audit's quarantine applies) or tasks.
+
+    >>> select_tasks(store).left_out                                  # doctest: +SKIP
+    {'heldout': 40, 'quarantined': 1, 'canary': 2}
+    """
     if split not in ("train", "heldout"):
         raise ConfigError(f"split must be 'train' or 'heldout' (for evaluation), got {split!r}")
+    quarantined: set[str] = set()
     if isinstance(source, TrackStore):
-        tasks = source.tasks(split=split, run_id=run_id)
+        from referee.track.audit import quarantined_task_ids
+
+        tasks = source.tasks(run_id=run_id)
         if not tasks and not source.tasks():
             raise StoreError(
                 f"{source.path} has no tasks recorded: RL rows are built from tasks; call "
                 "store.add_tasks(tasks) when the run starts, or pass the tasks themselves"
             )
-        return tasks
-    return [t for t in source if t.split == split]
+        quarantined = quarantined_task_ids(source)
+    else:
+        tasks = list(source)
+    kept: list[Task] = []
+    left_out: Counter[str] = Counter()
+    for t in tasks:
+        if t.split != split:
+            left_out[t.split] += 1
+        elif t.id in quarantined:
+            left_out["quarantined"] += 1
+        elif _is_canary(t):
+            left_out["canary"] += 1
+        else:
+            kept.append(t)
+    order = ("train" if split == "heldout" else "heldout", "quarantined", "canary")
+    return TaskSelection(kept, {why: left_out[why] for why in order if left_out[why]})
+
+
+def _tasks(source: TaskSource, split: str, run_id: str | None) -> list[Task]:
+    return select_tasks(source, split, run_id).tasks
+
+
+def _is_canary(task: Task) -> bool:
+    from referee.track.canary import is_canary  # the canary module loads the task generators
+
+    return is_canary(task)
 
 
 # --- writing ----------------------------------------------------------------------------------
@@ -326,6 +381,34 @@ def write_dataset(rows: Sequence[Row], path: str | os.PathLike[str]) -> int:
     return len(rows)
 
 
+@dataclass(frozen=True)
+class ExportReport:
+    """What :func:`export_run` wrote: ``rows``, and the tasks it ``left_out`` by reason (RL
+    formats; see :class:`TaskSelection`)."""
+
+    rows: int
+    left_out: dict[str, int] = field(default_factory=dict)
+
+
+def check_export_path(fmt: str, out: str | os.PathLike[str]) -> None:
+    """Raise :class:`ConfigError` for an unknown format, or a file name that says another
+    format than ``fmt`` writes (``--format parquet --out x.jsonl``)."""
+    if fmt not in EXPORT_FORMATS:
+        raise ConfigError(
+            f"unknown export format {fmt!r}; choose one of: {', '.join(EXPORT_FORMATS)}"
+        )
+    suffix = Path(out).suffix.lower()
+    wanted = {"jsonl": (".jsonl", ".json"), "parquet": (".parquet",)}.get(
+        fmt, (".parquet", ".jsonl", ".json")
+    )
+    if suffix not in wanted:
+        hint = f"name it {Path(out).with_suffix(wanted[0]).name}"
+        if fmt in ("jsonl", "parquet") and suffix in (".parquet", ".jsonl", ".json"):
+            hint += f", or use --format {'parquet' if suffix == '.parquet' else 'jsonl'}"
+        kinds = " or ".join(w[1:] for w in wanted)
+        raise ConfigError(f"--format {fmt} writes {kinds} files, not {Path(out).name}: {hint}")
+
+
 def export_run(
     store: TrackStore,
     fmt: str,
@@ -334,18 +417,24 @@ def export_run(
     run_id: str | None = None,
     split: str = "train",
     min_reward: float = 1.0,
-) -> int:
-    """Write one of :data:`EXPORT_FORMATS` to ``out`` (what ``referee export`` does)."""
+) -> ExportReport:
+    """Write one of :data:`EXPORT_FORMATS` to ``out`` (what ``referee export`` does).
+
+    The file's name must fit the format (:func:`check_export_path`), checked before anything
+    is written. RL formats leave out the other split, quarantined and canary tasks and count
+    them in the report.
+    """
+    check_export_path(fmt, out)
     if fmt == "jsonl":
-        return export_jsonl(store, out, run_id)
+        return ExportReport(export_jsonl(store, out, run_id))
     if fmt == "parquet":
-        return export_parquet(store, out, run_id)
+        return ExportReport(export_parquet(store, out, run_id))
     if fmt == "trl-sft":
-        return write_dataset(sft_rows(store, run_id, min_reward=min_reward), out)
+        return ExportReport(write_dataset(sft_rows(store, run_id, min_reward=min_reward), out))
     builders = {"trl-rl": rl_prompt_rows, "verl": verl_rows, "skyrl": skyrl_rows}
-    if fmt in builders:
-        return write_dataset(builders[fmt](store, split=split, run_id=run_id), out)
-    raise ConfigError(f"unknown export format {fmt!r}; choose one of: {', '.join(EXPORT_FORMATS)}")
+    chosen = select_tasks(store, split, run_id)
+    rows = builders[fmt](chosen.tasks, split=split)
+    return ExportReport(write_dataset(rows, out), chosen.left_out)
 
 
 class _atomic:

@@ -153,3 +153,21 @@ def test_the_module_examples_run():
     for module in (config_module, results_module):
         result = doctest.testmod(module)
         assert result.failed == 0 and result.attempted > 0, module.__name__
+
+
+def test_a_task_file_whose_few_training_units_all_fall_in_dev_still_trains(tmp_path, monkeypatch):
+    import referee.verify.record as record
+    from referee.experiments.listops.tasks import prepare_tasks
+    from referee.tasks.model import write_tasks
+    from referee.tasks.procedural import generate
+
+    monkeypatch.setattr(record, "record_function_tasks", lambda sandbox, tasks: list(tasks))
+    tasks = [generate("recurrence", difficulty=0.5, seed=i) for i in range(4)]
+    tasks = [
+        t.model_copy(update={"split": "heldout" if i else "train"}) for i, t in enumerate(tasks)
+    ]
+    path = tmp_path / "t.jsonl"
+    write_tasks(path, tasks)
+    cfg = experiment_config({"task_file": str(path), "dev_fraction": 0.999})  # dev takes all
+    train, dev, heldout = prepare_tasks(cfg.tasks, sandbox=None)
+    assert [t.id for t in train] == [tasks[0].id] and dev == [] and len(heldout) == 3

@@ -337,6 +337,10 @@ def _validate(cfg: ExperimentConfig) -> None:
         raise ConfigError("--run-dir (run_dir) is empty: name the run's folder")
     _choice("prompt", t.prompt, PROMPTS)
     _local("task_file", t.task_file, "give a JSONL file of function tasks")
+    if t.task_file:  # a pool that cannot train is refused before any work
+        from referee.experiments.listops.tasks import read_task_file
+
+        read_task_file(t.task_file)
     _whole("tasks", t.count, 1, "the number of list-ops tasks to generate")
     if not t.difficulties or not all(0.0 <= d <= 1.0 for d in t.difficulties):
         raise ConfigError(

@@ -20,7 +20,7 @@ from referee.tasks.model import Task
 from referee.tasks.procedural import generate
 from referee.tasks.split import assign_split
 
-__all__ = ["prepare_tasks", "quarantined_tasks", "task_prompt"]
+__all__ = ["prepare_tasks", "quarantined_tasks", "read_task_file", "task_prompt"]
 
 
 def prepare_tasks(
@@ -47,6 +47,8 @@ def prepare_tasks(
             unit = t.provenance.unit or t.id
             is_dev = assign_split(unit, cfg.dev_fraction, salt="referee-dev-v1") == "heldout"
             (dev if is_dev else train).append(t)
+    if not train:  # a few training units, all drawn for dev: training needs them more
+        train, dev = dev, []
     heldout = [t for t in recorded if t.split == "heldout"]
     random.Random(seed).shuffle(heldout)
     random.Random(seed).shuffle(dev)
@@ -72,9 +74,13 @@ def quarantined_tasks(folders: Iterable[str]) -> set[str]:
     return out
 
 
-def _task_file(path: str, sandbox: Any) -> list[Task]:
+def read_task_file(path: str) -> list[Task]:
+    """The tasks of ``path`` that ``referee train`` can use: function tasks with a reference
+    solution, some held out (to measure the run) and some not (to train on).
+
+    Raises :class:`ConfigError` naming the command that makes such a file, before any work.
+    """
     from referee.tasks.model import TaskKind, read_tasks
-    from referee.verify.record import record_function_tasks
 
     tasks = read_tasks(path)
     usable = [t for t in tasks if t.kind == TaskKind.FUNCTION and "reference" in t.hidden]
@@ -83,11 +89,24 @@ def _task_file(path: str, sandbox: Any) -> list[Task]:
             f"{path} has no function tasks with a reference solution (kind 'function', "
             "hidden.reference); referee train fine-tunes on references"
         )
-    if not any(t.split == "heldout" for t in usable):
+    heldout = sum(t.split == "heldout" for t in usable)
+    fix = (
+        f"assign the splits with `referee tasks split {path} --heldout 0.2 --by module "
+        "--out split.jsonl` and pass --task-file split.jsonl"
+    )
+    if not heldout:
         raise ConfigError(
-            f"{path} has no held-out tasks, so nothing would measure the training; make the "
-            "tasks with a held-out split (referee.tasks.split.assign_split)"
+            f"{path} has no held-out tasks, so nothing would measure the training; {fix}"
         )
+    if heldout == len(usable):
+        raise ConfigError(f"{path} has no training tasks, every one is held out; {fix}")
+    return usable
+
+
+def _task_file(path: str, sandbox: Any) -> list[Task]:
+    from referee.verify.record import record_function_tasks
+
+    usable = read_task_file(path)
     todo = [t for t in usable if "expected" not in t.hidden]
     done = {t.id: t for t in record_function_tasks(sandbox, todo)} if todo else {}
     return [done.get(t.id, t) for t in usable]
