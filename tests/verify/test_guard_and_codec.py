@@ -72,3 +72,15 @@ def test_guard_flags_suspicious_code(code, kind):
 
 def test_guard_is_quiet_on_ordinary_code():
     assert scan("def f(xs):\n    return sorted(set(xs))[:3]\n") == []
+
+
+def test_the_guard_parses_odd_literals_without_warning_on_the_host():
+    # "1if" is valid Python that the parser warns about (an invalid decimal literal); a model
+    # writes such code, and the warning used to land in the middle of referee train's output.
+    import warnings
+
+    from referee.verify.guard import scan
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert scan("def f(x):\n    return 1if x else 2\n") == []
