@@ -215,9 +215,24 @@ def _from_template(t: Task, rng: random.Random, taken: set[str]) -> Task:
     if isinstance(hidden.get("visible_calls"), list):
         hidden["visible_calls"] = [i + (i >= at) for i in hidden["visible_calls"]]
     hidden |= {"inputs": inputs, "expected": expected, "canary": changed}
-    return Task.create(
+    return _canary_of(
+        t,
         name=_new_id(t.id, rng, taken),
         prompt=[Message(role=m["role"], content=m["content"]) for m in prompt],
+        hidden=hidden,
+        rng=rng,
+    )
+
+
+def _canary_of(
+    t: Task, *, name: str, prompt: Sequence[Message], hidden: dict[str, Any], rng: random.Random
+) -> Task:
+    """A canary on ``t``: its domain, kind, payload, answer format and difficulty, so that the
+    policy cannot tell the copy apart, with ``name``, ``prompt`` and ``hidden`` as given; in the
+    training split, marked by its provenance (``rng`` draws the seed)."""
+    return Task.create(
+        name=name,
+        prompt=prompt,
         domain=t.domain,
         kind=t.kind,
         payload=t.payload,
@@ -248,15 +263,4 @@ def _fresh(rng: random.Random) -> Task:
         "expected": [_unknowable(None, rng) for _ in args],
         "canary": {"template": None, "version": VERSION, "unknowable": "every call"},
     }
-    return Task.create(
-        name=t.id,
-        prompt=t.prompt,
-        domain=t.domain,
-        kind=t.kind,
-        payload=t.payload,
-        hidden=hidden,
-        answer_format=t.answer_format,
-        difficulty=t.difficulty,
-        split="train",
-        provenance=_provenance(t.provenance, rng),
-    )
+    return _canary_of(t, name=t.id, prompt=t.prompt, hidden=hidden, rng=rng)

@@ -26,7 +26,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from referee.experiments.listops.config import GRPOConfig, TrackingConfig
+from referee.experiments.listops.config import ExperimentConfig, GRPOConfig, TrackingConfig
+from referee.experiments.listops.process import Timer
 from referee.experiments.listops.results import GRPOResult
 from referee.rollout.evaluate import EvalResult
 from referee.tasks.model import Task
@@ -35,7 +36,7 @@ from referee.track.detectors import Alert
 from referee.track.layout import RunLayout
 from referee.train.tracking import RunTracking
 
-__all__ = ["HeldoutEval", "Rollouts", "StepRecord", "grpo_pool", "run_grpo"]
+__all__ = ["HeldoutEval", "Rollouts", "StepRecord", "grpo_pool", "grpo_stage", "run_grpo"]
 
 Log = Callable[[str], None]
 
@@ -115,6 +116,24 @@ class Rollouts(Protocol):
 
 #: The run's held-out evaluation of a model, by stage name (``rl-step10``, ``rl``).
 HeldoutEval = Callable[[Any, str], EvalResult]
+
+
+def grpo_stage(
+    model: Any, tokenizer: Any, rollouts: Rollouts, cfg: ExperimentConfig, layout: RunLayout, *,
+    pool: Sequence[Task], heldout: Sequence[Task], heldout_eval: HeldoutEval, start: EvalResult,
+    quarantined: set[str], canaries: int, timer: Timer, t0: float, log: Log,
+) -> tuple[GRPOResult, EvalResult]:  # fmt: skip
+    """:func:`run_grpo` as both modes run it, with the experiment's settings from ``cfg``, and
+    timed as ``rl`` from ``t0`` (when the stage began: the caller's set-up of ``rollouts``
+    counts) but without the held-out evaluation after GRPO (timed on its own, ``eval_rl``)."""
+    result, rl = run_grpo(
+        model, tokenizer, rollouts, pool=pool, heldout=heldout, cfg=cfg.grpo,
+        tracking_cfg=cfg.tracking, layout=layout, seed=cfg.seed, env=cfg.env,
+        run_config=cfg.options(), heldout_eval=heldout_eval, start=start,
+        quarantined=quarantined, canaries=canaries, log=log,
+    )  # fmt: skip
+    timer.lap("rl", t0 + timer.times.get("eval_rl", 0.0))
+    return result, rl
 
 
 def run_grpo(

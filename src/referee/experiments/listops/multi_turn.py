@@ -43,7 +43,7 @@ from referee.envs.code import CodeEnv
 from referee.envs.runtime import CodeRuntime
 from referee.experiments.listops.config import ExperimentConfig
 from referee.experiments.listops.demonstrator import Demonstrator
-from referee.experiments.listops.grpo import StepRecord, grpo_pool, run_grpo
+from referee.experiments.listops.grpo import StepRecord, grpo_pool, grpo_stage
 from referee.experiments.listops.process import Timer
 from referee.experiments.listops.results import ExperimentResults, SFTResult, experiment_results
 from referee.experiments.listops.tasks import prepare_tasks, task_prompt
@@ -234,10 +234,8 @@ def _experiment(
     splits: tuple[list[Task], list[Task], list[Task]], pool: list[Task], n_canaries: int,
     env_class: type[TRLEnvironment], runtime: CodeRuntime, quarantined: set[str],
 ) -> ExperimentResults:  # fmt: skip
-    from transformers import AutoModelForCausalLM
-
     from referee.experiments.listops.evaluation import imitation_ceiling
-    from referee.experiments.listops.sft import fine_tune, run_control
+    from referee.experiments.listops.sft import control_stage, fine_tune, save_checkpoint
     from referee.experiments.listops.tool_demos import chat_model, demonstrations, sft_row
     from referee.experiments.listops.tool_episodes import Episode, run_episodes
 
@@ -351,36 +349,23 @@ def _experiment(
         )  # fmt: skip
     timer.lap("sft", t0)
     log(f"fine-tuning: {sft_result.to_json()}")
-    model.save_pretrained(layout.model_sft)
-    tok.save_pretrained(layout.model_sft)
-    # GRPO starts from the saved checkpoint: TRL builds its reference model from its path.
-    model = AutoModelForCausalLM.from_pretrained(layout.model_sft)
+    model = save_checkpoint(model, tok, layout)
     sft = heldout_eval(model, "sft")
 
     t0 = time.perf_counter()
     rollouts = EnvRollouts(
         env_class, dataset, layout, reward=cfg.grpo.reward, steps=cfg.grpo.steps, log=log
     )
-    rl_result, rl = run_grpo(
-        model, tok, rollouts, pool=pool, heldout=heldout, cfg=cfg.grpo,
-        tracking_cfg=cfg.tracking, layout=layout, seed=cfg.seed, env=cfg.env,
-        run_config=cfg.options(), heldout_eval=heldout_eval, start=sft,
-        quarantined=quarantined, canaries=n_canaries, log=log,
+    rl_result, rl = grpo_stage(
+        model, tok, rollouts, cfg, layout, pool=pool, heldout=heldout, heldout_eval=heldout_eval,
+        start=sft, quarantined=quarantined, canaries=n_canaries, timer=timer, t0=t0, log=log,
     )  # fmt: skip
-    # GRPO's time, without the held-out evaluation after it (timed on its own)
-    timer.lap("rl", t0 + timer.times.get("eval_rl", 0.0))
-
-    control_result, control = None, None
-    if cfg.sft.control:
-        t0 = time.perf_counter()
-        # Token ids and the mask of the model's tokens go straight to TRL's SFTTrainer.
-        control_result, base = run_control(
-            cfg.sft, layout, tok, cast(Any, rows), fine_tuning=sft_result,
-            grpo_wall_s=rl_result.wall_s, seed=cfg.seed,
-        )  # fmt: skip
-        timer.lap("control", t0)
-        log(f"control (fine-tuning for GRPO's wall time): {control_result.to_json()}")
-        control = heldout_eval(base, "control")
+    # Token ids and the mask of the model's tokens go straight to TRL's SFTTrainer.
+    control_result, control = control_stage(
+        cfg.sft, layout, tok, cast(Any, rows), fine_tuning=sft_result,
+        grpo_wall_s=rl_result.wall_s, seed=cfg.seed, heldout_eval=heldout_eval, timer=timer,
+        log=log,
+    )  # fmt: skip
 
     results = experiment_results(
         layout, train=train, heldout=heldout, demo_pass=demo_pass, ceiling=ceiling,

@@ -15,13 +15,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.experiments.listops.config import SFTConfig
+from referee.experiments.listops.process import Timer
 from referee.experiments.listops.results import SFTResult
 from referee.track.layout import RunLayout
 
-__all__ = ["fine_tune", "run_control"]
+if TYPE_CHECKING:
+    from referee.rollout.evaluate import EvalResult
+
+__all__ = ["control_stage", "fine_tune", "run_control", "save_checkpoint"]
 
 
 def fine_tune(
@@ -139,3 +143,35 @@ def run_control(
     base.save_pretrained(layout.model_control)
     tokenizer.save_pretrained(layout.model_control)
     return replace(result, planned_steps=planned), base
+
+
+def save_checkpoint(model: Any, tokenizer: Any, layout: RunLayout) -> Any:
+    """Save the fine-tuned ``model`` and ``tokenizer`` as ``model-sft``; returns the model loaded
+    back from there, the one GRPO starts from in both modes: TRL builds its KL reference model
+    from the model's path, which a model made in memory does not have."""
+    from transformers import AutoModelForCausalLM
+
+    model.save_pretrained(layout.model_sft)
+    tokenizer.save_pretrained(layout.model_sft)
+    return AutoModelForCausalLM.from_pretrained(layout.model_sft)
+
+
+def control_stage(
+    cfg: SFTConfig, layout: RunLayout, tokenizer: Any, rows: Sequence[Any], *,
+    fine_tuning: SFTResult, grpo_wall_s: float, seed: int,
+    heldout_eval: Callable[[Any, str], EvalResult], timer: Timer, log: Callable[[str], None],
+    prepared: dict[str, Any] | None = None,
+) -> tuple[SFTResult | None, EvalResult | None]:  # fmt: skip
+    """The control stage as both modes run it, so that they time, log and evaluate it alike:
+    :func:`run_control` when ``cfg.control`` asks for it, timed as ``control``, then the
+    held-out evaluation of its model as stage ``control``. ``(None, None)`` without a control."""
+    if not cfg.control:
+        return None, None
+    t0 = time.perf_counter()
+    result, base = run_control(
+        cfg, layout, tokenizer, rows, fine_tuning=fine_tuning, grpo_wall_s=grpo_wall_s,
+        seed=seed, prepared=prepared,
+    )  # fmt: skip
+    timer.lap("control", t0)
+    log(f"control (fine-tuning for GRPO's wall time): {result.to_json()}")
+    return result, heldout_eval(base, "control")

@@ -29,7 +29,7 @@ from typing import Any
 
 from referee.experiments.listops.config import ExperimentConfig
 from referee.experiments.listops.demonstrator import Demonstrator
-from referee.experiments.listops.grpo import StepRecord, grpo_pool, run_grpo
+from referee.experiments.listops.grpo import StepRecord, grpo_pool, grpo_stage
 from referee.experiments.listops.process import Timer
 from referee.experiments.listops.results import ExperimentResults, SFTResult, experiment_results
 from referee.experiments.listops.tasks import prepare_tasks, task_prompt
@@ -98,7 +98,7 @@ def run_single_turn(
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from referee.experiments.listops.evaluation import evaluate, imitation_ceiling
-    from referee.experiments.listops.sft import fine_tune, run_control
+    from referee.experiments.listops.sft import control_stage, fine_tune, save_checkpoint
     from referee.experiments.listops.tiny import tiny_model, train_tokenizer
     from referee.verify.function import FunctionVerifier, harness_sandbox
 
@@ -184,11 +184,7 @@ def run_single_turn(
             )  # fmt: skip
         timer.lap("sft", t0)
         log(f"fine-tuning: {sft_result.to_json()}")
-        model.save_pretrained(layout.model_sft)
-        tokenizer.save_pretrained(layout.model_sft)
-        # GRPO starts from the saved checkpoint: TRL builds its KL reference model from the
-        # model's path, which a model made in memory does not have.
-        model = AutoModelForCausalLM.from_pretrained(layout.model_sft)
+        model = save_checkpoint(model, tokenizer, layout)
         sft = heldout_eval(model, "sft")
 
         t0 = time.perf_counter()
@@ -196,25 +192,15 @@ def run_single_turn(
         rollouts = CompletionRollouts(
             pool, verifier, tokenizer, prompt=style, reward=cfg.grpo.reward
         )
-        rl_result, rl = run_grpo(
-            model, tokenizer, rollouts, pool=pool, heldout=heldout, cfg=cfg.grpo,
-            tracking_cfg=cfg.tracking, layout=layout, seed=cfg.seed, env=cfg.env,
-            run_config=cfg.options(), heldout_eval=heldout_eval, start=sft,
-            quarantined=quarantined, canaries=len(canaries), log=log,
+        rl_result, rl = grpo_stage(
+            model, tokenizer, rollouts, cfg, layout, pool=pool, heldout=heldout,
+            heldout_eval=heldout_eval, start=sft, quarantined=quarantined,
+            canaries=len(canaries), timer=timer, t0=t0, log=log,
         )  # fmt: skip
-        # GRPO's time, without the held-out evaluation after it (timed on its own)
-        timer.lap("rl", t0 + timer.times.get("eval_rl", 0.0))
-
-        control_result, control = None, None
-        if cfg.sft.control:
-            t0 = time.perf_counter()
-            control_result, base = run_control(
-                cfg.sft, layout, tokenizer, rows, fine_tuning=sft_result,
-                grpo_wall_s=rl_result.wall_s, seed=cfg.seed, prepared=prepared,
-            )  # fmt: skip
-            timer.lap("control", t0)
-            log(f"control (fine-tuning for GRPO's wall time): {control_result.to_json()}")
-            control = heldout_eval(base, "control")
+        control_result, control = control_stage(
+            cfg.sft, layout, tokenizer, rows, fine_tuning=sft_result, grpo_wall_s=rl_result.wall_s,
+            seed=cfg.seed, heldout_eval=heldout_eval, timer=timer, log=log, prepared=prepared,
+        )  # fmt: skip
 
         results = experiment_results(
             layout, train=train, heldout=heldout, demo_pass=demo_pass, ceiling=ceiling,
