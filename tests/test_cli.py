@@ -376,6 +376,14 @@ def test_eval_bad_policy_spec_message_keeps_the_local_form_whole(eval_file):
     assert "local:PATH[#DEVICE]" in _flat(p.stderr)
 
 
+def test_eval_local_policy_of_a_missing_folder_is_one_line_exit_2_offline(eval_file):
+    # issue 20: not a hub id tried with retries for ~23 s; a model folder or a one-line refusal
+    p = referee("eval", "--policy", "local:nope", "--tasks", str(eval_file), "--split", "train")
+    assert p.returncode == 2, p.stderr
+    lines = [line for line in p.stderr.decode().splitlines() if line.strip()]
+    assert len(lines) == 1 and "'local:nope': nope does not exist" in lines[0], lines
+
+
 def test_eval_split_without_tasks_exits_2(eval_file):
     p = referee("eval", "--policy", "scripted:x", "--tasks", str(eval_file))  # default: heldout
     assert p.returncode == 2

@@ -4,7 +4,8 @@ Accepted forms::
 
     openai:http://host:8000/v1#MODEL    an OpenAI-compatible server (vLLM, SGLang...) and the
                                         served model's name; the key, if any, from OPENAI_API_KEY
-    local:PATH[#DEVICE]                 a transformers model folder (or hub id), on DEVICE (cpu)
+    local:PATH[#DEVICE]                 a transformers model folder (save_pretrained's), on
+                                        DEVICE (cpu); never a hub id: nothing is downloaded
     scripted:TEXT                       answers TEXT on every turn (smoke tests)
     scripted:@FILE.json                 a JSON list of replies, one per turn (text or messages)
 
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from referee.errors import ConfigError
 from referee.policy.base import Policy
+from referee.policy.folder import model_folder_problem
 
 __all__ = ["FORMS", "policy_from_spec"]
 
@@ -51,6 +53,9 @@ def policy_from_spec(spec: str) -> Policy:
         return OpenAIPolicy(url, model, api_key=os.environ.get("OPENAI_API_KEY") or None)
     if kind == "local":
         path, _, device = rest.partition("#")
+        problem = model_folder_problem(path)
+        if problem is not None:  # before transformers takes it for a hub id and goes online
+            raise _bad(spec, problem)
         from referee.policy.local import TransformersPolicy  # imports torch: only when asked
 
         return TransformersPolicy(path, device=device or "cpu")

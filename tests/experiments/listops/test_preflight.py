@@ -108,3 +108,11 @@ def test_a_folder_that_was_there_before_is_never_removed(tmp_path):
     with pytest.raises(ConfigError), run_folder(layout, experiment_config(), log=print):
         raise ConfigError("bad task file")
     assert layout.root.is_dir()
+
+
+def test_a_run_folder_as_sft_checkpoint_is_refused_first_naming_model_sft(tmp_path, no_work):
+    from tests.policy.test_folder import fake_run
+
+    run = fake_run(tmp_path / "earlier")
+    _refused(tmp_path, "--sft-checkpoint", str(run), says=f"{run / 'model-sft'}")
+    _refused(tmp_path, "--model", str(run), says="is not a model folder")

@@ -16,6 +16,7 @@ from pathlib import Path
 from referee.errors import ConfigError
 from referee.experiments.listops.config import ExperimentConfig
 from referee.optional import require_module
+from referee.policy.folder import model_folder_problem
 
 __all__ = ["check_before_work"]
 
@@ -65,11 +66,11 @@ def _check_model(option: str, value: str | None) -> None:
         return
     path = Path(value).expanduser()
     if path.exists():
-        if not (path / "config.json").is_file():
-            raise ConfigError(
-                f"{option} {value} is not a model folder (it has no config.json); give a folder "
-                "saved with save_pretrained (a run's model-sft, model-rl) or a hub id"
-            )
+        problem = model_folder_problem(path)
+        if problem is not None:
+            hub = " or a hub id" if option == "--model" else ""
+            fix = "" if "pass " in problem else f" (a run's model-sft, model-rl){hub}"
+            raise ConfigError(f"{option}: {problem}{fix}")
         return
     if not _offline():
         return
