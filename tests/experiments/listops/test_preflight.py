@@ -116,3 +116,31 @@ def test_a_run_folder_as_sft_checkpoint_is_refused_first_naming_model_sft(tmp_pa
     run = fake_run(tmp_path / "earlier")
     _refused(tmp_path, "--sft-checkpoint", str(run), says=f"{run / 'model-sft'}")
     _refused(tmp_path, "--model", str(run), says="is not a model folder")
+
+
+@pytest.mark.parametrize("count", ["1", "3", "5"])
+def test_generated_tasks_without_a_heldout_split_are_refused_first(tmp_path, no_work, count):
+    # issue 20: `--tasks 3` fine-tuned, then failed with "no tasks to average pass@k over"
+    _refused(tmp_path, "--tasks", count, says="so no held-out task: ask for more --tasks")
+
+
+def test_a_run_dir_that_holds_a_run_is_refused_first_and_left_as_it_was(tmp_path, no_work):
+    # issue 20: a second run was merged into the first one's store, its models overwritten
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    (run / "track.sqlite").write_bytes(b"")
+    result, lines, _ = _train(tmp_path)
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    assert f"--run-dir {run} already holds a run (config.json, track.sqlite)" in lines[0]
+    assert "name a new folder" in lines[0]
+    assert sorted(p.name for p in run.iterdir()) == ["config.json", "track.sqlite"]
+
+
+def test_an_empty_run_dir_is_accepted(tmp_path, monkeypatch):
+    import referee.experiments.listops.process as process
+
+    (tmp_path / "r").mkdir()
+    monkeypatch.setattr(process, "prepare_process", lambda: (_ for _ in ()).throw(KeyError("ok")))
+    result, _, _ = _train(tmp_path)
+    assert isinstance(result.exception, KeyError)  # past every check: the work began

@@ -15,8 +15,10 @@ from pathlib import Path
 
 from referee.errors import ConfigError
 from referee.experiments.listops.config import ExperimentConfig
+from referee.experiments.listops.tasks import check_generated_splits
 from referee.optional import require_module
 from referee.policy.folder import model_folder_problem
+from referee.track.layout import RunLayout
 
 __all__ = ["check_before_work"]
 
@@ -36,11 +38,24 @@ def check_before_work(cfg: ExperimentConfig) -> None:
     port = cfg.tracking.metrics_port
     if port:
         _check_port_free("--metrics-port", port)
+    _check_run_dir_free(RunLayout(cfg.run_dir))
+    check_generated_splits(cfg.tasks, cfg.seed)  # both splits, or nothing measures the run
     _check_model("--model", cfg.model.model)
     _check_model("--sft-checkpoint", cfg.model.sft_checkpoint)
     from referee.sandbox.view import find_bwrap
 
     find_bwrap()  # every reward comes from the sandbox: SandboxUnavailable names the package
+
+
+def _check_run_dir_free(layout: RunLayout) -> None:
+    """A run folder holds one run: an earlier run's store, models and results are never merged
+    into or overwritten."""
+    held = [p.name for p in (layout.config, layout.track_db, layout.results) if p.exists()]
+    if held:
+        raise ConfigError(
+            f"--run-dir {layout.root} already holds a run ({', '.join(held)}); name a new "
+            "folder, leave --run-dir out (a new runs/train-<time>), or remove this one first"
+        )
 
 
 def _check_port_free(option: str, port: int, host: str = "127.0.0.1") -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from referee.errors import ConfigError
@@ -20,7 +21,14 @@ from referee.tasks.model import Task
 from referee.tasks.procedural import generate
 from referee.tasks.split import assign_split
 
-__all__ = ["prepare_tasks", "quarantined_tasks", "read_task_file", "task_prompt"]
+__all__ = [
+    "check_generated_splits",
+    "draft_tasks",
+    "prepare_tasks",
+    "quarantined_tasks",
+    "read_task_file",
+    "task_prompt",
+]
 
 
 def prepare_tasks(
@@ -33,13 +41,7 @@ def prepare_tasks(
     if cfg.task_file:
         recorded = _task_file(cfg.task_file, sandbox)
     else:
-        drafts = []
-        for i in range(cfg.count):
-            d = cfg.difficulties[i % len(cfg.difficulties)]
-            t = generate("list-ops", difficulty=d, seed=seed * 1_000_003 + i)
-            split = assign_split(t.provenance.unit or t.id, cfg.heldout_fraction)
-            drafts.append(t.model_copy(update={"split": split}))
-        recorded = record_function_tasks(sandbox, drafts)
+        recorded = record_function_tasks(sandbox, list(draft_tasks(cfg, seed)))
     train: list[Task] = []
     dev: list[Task] = []
     for t in recorded:
@@ -53,6 +55,38 @@ def prepare_tasks(
     random.Random(seed).shuffle(heldout)
     random.Random(seed).shuffle(dev)
     return train, dev[: cfg.dev_tasks], heldout[: cfg.eval_tasks]
+
+
+@lru_cache(maxsize=1)
+def draft_tasks(cfg: TasksConfig, seed: int = 0) -> tuple[Task, ...]:
+    """The generated ``list-ops`` tasks of ``cfg``, each in its split (by structure), not yet
+    recorded: cheap (well under a second for thousands), made once for the check before any
+    work (:func:`check_generated_splits`) and for :func:`prepare_tasks`."""
+    drafts = []
+    for i in range(cfg.count):
+        d = cfg.difficulties[i % len(cfg.difficulties)]
+        t = generate("list-ops", difficulty=d, seed=seed * 1_000_003 + i)
+        split = assign_split(t.provenance.unit or t.id, cfg.heldout_fraction)
+        drafts.append(t.model_copy(update={"split": split}))
+    return tuple(drafts)
+
+
+def check_generated_splits(cfg: TasksConfig, seed: int = 0) -> None:
+    """Refuse (:class:`ConfigError`, naming the fix) generated tasks with no held-out task (nothing
+    would measure the run) or no training task; a task file's splits are checked on reading."""
+    if cfg.task_file:
+        return
+    drafts = draft_tasks(cfg, seed)
+    heldout = sum(t.split == "heldout" for t in drafts)
+    train = len(drafts) - heldout
+    if heldout and train:
+        return
+    missing = "held-out" if not heldout else "training"
+    raise ConfigError(
+        f"--tasks {cfg.count} makes {train} training and {heldout} held-out tasks (whole "
+        f"structures are held out, {cfg.heldout_fraction:g} of them), so no {missing} task: "
+        "ask for more --tasks (e.g. --tasks 100), or give a --task-file with both splits"
+    )
 
 
 def task_prompt(task: Task, style: str = "compact") -> str:
