@@ -99,3 +99,49 @@ def test_redteam_piped_is_one_plain_line_per_exploit(monkeypatch):
     r = CliRunner().invoke(app, ["redteam"])
     assert r.exit_code == 0, r.output
     assert r.stdout.splitlines() == [f"{name}\tlog-spoofing\t8\tyes\t0.00\tframe-inspection"]
+
+
+# ---- referee train's output (issue 20) ---------------------------------------------------------
+
+
+@pytest.fixture
+def fake_train(monkeypatch, tmp_path):
+    """`referee train` with the experiment replaced: it logs a stage and returns results whose
+    run folder is a long path."""
+    from types import SimpleNamespace
+
+    import referee.experiments.listops as listops
+
+    run = tmp_path / ("a-rather-long-folder-name-for-runs-" * 3) / "train-20260101-120000"
+
+    def fake(cfg, log):
+        log("fine-tuning: 20 steps in 8.4 s, loss 4.03 -> 0.02")
+        data = {"run_dir": str(run), "heldout_tasks": 4, "heldout_sft": 0.25, "heldout_rl": 0.5}
+        return SimpleNamespace(to_json=lambda: data)
+
+    monkeypatch.setattr(listops, "run_experiment", fake)
+    monkeypatch.setenv("COLUMNS", "80")
+    return run
+
+
+def test_train_prints_its_table_on_stdout_and_the_run_folder_whole(fake_train):
+    r = CliRunner().invoke(app, ["train", "--run-dir", str(fake_train)])
+    assert r.exit_code == 0, r.output
+    assert "held-out pass@1" in r.stdout and "after GRPO" in r.stdout
+    assert f"run folder: {fake_train}" in r.stdout.splitlines()  # one line, never split
+    assert "fine-tuning:" not in r.stdout and "fine-tuning: 20 steps" in r.stderr  # the log
+
+
+def test_train_json_keeps_stdout_to_the_one_json_line(fake_train):
+    import json
+
+    r = CliRunner().invoke(app, ["train", "--run-dir", str(fake_train), "--json"])
+    assert r.exit_code == 0, r.output
+    (line,) = r.stdout.splitlines()
+    assert json.loads(line)["run_dir"] == str(fake_train)
+    assert "held-out pass@1" in r.stderr
+
+
+def test_train_help_names_the_default_run_folder():
+    r = CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "200"})
+    assert "default runs/train-<time>" in " ".join(r.stdout.split())

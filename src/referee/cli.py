@@ -648,7 +648,10 @@ def train(
         Path | None,
         typer.Option(help="Start GRPO and the control from this fine-tuned model (skip SFT)."),
     ] = None,
-    run_dir: Annotated[Path | None, typer.Option(help="Run folder (default runs/<time>).")] = None,
+    run_dir: Annotated[
+        Path | None,
+        typer.Option(help="Run folder, new or empty (default runs/train-<time>)."),
+    ] = None,
     control: Annotated[bool, typer.Option(help="Run the SFT-only control.")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Last stdout line: the results.")] = False,
 ) -> None:
@@ -677,7 +680,10 @@ def train(
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     results = run_experiment(cfg, log=lambda m: err.print(m, markup=False, highlight=False))
     data = results.to_json()
-    print_table(err, results_table(data), keys=())  # the title holds the run folder: folded
+    # The table is the command's result: on stdout, unless --json makes that line the result.
+    out = err if as_json else Console(soft_wrap=True)
+    print_table(out, results_table(data), keys=())
+    out.print(f"run folder: {data.get('run_dir', '')}", markup=False, highlight=False)
     if as_json:
         print(json.dumps(data))
 

@@ -68,3 +68,16 @@ def test_a_skipped_fine_tuning_and_no_control():
     assert "tool_calls_per_episode" not in data  # multi-turn only
     multi = dataclasses.replace(GRPO, tool_calls_per_episode=(1.0,), episodes=4, infra_errors=0)
     assert multi.to_json()["episodes"] == 4
+
+
+def test_a_stage_reads_as_text_in_the_log():
+    # issue 20: the log printed raw dicts, `fine-tuning: {'steps': 20, ..., 'loss_first': None}`
+    done = SFTResult(steps=20, wall_s=9.0, train_s=8.42, lr=3e-3, loss_first=4.031, loss_last=0.0213)
+    assert done.describe() == "20 steps in 8.4 s, loss 4.03 -> 0.02"
+    control = SFTResult(steps=5, wall_s=2.0, train_s=2.0, lr=3e-4, planned_steps=6,
+                        dev_curve=({"step": 5, "dev_pass_at_1": 0.25},))  # fmt: skip
+    assert control.describe() == "5 steps in 2.0 s (6 planned); dev pass@1 0.250 at 5"
+    assert SFTResult.skipped("runs/a/model-sft").describe() == (
+        "skipped, the run starts from runs/a/model-sft"
+    )
+    assert "{" not in done.describe() + control.describe()

@@ -324,7 +324,8 @@ def _experiment(
         timer.lap(f"eval_{name}", t)
         log(
             f"held-out pass@1 {name}: {res.pass_at_1:.3f} (dev {dev_scores.get(name, 0):.3f}); "
-            f"{tool_use[name]['tool_calls_per_episode']:.2f} tool calls per episode, ends {ends}"
+            f"{tool_use[name]['tool_calls_per_episode']:.2f} tool calls per episode, ends "
+            + ", ".join(f"{n} {why}" for why, n in sorted(ends.items()))
         )
         if res.infra_errors:
             log(f"warning: {res.infra_errors} held-out episodes of {name} could not be judged")
@@ -348,7 +349,7 @@ def _experiment(
             dev_eval=dev_pass if dev else None,
         )  # fmt: skip
     timer.lap("sft", t0)
-    log(f"fine-tuning: {sft_result.to_json()}")
+    log(f"fine-tuning: {sft_result.describe()}")
     model = save_checkpoint(model, tok, layout)
     sft = heldout_eval(model, "sft")
 

@@ -14,6 +14,7 @@ def _pct(x: float | None) -> str:
 
 
 def results_table(results: dict[str, Any]) -> Table:
+    """The table of ``results`` (``results.json``'s keys); the run folder is not in it."""
     n = results.get("heldout_tasks", 0)
     table = Table(
         "stage",
@@ -21,8 +22,8 @@ def results_table(results: dict[str, Any]) -> Table:
         "sampled pass@1 / pass@k",
         "vs RL (paired, exact McNemar)",
         "wall s",
-        title="referee train: " + str(results.get("run_dir", "")),
-    )
+        title="referee train: held-out pass@1 by stage",
+    )  # the run folder is printed whole after the table: a title would fold a long path
     paired = results.get("paired", {})
     pass_k = results.get("heldout_pass_at_k", {})
 

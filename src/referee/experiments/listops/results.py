@@ -49,6 +49,27 @@ class SFTResult:
         """Seconds per fine-tuning step (0 when none ran)."""
         return self.train_s / self.steps if self.steps else 0.0
 
+    def describe(self) -> str:
+        """The stage in one line of text, for the run's log.
+
+        >>> SFTResult(steps=20, wall_s=9.0, train_s=8.42, lr=3e-3, loss_first=4.031,
+        ...           loss_last=0.0213).describe()
+        '20 steps in 8.4 s, loss 4.03 -> 0.02'
+        """
+        if self.from_checkpoint is not None:
+            return f"skipped, the run starts from {self.from_checkpoint}"
+        text = f"{self.steps} steps in {self.train_s:.1f} s"
+        if self.planned_steps is not None:
+            text += f" ({self.planned_steps} planned)"
+        if self.loss_first is not None and self.loss_last is not None:
+            text += f", loss {self.loss_first:.2f} -> {self.loss_last:.2f}"
+        if self.dev_curve:
+            points = ", ".join(
+                f"{p.get('dev_pass_at_1', 0):.3f} at {p.get('step')}" for p in self.dev_curve
+            )
+            text += f"; dev pass@1 {points}"
+        return text
+
     def to_json(self) -> dict[str, Any]:
         if self.from_checkpoint is not None:
             return {"from": self.from_checkpoint}

@@ -173,5 +173,5 @@ def control_stage(
         seed=seed, prepared=prepared,
     )  # fmt: skip
     timer.lap("control", t0)
-    log(f"control (fine-tuning for GRPO's wall time): {result.to_json()}")
+    log(f"control (fine-tuning for GRPO's wall time): {result.describe()}")
     return result, heldout_eval(base, "control")

@@ -183,7 +183,7 @@ def run_single_turn(
                 dev_eval=(lambda m: float(on(m, dev).pass_at_1)) if dev else None,
             )  # fmt: skip
         timer.lap("sft", t0)
-        log(f"fine-tuning: {sft_result.to_json()}")
+        log(f"fine-tuning: {sft_result.describe()}")
         model = save_checkpoint(model, tokenizer, layout)
         sft = heldout_eval(model, "sft")
 
