@@ -171,3 +171,16 @@ def test_a_task_file_whose_few_training_units_all_fall_in_dev_still_trains(tmp_p
     cfg = experiment_config({"task_file": str(path), "dev_fraction": 0.999})  # dev takes all
     train, dev, heldout = prepare_tasks(cfg.tasks, sandbox=None)
     assert [t.id for t in train] == [tasks[0].id] and dev == [] and len(heldout) == 3
+
+
+def test_the_readme_says_how_many_demonstrations_the_code_draws():
+    # issue 20: the README said 8 per task while --demo-draws defaulted to 16 (8 with --env code)
+    import re
+
+    from referee.experiments.listops.config import MULTI_TURN_DEFAULTS, SFTConfig
+
+    readme = " ".join((Path(__file__).parents[3] / "README.md").read_text().split())
+    said = re.search(r"for each of (\d+) demonstrations per task \(`--demo-draws`; (\d+) with", readme)
+    assert said, "the README no longer says how many demonstrations are drawn per task"
+    assert int(said[1]) == SFTConfig().demo_draws
+    assert int(said[2]) == MULTI_TURN_DEFAULTS["demo_draws"]
