@@ -322,7 +322,7 @@ def test_eval_scripted_json_pass_at_1_and_pass_at_k(eval_file):
         "tasks": 2,
         "split": "train",
         "pass_at_1": 0.5,
-        "pass_at_k": {"1": 0.5, "4": 0.5},
+        "pass_at_k": {"1": 0.5, "2": 0.5, "4": 0.5},  # every power of two up to --samples
         "infra_errors": 0,
     }
     p = referee(

@@ -694,7 +694,12 @@ def eval_(
     tasks: Annotated[Path, typer.Option("--tasks", help="Task JSONL file.")],
     split: Annotated[str, typer.Option(help="heldout, train or all.")] = "heldout",
     samples: Annotated[
-        int, typer.Option(min=0, help="Sampled completions per task for pass@k.")
+        int,
+        typer.Option(
+            min=0,
+            help="Sampled completions per task (temperature 1); pass@k is reported for k = 1, "
+            "2, 4, 8, ... up to it, and for k = it (0: greedy pass@1 only).",
+        ),
     ] = 0,
     limit: Annotated[int | None, typer.Option(min=1, help="At most N tasks.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,

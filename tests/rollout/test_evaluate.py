@@ -75,6 +75,15 @@ def test_scripted_policy_greedy_and_sampled(tasks: list[Task]) -> None:
     assert wrong.passed == [False, False] and wrong.pass_at_k == {}
 
 
+@pytest.mark.parametrize(("samples", "ks"), [(2, [1, 2]), (3, [1, 2, 3])])
+def test_pass_at_k_for_every_power_of_two_up_to_the_samples_and_the_samples(
+    tasks: list[Task], samples: int, ks: list[int]
+) -> None:
+    # issue 20: `referee eval --samples 2` reported pass@1 only (k was one of 1, 4, 8)
+    result = evaluate_policy(f"scripted:{_fenced_body(tasks[0])}", tasks, samples=samples)
+    assert sorted(result.pass_at_k) == ks and set(result.pass_at_k.values()) == {0.5}
+
+
 def test_openai_policy_against_a_server_pass_at_k_from_seeded_samples(
     tasks: list[Task], server: FakeOpenAI
 ) -> None:

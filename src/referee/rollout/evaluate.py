@@ -22,7 +22,7 @@ from referee.envs.runtime import CodeRuntime
 from referee.errors import ConfigError, PolicyError, RefereeError
 from referee.policy import Sampling, policy_from_spec
 from referee.policy.spec import FORMS
-from referee.rollout.pass_at_k import mean_pass_at_k
+from referee.rollout.pass_at_k import mean_pass_at_k, pass_ks
 from referee.rollout.runner import RolloutRunner
 from referee.rollout.trajectory import Trajectory
 from referee.tasks.compact import compact_prompt
@@ -83,10 +83,12 @@ async def _close(policy: Any) -> None:
 
 
 def evaluate_policy(
-    spec: str, tasks: Sequence[Task], *, samples: int = 0, ks: Sequence[int] = (1, 4, 8),
+    spec: str, tasks: Sequence[Task], *, samples: int = 0, ks: Sequence[int] | None = None,
     concurrency: int = 8, max_tokens: int = 256,
 ) -> EvalResult:  # fmt: skip
-    """Greedy pass@1 of the policy ``spec`` on ``tasks`` (and pass@k over ``samples``).
+    """Greedy pass@1 of the policy ``spec`` on ``tasks`` (and pass@k over ``samples``, for each
+    k of ``ks`` up to ``samples``; by default 1, 2, 4, 8, ... and ``samples`` itself: :func:`~
+    referee.rollout.pass_at_k.pass_ks`).
 
     Raises :class:`~referee.errors.ConfigError` for a bad spec or arguments,
     :class:`~referee.errors.SandboxUnavailable` without a sandbox, and
@@ -147,7 +149,7 @@ def evaluate_policy(
         outcomes: dict[str, list[bool]] = {t.id: [] for t in tasks}
         for tr in sampled:
             outcomes[tr.task_id].append(tr.passed)
-        for k in ks:
+        for k in pass_ks(samples) if ks is None else ks:
             if k <= samples:
                 pass_k[k] = mean_pass_at_k(outcomes, k)
     return EvalResult(

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from referee.errors import ConfigError
 
-__all__ = ["mean_pass_at_k", "pass_at_k", "whole_number"]
+__all__ = ["mean_pass_at_k", "pass_at_k", "pass_ks", "whole_number"]
 
 
 def whole_number(name: str, value: object, low: int) -> int:
@@ -28,6 +28,17 @@ def whole_number(name: str, value: object, low: int) -> int:
 
 
 # ---- pass@k ------------------------------------------------------------------------------------
+
+
+def pass_ks(samples: int) -> tuple[int, ...]:
+    """The k that ``samples`` completions per task report pass@k for: 1, 2, 4, 8, ... up to
+    ``samples``, and ``samples`` itself (none without samples).
+
+    >>> pass_ks(0), pass_ks(1), pass_ks(2), pass_ks(6), pass_ks(8)
+    ((), (1,), (1, 2), (1, 2, 4, 6), (1, 2, 4, 8))
+    """
+    ks = [k for k in (2**i for i in range(samples.bit_length())) if k <= samples]
+    return tuple(sorted({*ks, samples})) if samples > 0 else ()
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
