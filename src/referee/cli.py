@@ -722,12 +722,13 @@ def eval_(
     result = evaluate_policy(policy, chosen, samples=samples)
     data = {"tasks": len(chosen), "split": split, "pass_at_1": result.pass_at_1,
             "pass_at_k": result.pass_at_k, "infra_errors": result.infra_errors}  # fmt: skip
+    sampled = ", ".join(f"pass@{k} {v:.3f}" for k, v in result.pass_at_k.items())
     if as_json:
         print(json.dumps(data))
     else:
         err.print(
             f"{len(chosen)} {split} tasks: pass@1 {result.pass_at_1:.3f}"
-            + "".join(f", pass@{k} {v:.3f}" for k, v in result.pass_at_k.items())
+            + (f" (greedy); sampled {sampled}" if sampled else "")
             + f"; {result.infra_errors} infra errors"
         )
 

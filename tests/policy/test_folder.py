@@ -69,6 +69,6 @@ def test_local_spec_of_a_missing_path_is_refused_at_once_without_the_hub(tmp_pat
     t0 = time.perf_counter()
     with pytest.raises(ConfigError, match="nope does not exist; accepted forms"):
         policy_from_spec("local:nope")
-    with pytest.raises(ConfigError, match="pass .*model-"):
+    with pytest.raises(ConfigError, match=r"pass .*model-"):
         policy_from_spec(f"local:{fake_run(tmp_path / 'run')}")
     assert time.perf_counter() - t0 < 2  # no hub retries

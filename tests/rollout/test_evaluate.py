@@ -178,3 +178,29 @@ def test_pass_at_k_lives_beside_the_evaluation():
     assert stats.pass_at_k is pass_at_k_module.pass_at_k  # one estimator, re-exported
     result = doctest.testmod(pass_at_k_module)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_referee_eval_of_a_local_model_prints_its_result_and_no_library_noise(
+    tasks: list[Task], tmp_path: Path
+) -> None:
+    # issue 20: "Loading weights" bars and transformers' generation-flag notices on stderr
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch")
+    from tests.policy import tiny_lm
+
+    model = tmp_path / "model"
+    tok = tiny_lm.tokenizer()
+    tiny_lm.model(tok).save_pretrained(model)
+    tok.save_pretrained(model)
+    path = tmp_path / "tasks.jsonl"
+    write_tasks(path, tasks)
+    p = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "eval", "--policy", f"local:{model}",
+         "--tasks", str(path), "--split", "all", "--samples", "2"],
+        capture_output=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    lines = [line for line in p.stderr.decode().splitlines() if line.strip()]
+    assert len(lines) == 1 and "(greedy); sampled pass@1" in lines[0], lines

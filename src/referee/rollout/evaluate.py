@@ -60,7 +60,13 @@ def compact_prompt_format(messages: list[dict[str, Any]], tools: Any = None) -> 
 
 
 def policy_for_eval(spec: str) -> Any:
-    """The policy ``spec`` names; a local model without a chat template reads compact prompts."""
+    """The policy ``spec`` names; a local model without a chat template reads compact prompts.
+    A local model loads quietly: the evaluation prints its own result, which transformers'
+    loading bars and notices would bury."""
+    if spec.startswith("local:"):
+        from referee.policy.quiet import quiet_transformers
+
+        quiet_transformers()
     try:
         policy: Any = policy_from_spec(spec)
     except PolicyError as e:  # an openai: URL that is not http(s): a bad spec all the same

@@ -180,7 +180,9 @@ def test_the_readme_says_how_many_demonstrations_the_code_draws():
     from referee.experiments.listops.config import MULTI_TURN_DEFAULTS, SFTConfig
 
     readme = " ".join((Path(__file__).parents[3] / "README.md").read_text().split())
-    said = re.search(r"for each of (\d+) demonstrations per task \(`--demo-draws`; (\d+) with", readme)
+    said = re.search(
+        r"for each of (\d+) demonstrations per task \(`--demo-draws`; (\d+) with", readme
+    )
     assert said, "the README no longer says how many demonstrations are drawn per task"
     assert int(said[1]) == SFTConfig().demo_draws
     assert int(said[2]) == MULTI_TURN_DEFAULTS["demo_draws"]

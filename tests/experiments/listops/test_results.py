@@ -72,7 +72,9 @@ def test_a_skipped_fine_tuning_and_no_control():
 
 def test_a_stage_reads_as_text_in_the_log():
     # issue 20: the log printed raw dicts, `fine-tuning: {'steps': 20, ..., 'loss_first': None}`
-    done = SFTResult(steps=20, wall_s=9.0, train_s=8.42, lr=3e-3, loss_first=4.031, loss_last=0.0213)
+    done = SFTResult(
+        steps=20, wall_s=9.0, train_s=8.42, lr=3e-3, loss_first=4.031, loss_last=0.0213
+    )
     assert done.describe() == "20 steps in 8.4 s, loss 4.03 -> 0.02"
     control = SFTResult(steps=5, wall_s=2.0, train_s=2.0, lr=3e-4, planned_steps=6,
                         dev_curve=({"step": 5, "dev_pass_at_1": 0.25},))  # fmt: skip

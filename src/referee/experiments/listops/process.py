@@ -26,15 +26,12 @@ class Timer:
 def quiet_libraries() -> None:
     """Silence the libraries' progress bars and notices about options referee does not set:
     the run prints its own progress, which they would bury."""
-    import warnings
-
     import datasets
-    from transformers.utils import logging as hf_logging
+
+    from referee.policy.quiet import quiet_transformers
 
     datasets.disable_progress_bars()
-    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
-    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    warnings.filterwarnings("ignore", category=FutureWarning, module="transformers")
+    quiet_transformers()
 
 
 def prepare_process() -> None:
