@@ -51,7 +51,7 @@ def _why_not(folder: Path) -> str | None:
     if not config.is_file():
         return "it has no config.json"
     if not _is_model_config(config):
-        return "its config.json is not a model's (no model_type)"
+        return "its config.json is not a model's: no model_type"
     if not _has_weights(folder):
         return "it has no weights (*.safetensors, pytorch_model*.bin)"
     if not any((folder / name).is_file() for name in TOKENIZER_FILES):

@@ -114,8 +114,11 @@ def test_a_run_folder_as_sft_checkpoint_is_refused_first_naming_model_sft(tmp_pa
     from tests.policy.test_folder import fake_run
 
     run = fake_run(tmp_path / "earlier")
-    _refused(tmp_path, "--sft-checkpoint", str(run), says=f"{run / 'model-sft'}")
-    _refused(tmp_path, "--model", str(run), says="is not a model folder")
+    says = f"{run} is a run folder, not a model; pass {run / 'model-sft'}"
+    _refused(tmp_path, "--sft-checkpoint", str(run), says=says)
+    _refused(tmp_path, "--model", str(run), says=says)
+    (run / "model-sft" / "config.json").unlink()  # no fine-tuned model in it: say what is wrong
+    _refused(tmp_path, "--sft-checkpoint", str(run), says=f"pass {run / 'model-rl'}")
 
 
 @pytest.mark.parametrize("count", ["1", "3", "5"])

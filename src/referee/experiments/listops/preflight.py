@@ -82,6 +82,10 @@ def _check_model(option: str, value: str | None) -> None:
     path = Path(value).expanduser()
     if path.exists():
         problem = model_folder_problem(path)
+        sft = RunLayout(path).model_sft
+        if problem is not None and model_folder_problem(sft) is None:
+            # a run folder: its fine-tuned model is what --sft-checkpoint means
+            raise ConfigError(f"{option}: {value} is a run folder, not a model; pass {sft}")
         if problem is not None:
             hub = " or a hub id" if option == "--model" else ""
             fix = "" if "pass " in problem else f" (a run's model-sft, model-rl){hub}"
