@@ -349,8 +349,11 @@ def test_eval_openai_against_a_server_on_loopback(eval_file):
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout.splitlines()[-1])
     assert out["tasks"] == 2 and out["pass_at_1"] == 0.5 and out["infra_errors"] == 0
-    # First task: 2 of 4 samples right (pass@1 0.5, pass@4 1); second: 0. Mean over both.
-    assert out["pass_at_k"] == {"1": pytest.approx(0.25), "4": pytest.approx(0.5)}
+    # First task: 2 of 4 samples right (pass@1 0.5, pass@2 5/6, pass@4 1); second: 0. Mean
+    # over both. pass@2 too (issue 20): every power of two up to --samples.
+    assert out["pass_at_k"] == {
+        "1": pytest.approx(0.25), "2": pytest.approx(5 / 12), "4": pytest.approx(0.5)
+    }  # fmt: skip
     assert len(requests) == 2 + 2 * 4
     assert sorted(r.get("seed", -1) for r in requests) == [-1, -1, 0, 0, 1, 1, 2, 2, 3, 3]
 
