@@ -15,6 +15,7 @@ one plain-text line on stderr, ``referee: <message>``, the message naming the fi
 from __future__ import annotations
 
 import json
+import re
 import signal
 import sys
 import time
@@ -28,7 +29,6 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from referee.errors import (
-    COMMAND_EXIT_CODES,
     ConfigError,
     NotFoundError,
     RefereeError,
@@ -48,32 +48,68 @@ def _say_error(message: str) -> None:
 
 
 class _RefereeGroup(TyperGroup):
-    """The one place a :class:`RefereeError` becomes a message and an exit code (the command's
-    table: :func:`referee.errors.exit_code_for`), and a usage error takes the command's code."""
+    """The one place a :class:`RefereeError`, or the parser's refusal of the command line,
+    becomes one line on stderr and an exit code (the command's table:
+    :func:`referee.errors.exit_code_for`; a usage error counts as a ``ConfigError``)."""
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         name, cmd, rest = super().resolve_command(ctx, args)
         ctx.meta["referee.command"] = name
         return name, cmd, rest
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        # `referee --bogus`: refused before any command is invoked.
+        try:
+            return super().parse_args(ctx, args)
+        except typer.TyperException as e:
+            code = _report(ctx, e)
+            if code is None:
+                raise
+            raise typer.Exit(code) from None
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except RefereeError as e:
-            command = ctx.meta.get("referee.command")
-            message = str(e)
-            if isinstance(e, SandboxError) and exit_code_for(e) == 1:
-                message = f"sandbox failure (not the program's fault): {message}"
-            _say_error(message)
-            raise typer.Exit(exit_code_for(e, command)) from None
-        except typer.TyperException as e:
-            # The parser's own refusals (an unknown option, a value that does not parse: exit
-            # 2) count as the command's failures too: `referee exec --timeout x` is not a
-            # program that exited 2.
-            command = ctx.meta.get("referee.command")
-            if command in COMMAND_EXIT_CODES and getattr(e, "exit_code", None) == 2:
-                e.exit_code = exit_code_for(ConfigError(str(e)), command)
-            raise
+        except (RefereeError, typer.TyperException) as e:
+            code = _report(ctx, e)
+            if code is None:
+                raise
+            raise typer.Exit(code) from None
+
+
+def _report(ctx: Any, e: Exception) -> int | None:
+    """Say what went wrong in one line and return the exit code; None for what is not an error
+    of referee or of the command line (the help a group prints when called without arguments),
+    which Click handles as before."""
+    command = ctx.meta.get("referee.command")
+    if isinstance(e, RefereeError):
+        message = str(e)
+        if isinstance(e, SandboxError) and exit_code_for(e) == 1:
+            message = f"sandbox failure (not the program's fault): {message}"
+        _say_error(message)
+        return exit_code_for(e, command)
+    usage = _usage_line(e)
+    if usage is None:
+        return None
+    _say_error(usage)
+    # The parser's refusals count as the command's own failures: `referee exec --timeout x`
+    # is not a program that exited 2.
+    return exit_code_for(ConfigError(usage), command)
+
+
+def _usage_line(e: Exception) -> str | None:
+    """Click's refusal of a command line (an unknown command or option, a value that does not
+    parse or is out of range, a missing option: its ``UsageError``, exit code 2) as one line
+    naming the help to read, instead of Click's boxed usage panel; None for anything else."""
+    if not isinstance(e, typer.TyperException) or e.exit_code != 2:
+        return None
+    if type(e).__name__ == "NoArgsIsHelpError":  # the help, asked for by giving no arguments
+        return None  # (matched by name, as typer does: the class is not exported)
+    ctx = getattr(e, "ctx", None)
+    where = ctx.command_path if ctx is not None else "referee"
+    message = " ".join(e.format_message().split())
+    message = re.sub(r"\. Did you mean (.+)\?$", r" (did you mean \1?)", message).rstrip(".")
+    return f"{message}; see {where} --help"
 
 
 app = typer.Typer(
