@@ -540,3 +540,11 @@ def test_tasks_import_heldout_splits_the_imported_tasks(tmp_path, monkeypatch):
     assert f"{splits.count('train')} train, {splits.count('heldout')} held out" in r.output
     r = invoke("tasks", "import", "humaneval", "--out", str(out))  # default: all held out
     assert {t.split for t in read_tasks(out)} == {"heldout"}
+
+
+def test_exec_status_line_keeps_the_violations_and_no_trailing_space():
+    # issue 20 (20): "[timeout]" was read as markup: the line ended "ms " with the reason lost.
+    p = referee("exec", "--timeout", "0.5", "--", "sleep", "3")
+    assert p.returncode == 124
+    last = p.stderr.decode().splitlines()[-1]
+    assert last.startswith("referee: timed out in ") and last.endswith(" ms [timeout]"), last

@@ -203,7 +203,8 @@ def exec_(
     else:
         sys.stdout.write(result.stdout)
         sys.stderr.write(result.stderr)
-        err.print(f"[dim]referee: {result.summary()}[/]")
+        # Not markup: the summary's "[timeout]" is text.
+        err.print(f"referee: {result.summary()}", style="dim", markup=False, highlight=False)
     raise typer.Exit(exec_exit_status(result))
 
 
@@ -781,6 +782,7 @@ def export_(
     from referee.track.export import check_export_path, export_run
 
     check_export_path(fmt, out)  # before the store is opened
+    _out_file("--out", out)
     with _track_store(run) as store:
         done = export_run(store, fmt, out, run_id=run_id, split=split, min_reward=min_reward)
     left = ", ".join(
@@ -816,16 +818,14 @@ def _labeller(given: str, *, needed: bool) -> str:
 
 
 def _track_store(run: Path) -> Any:
-    """The run folder's TrackStore, or a message that says what writes one."""
+    """The run folder's TrackStore; a folder without one is a NotFoundError (exit 2) that names
+    the option and says what writes a store."""
     from referee.track.store import TrackStore
 
     try:
         return TrackStore(run, create=False)
     except NotFoundError as e:
-        raise NotFoundError(
-            f"{e}; a run tracked with referee.track (TrackStore(run_dir)) writes track.sqlite "
-            "into its folder: pass that folder as --run"
-        ) from e
+        raise NotFoundError(f"--run {run} is not a run folder: {e}") from e
 
 
 @app.command()
@@ -882,6 +882,8 @@ def audit(
     # Known before anything is written: a label always records who gave it.
     reviews = interactive and not fill and export is None  # acting on the queue ends the call
     who = _labeller(labeller, needed=label is not None or reviews)
+    if export is not None:
+        _out_file("--export", export)
     with _track_store(run) as store:
         queue = AuditQueue(store, random_share=random_share, seed=seed, max_random=max_random)
         done = apply_audit(queue, run_id=run_id, fill=fill, label=label, item_id=item_id,

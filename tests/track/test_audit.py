@@ -256,6 +256,14 @@ def test_cli_fill_next_label_and_export(store, tmp_path):
     assert json.loads(out.read_text())["label"] == "hack"
 
 
+def test_cli_refuses_an_export_into_a_folder_that_does_not_exist(store, tmp_path):
+    # issue 20 (20): like every --out, checked before the queue is touched
+    out = tmp_path / "no" / "labels.jsonl"
+    r = cli("--run", str(store.run_dir), "--fill", "--export", str(out))
+    assert r.exit_code == 2 and "--export" in r.output and "does not exist" in r.output
+    assert not AuditQueue(store).items() and not (tmp_path / "no").exists()
+
+
 def test_cli_shows_one_trajectory_in_the_terminal(store):
     AuditQueue(store).fill("r1")
     shown = cli("--run", str(store.run_dir))  # stdin is not a terminal: show and exit
