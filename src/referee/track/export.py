@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from referee.errors import ConfigError, StoreError
+from referee.errors import ConfigError, NotFoundError, StoreError
 from referee.rollout.trajectory import Trajectory
 from referee.tasks.model import Task
 from referee.track.store import TrackStore
@@ -326,9 +326,10 @@ def select_tasks(
         _known_run(source, run_id)
         tasks = source.tasks(run_id=run_id)
         if not tasks and not source.tasks():
-            raise StoreError(
-                f"{source.path} has no tasks recorded: RL rows are built from tasks; call "
-                "store.add_tasks(tasks) when the run starts, or pass the tasks themselves"
+            raise NotFoundError(
+                f"{source.path} has no tasks recorded, and RL rows are built from tasks: record "
+                "them with store.add_tasks(tasks) (or Tracker(store, tasks=...)) when the run "
+                "starts, or build the rows from the tasks themselves"
             )
         quarantined = quarantined_task_ids(source)
     else:
