@@ -436,8 +436,11 @@ def synth(
     store: Annotated[
         str | None, typer.Option(help="Artifact store (fsspec URL) for the snapshot.")
     ] = None,
+    # No max in the option: Click's range shows [0.0<=x<=1.0], and 1 (nothing left to train
+    # on) is refused; synthesize() checks 0 <= x < 1 before any work, naming --heldout.
     heldout: Annotated[
-        float, typer.Option(min=0.0, max=1.0, help="Share of source units held out, below 1.")
+        float,
+        typer.Option(min=0.0, help="Share of source units held out: at least 0, below 1."),
     ] = 0.2,
     split_by: Annotated[str, typer.Option(help="Held-out unit: module or function.")] = "module",
     as_json: Annotated[bool, typer.Option("--json", help="The report as JSON on stdout.")] = False,
@@ -453,7 +456,8 @@ def synth(
     _out_file("--out", out)
     wanted = tuple(k.strip() for k in kinds.split(",") if k.strip())
     t0 = time.perf_counter()
-    with Progress(console=err, transient=True) as progress:
+    # No live display at all in a pipe or a log (it would leave a blank line before an error).
+    with Progress(console=err, transient=True, disable=not err.is_terminal) as progress:
         bars: dict[str, Any] = {}
 
         def show(stage: str, done: int, total: int) -> None:
