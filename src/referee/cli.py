@@ -854,7 +854,11 @@ def audit(
         str | None, typer.Option(help="legitimate, hack, broken-task or broken-verifier.")
     ] = None,
     item_id: Annotated[
-        str | None, typer.Option("--id", help="The queue item or trajectory to show or label.")
+        str | None,
+        typer.Option(
+            "--id",
+            help="The queue item or trajectory to show or label (an id or its unique start).",
+        ),
     ] = None,
     note: Annotated[str, typer.Option(help="Why (kept with the label).")] = "",
     labeller: Annotated[
