@@ -551,3 +551,28 @@ def test_tasks_import_heldout_splits_the_imported_tasks(tmp_path, monkeypatch):
     assert f"{splits.count('train')} train, {splits.count('heldout')} held out" in r.output
     r = invoke("tasks", "import", "humaneval", "--out", str(out))  # default: all held out
     assert {t.split for t in read_tasks(out)} == {"heldout"}
+
+
+def test_exec_status_line_keeps_the_violations_and_no_trailing_space():
+    # issue 20 (20): "[timeout]" was read as markup: the line ended "ms " with the reason lost.
+    p = referee("exec", "--timeout", "0.5", "--", "sleep", "3")
+    assert p.returncode == 124
+    last = p.stderr.decode().splitlines()[-1]
+    assert last.startswith("referee: timed out in ") and last.endswith(" ms [timeout]"), last
+
+
+def test_synth_errors_are_one_line_and_heldout_help_agrees_with_its_check(tmp_path):
+    # issue 20 (17): help said [0.0<=x<=1.0] yet 1 was refused; errors came after a stray
+    # "synth: intake 0/1" line (a bad source) or a blank line (a bad --heldout).
+    out = str(tmp_path / "x.jsonl")
+    for args, message in (
+        ([str(tmp_path / "nope")], "neither a folder nor pypi"),
+        (["pypi:toolz"], "pin the version"),
+        ([str(tmp_path), "--heldout", "1"], "--heldout must be at least 0 and below 1"),
+    ):
+        p = referee("synth", *args, "--out", out)
+        assert p.returncode == 2, p.stderr
+        assert p.stderr.decode().splitlines() == [p.stderr.decode().strip()], p.stderr
+        assert p.stderr.startswith(b"referee: ") and message.encode() in p.stderr
+    shown = _flat(referee("synth", "--help").stdout)
+    assert "below 1" in shown and "x<=1.0" not in shown

@@ -15,6 +15,7 @@ one plain-text line on stderr, ``referee: <message>``, the message naming the fi
 from __future__ import annotations
 
 import json
+import re
 import signal
 import sys
 import time
@@ -28,7 +29,6 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from referee.errors import (
-    COMMAND_EXIT_CODES,
     ConfigError,
     NotFoundError,
     RefereeError,
@@ -48,32 +48,68 @@ def _say_error(message: str) -> None:
 
 
 class _RefereeGroup(TyperGroup):
-    """The one place a :class:`RefereeError` becomes a message and an exit code (the command's
-    table: :func:`referee.errors.exit_code_for`), and a usage error takes the command's code."""
+    """The one place a :class:`RefereeError`, or the parser's refusal of the command line,
+    becomes one line on stderr and an exit code (the command's table:
+    :func:`referee.errors.exit_code_for`; a usage error counts as a ``ConfigError``)."""
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         name, cmd, rest = super().resolve_command(ctx, args)
         ctx.meta["referee.command"] = name
         return name, cmd, rest
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        # `referee --bogus`: refused before any command is invoked.
+        try:
+            return super().parse_args(ctx, args)
+        except typer.TyperException as e:
+            code = _report(ctx, e)
+            if code is None:
+                raise
+            raise typer.Exit(code) from None
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except RefereeError as e:
-            command = ctx.meta.get("referee.command")
-            message = str(e)
-            if isinstance(e, SandboxError) and exit_code_for(e) == 1:
-                message = f"sandbox failure (not the program's fault): {message}"
-            _say_error(message)
-            raise typer.Exit(exit_code_for(e, command)) from None
-        except typer.TyperException as e:
-            # The parser's own refusals (an unknown option, a value that does not parse: exit
-            # 2) count as the command's failures too: `referee exec --timeout x` is not a
-            # program that exited 2.
-            command = ctx.meta.get("referee.command")
-            if command in COMMAND_EXIT_CODES and getattr(e, "exit_code", None) == 2:
-                e.exit_code = exit_code_for(ConfigError(str(e)), command)
-            raise
+        except (RefereeError, typer.TyperException) as e:
+            code = _report(ctx, e)
+            if code is None:
+                raise
+            raise typer.Exit(code) from None
+
+
+def _report(ctx: Any, e: Exception) -> int | None:
+    """Say what went wrong in one line and return the exit code; None for what is not an error
+    of referee or of the command line (the help a group prints when called without arguments),
+    which Click handles as before."""
+    command = ctx.meta.get("referee.command")
+    if isinstance(e, RefereeError):
+        message = str(e)
+        if isinstance(e, SandboxError) and exit_code_for(e) == 1:
+            message = f"sandbox failure (not the program's fault): {message}"
+        _say_error(message)
+        return exit_code_for(e, command)
+    usage = _usage_line(e)
+    if usage is None:
+        return None
+    _say_error(usage)
+    # The parser's refusals count as the command's own failures: `referee exec --timeout x`
+    # is not a program that exited 2.
+    return exit_code_for(ConfigError(usage), command)
+
+
+def _usage_line(e: Exception) -> str | None:
+    """Click's refusal of a command line (an unknown command or option, a value that does not
+    parse or is out of range, a missing option: its ``UsageError``, exit code 2) as one line
+    naming the help to read, instead of Click's boxed usage panel; None for anything else."""
+    if not isinstance(e, typer.TyperException) or e.exit_code != 2:
+        return None
+    if type(e).__name__ == "NoArgsIsHelpError":  # the help, asked for by giving no arguments
+        return None  # (matched by name, as typer does: the class is not exported)
+    ctx = getattr(e, "ctx", None)
+    where = ctx.command_path if ctx is not None else "referee"
+    message = " ".join(e.format_message().split())
+    message = re.sub(r"\. Did you mean (.+)\?$", r" (did you mean \1?)", message).rstrip(".")
+    return f"{message}; see {where} --help"
 
 
 app = typer.Typer(
@@ -167,7 +203,8 @@ def exec_(
     else:
         sys.stdout.write(result.stdout)
         sys.stderr.write(result.stderr)
-        err.print(f"[dim]referee: {result.summary()}[/]")
+        # Not markup: the summary's "[timeout]" is text.
+        err.print(f"referee: {result.summary()}", style="dim", markup=False, highlight=False)
     raise typer.Exit(exec_exit_status(result))
 
 
@@ -399,8 +436,11 @@ def synth(
     store: Annotated[
         str | None, typer.Option(help="Artifact store (fsspec URL) for the snapshot.")
     ] = None,
+    # No max in the option: Click's range shows [0.0<=x<=1.0], and 1 (nothing left to train
+    # on) is refused; synthesize() checks 0 <= x < 1 before any work, naming --heldout.
     heldout: Annotated[
-        float, typer.Option(min=0.0, max=1.0, help="Share of source units held out, below 1.")
+        float,
+        typer.Option(min=0.0, help="Share of source units held out: at least 0, below 1."),
     ] = 0.2,
     split_by: Annotated[str, typer.Option(help="Held-out unit: module or function.")] = "module",
     as_json: Annotated[bool, typer.Option("--json", help="The report as JSON on stdout.")] = False,
@@ -416,7 +456,8 @@ def synth(
     _out_file("--out", out)
     wanted = tuple(k.strip() for k in kinds.split(",") if k.strip())
     t0 = time.perf_counter()
-    with Progress(console=err, transient=True) as progress:
+    # No live display at all in a pipe or a log (it would leave a blank line before an error).
+    with Progress(console=err, transient=True, disable=not err.is_terminal) as progress:
         bars: dict[str, Any] = {}
 
         def show(stage: str, done: int, total: int) -> None:
@@ -757,6 +798,7 @@ def export_(
     from referee.track.export import check_export_path, export_run
 
     check_export_path(fmt, out)  # before the store is opened
+    _out_file("--out", out)
     with _track_store(run) as store:
         done = export_run(store, fmt, out, run_id=run_id, split=split, min_reward=min_reward)
     left = ", ".join(
@@ -792,16 +834,14 @@ def _labeller(given: str, *, needed: bool) -> str:
 
 
 def _track_store(run: Path) -> Any:
-    """The run folder's TrackStore, or a message that says what writes one."""
+    """The run folder's TrackStore; a folder without one is a NotFoundError (exit 2) that names
+    the option and says what writes a store."""
     from referee.track.store import TrackStore
 
     try:
         return TrackStore(run, create=False)
     except NotFoundError as e:
-        raise NotFoundError(
-            f"{e}; a run tracked with referee.track (TrackStore(run_dir)) writes track.sqlite "
-            "into its folder: pass that folder as --run"
-        ) from e
+        raise NotFoundError(f"--run {run} is not a run folder: {e}") from e
 
 
 @app.command()
@@ -826,7 +866,11 @@ def audit(
         str | None, typer.Option(help="legitimate, hack, broken-task or broken-verifier.")
     ] = None,
     item_id: Annotated[
-        str | None, typer.Option("--id", help="The queue item or trajectory to show or label.")
+        str | None,
+        typer.Option(
+            "--id",
+            help="The queue item or trajectory to show or label (an id or its unique start).",
+        ),
     ] = None,
     note: Annotated[str, typer.Option(help="Why (kept with the label).")] = "",
     labeller: Annotated[
@@ -858,6 +902,8 @@ def audit(
     # Known before anything is written: a label always records who gave it.
     reviews = interactive and not fill and export is None  # acting on the queue ends the call
     who = _labeller(labeller, needed=label is not None or reviews)
+    if export is not None:
+        _out_file("--export", export)
     with _track_store(run) as store:
         queue = AuditQueue(store, random_share=random_share, seed=seed, max_random=max_random)
         done = apply_audit(queue, run_id=run_id, fill=fill, label=label, item_id=item_id,

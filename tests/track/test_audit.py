@@ -256,6 +256,14 @@ def test_cli_fill_next_label_and_export(store, tmp_path):
     assert json.loads(out.read_text())["label"] == "hack"
 
 
+def test_cli_refuses_an_export_into_a_folder_that_does_not_exist(store, tmp_path):
+    # issue 20 (20): like every --out, checked before the queue is touched
+    out = tmp_path / "no" / "labels.jsonl"
+    r = cli("--run", str(store.run_dir), "--fill", "--export", str(out))
+    assert r.exit_code == 2 and "--export" in r.output and "does not exist" in r.output
+    assert not AuditQueue(store).items() and not (tmp_path / "no").exists()
+
+
 def test_cli_shows_one_trajectory_in_the_terminal(store):
     AuditQueue(store).fill("r1")
     shown = cli("--run", str(store.run_dir))  # stdin is not a terminal: show and exit
@@ -377,3 +385,21 @@ def test_cli_label_without_any_user_name_asks_for_labeller_and_records_nothing(s
     assert store.labels() == [] and store.quarantined("task") == set()
     shown = cli("--run", str(store.run_dir), "--next")  # showing needs no name
     assert shown.exit_code == 0, shown.output
+
+
+def test_cli_takes_the_start_of_an_id_and_lists_the_ids_an_ambiguous_start_fits(store):
+    # issue 20 (8): ids shown shortened could not be pasted into `referee audit --id`.
+    whole = "0f3a9c1e5b7d4e2f8a6c0b9d1e3f5a7c"
+    store.log_trajectory(trajectory(99).model_copy(update={"id": whole}))
+    shown = cli("--run", str(store.run_dir), "--id", whole[:10])
+    assert shown.exit_code == 0, shown.output
+    assert whole in shown.output
+    done = cli("--run", str(store.run_dir), "--label", "legitimate", "--id", whole[:8],
+               "--labeller", "qa")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert [lab.trajectory_id for lab in store.labels()] == [whole]
+    ambiguous = cli("--run", str(store.run_dir), "--label", "hack", "--id", "t01")
+    assert ambiguous.exit_code == 2
+    line = " ".join(ambiguous.output.split())
+    assert "'t01' is the start of several" in line and "t010, t011" in line and "..." in line
+    assert len(store.labels()) == 1  # refused before anything was written

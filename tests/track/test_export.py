@@ -338,6 +338,59 @@ def test_referee_export_errors_name_the_fix(store: TrackStore, tmp_path: Path):
     assert not (tmp_path / "nowhere").exists()  # an export never creates a store
 
 
+def test_an_unknown_run_id_is_not_found_like_audit_says(store: TrackStore, tmp_path: Path):
+    # issue 20 (5): `export --run-id nope` wrote 0 rows and exited 0.
+    from referee.errors import NotFoundError
+    from referee.track.export import export_jsonl, select_tasks
+
+    out = tmp_path / "x.jsonl"
+    for fmt in ("jsonl", "parquet", "trl-sft", "trl-rl"):
+        name = out.with_suffix(".parquet" if fmt == "parquet" else ".jsonl")
+        r = CliRunner().invoke(
+            app, ["export", "--run", str(store.run_dir), "--format", fmt, "--out", str(name),
+                  "--run-id", "nope"],
+        )  # fmt: skip
+        assert r.exit_code == 2, (fmt, r.output)
+        assert r.output.startswith("referee: no run 'nope' in "), r.output
+        assert not name.exists()
+    with pytest.raises(NotFoundError, match="no run 'nope'"):
+        export_jsonl(store, out, run_id="nope")
+    with pytest.raises(NotFoundError, match="no run 'nope'"):
+        select_tasks(store, run_id="nope")
+    with pytest.raises(NotFoundError, match="no run 'nope'"):
+        sft_rows(store, run_id="nope")
+    assert export_jsonl(store, out, run_id="r2") == 1  # known by its trajectories alone
+
+
+def test_referee_export_refuses_an_out_folder_that_does_not_exist(store: TrackStore, tmp_path):
+    # issue 20 (20): export made the folder; every other --out is refused there.
+    out = tmp_path / "no" / "dir" / "x.jsonl"
+    r = CliRunner().invoke(
+        app, ["export", "--run", str(store.run_dir), "--format", "jsonl", "--out", str(out)]
+    )
+    assert r.exit_code == 2
+    assert r.output.strip() == (
+        f"referee: --out {out}: the folder {out.parent} does not exist; create it first"
+    )
+    assert not (tmp_path / "no").exists()
+
+
+def test_a_folder_without_a_store_is_one_clean_sentence(tmp_path: Path):
+    # issue 20 (20): "... is X a run folder?; a run tracked with ..." read as two glued halves.
+    folder = tmp_path / "nowhere"
+    r = CliRunner().invoke(
+        app,
+        ["export", "--run", str(folder), "--format", "jsonl", "--out", str(tmp_path / "x.jsonl")],
+    )
+    line = " ".join(r.output.split())
+    assert r.exit_code == 2 and line == (
+        f"referee: --run {folder} is not a run folder: no track store at "
+        f"{folder / 'track.sqlite'}; pass the folder a run recorded into (`referee train` "
+        "makes runs/train-<time>; TrackStore(run_dir) writes track.sqlite into run_dir)"
+    )
+    assert "?;" not in line
+
+
 def test_rl_exports_leave_out_quarantined_and_canary_tasks_and_count_them(
     store: TrackStore, tmp_path: Path
 ):

@@ -154,3 +154,36 @@ def test_without_tasks_canaries_are_unknown_and_stay_silent():
     assert tracker.log([traj(canary.id, True, 0)], 0) == []
     tracker.add_tasks([canary])
     assert [a.detector for a in tracker.log([traj(canary.id, True, 1)], 1)] == ["canary-pass"]
+
+
+def test_a_tracker_records_the_tasks_it_is_given_so_rl_rows_export(tmp_path):
+    # issue 20 (6): README's Tracker(store, tasks=pool) run could not be exported as RL rows
+    # ("track.sqlite has no tasks recorded"): the tracker knew the tasks, the store did not.
+    from referee.track.export import export_run
+    from referee.track.store import TrackStore
+
+    task = Task.create(name="demo/add-v1", prompt="Write add.", split="train")
+    tasks = [task, canary_task()]
+    with TrackStore(tmp_path / "run") as store:
+        store.start_run("mine", {})
+        tracker = Tracker(store, tasks=tasks, run_id="mine")
+        assert [t.id for t in store.tasks()] == [t.id for t in tasks]
+        tracker.add_tasks([])  # nothing new: nothing written
+        done = export_run(store, "trl-rl", tmp_path / "rl.jsonl")
+    assert done.rows == 1 and done.left_out == {"canary": 1}
+    assert json.loads((tmp_path / "rl.jsonl").read_text())["task_id"] == task.id
+
+
+def test_rl_rows_of_a_store_without_tasks_are_refused_as_user_fixable(tmp_path):
+    # issue 20 (6): it exited 1, as if referee had failed.
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+    from referee.track.store import TrackStore
+
+    TrackStore(tmp_path / "run").close()
+    out = tmp_path / "rl.jsonl"
+    r = CliRunner().invoke(
+        app, ["export", "--run", str(tmp_path / "run"), "--format", "verl", "--out", str(out)]
+    )
+    assert r.exit_code == 2 and "store.add_tasks(tasks)" in r.output and not out.exists()

@@ -246,3 +246,25 @@ def test_a_run_with_nothing_logged_yet_still_renders(tmp_path):
     assert "No verdict was reached" in viewer and "No turns" in viewer
     assert client.get("/runs/r0/audit").status_code == 200
     assert client.get("/api/runs/r0/curves").json()["heatmap"]["tasks"] == []
+
+
+def test_pages_show_whole_trajectory_ids_as_audit_takes_them(client, store):
+    # issue 20 (8): the pages cut ids to 10 (lists) and 8 (titles, alert links) characters,
+    # and `referee audit --id` did not take them.
+    run_page = client.get(f"/runs/{RUN}").text
+    listed = run_page.split('id="trajectory-list"', 1)[1].split("</table>", 1)[0]
+    shown = re.findall(r'class="mono tid" href="/trajectories/([^"]+)">([^<]+)</a>', listed)
+    assert shown and all(text == tid and store.trajectory(tid) for tid, text in shown)
+    for alert in store.alerts(run_id=RUN):
+        for tid in alert.trajectory_ids[:12]:
+            assert f">{tid}</a>" in run_page
+    audit_page = client.get(f"/runs/{RUN}/audit").text
+    first = flagged_item(store).trajectory_id
+    assert f">{first}</a>" in audit_page
+    assert (
+        f"<title>trajectory {first} · referee</title>" in client.get(f"/trajectories/{first}").text
+    )
+    linked = re.findall(  # every id shown as a link (not "Label the next one")
+        r'class="mono[^"]*" href="/trajectories/([^"/]+)">([^<]+)</a>', run_page + audit_page
+    )
+    assert linked and all(text == tid for tid, text in linked)

@@ -22,7 +22,7 @@ from referee.optional import require_fsspec_backend
 from referee.synth.baseline import run_baseline
 from referee.synth.build import RepoRef, bugfix_task
 from referee.synth.candidates import bugfix_candidates, combine, implement_candidates
-from referee.synth.repo import open_repository
+from referee.synth.repo import check_source, open_repository
 from referee.synth.testgen import testgen_tasks
 from referee.synth.validate import ValidationReport, validate
 from referee.tasks.artifacts import ArtifactStore
@@ -106,6 +106,7 @@ def synthesize(
         raise ConfigError(f"--heldout must be at least 0 and below 1, got {heldout_fraction}")
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be at least 1 (or left out: no cap), got {limit}")
+    check_source(source)  # a mistyped source is refused before the intake is reported
     report = SynthReport(source=source)
     say = progress or (lambda stage, done, total: None)
     clock = time.perf_counter()

@@ -88,22 +88,30 @@ class Repository:
         return self.files[path].decode("utf-8")
 
 
+def check_source(source: str) -> None:
+    """Refuse, in no time, a ``source`` that is neither a folder nor a pinned
+    ``pypi:NAME==VERSION`` (a :class:`ConfigError`), before any work is reported."""
+    if source.startswith("pypi:"):
+        spec = source.removeprefix("pypi:")
+        if "==" not in spec:
+            raise ConfigError(f"pin the version: pypi:{spec}==X.Y (got pypi:{spec})")
+    elif not Path(source).expanduser().is_dir():
+        raise ConfigError(
+            f"repository source {source!r} is neither a folder nor pypi:NAME==VERSION"
+        )
+
+
 def open_repository(source: str, *, cache: Path = CACHE) -> Repository:
     """Read ``source``: ``pypi:NAME==VERSION`` or a local folder."""
+    check_source(source)
     if source.startswith("pypi:"):
         root, origin = _fetch_sdist(source.removeprefix("pypi:"), cache)
         return _read(root, origin)
     path = Path(source).expanduser()
-    if not path.is_dir():
-        raise ConfigError(
-            f"repository source {source!r} is neither a folder nor pypi:NAME==VERSION"
-        )
     return _read(path.resolve(), str(path.resolve()))
 
 
 def _fetch_sdist(spec: str, cache: Path) -> tuple[Path, str]:
-    if "==" not in spec:
-        raise ConfigError(f"pin the version: pypi:{spec}==X.Y (got pypi:{spec})")
     key = hashlib.sha256(spec.encode()).hexdigest()[:16]
     where = cache / "sdists" / key
     unpacked = where / "src"

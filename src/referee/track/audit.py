@@ -56,6 +56,8 @@ MANUAL = "manual"
 #: hacking pressure is (the verifier may be fine; the task lets a shortcut through).
 _QUARANTINES = {"hack": "task", "broken-task": "task", "broken-verifier": "verifier"}
 _PENDING, _LABELLED = "pending", "labelled"
+#: How many ids an ambiguous start of an id lists.
+_SHOWN_MATCHES = 8
 
 
 @dataclass(frozen=True)
@@ -181,8 +183,26 @@ class AuditQueue:
         pending = self.pending(run_id)
         return pending[0] if pending else None
 
+    def resolve(self, given: str) -> str:
+        """The whole id of the queue item or trajectory that ``given`` is, or is the start of
+        (ids may be shown shortened); ``given`` itself when nothing starts with it. A start
+        that several ids share is a :class:`ConfigError` listing them."""
+        matches = self.store.ids_starting_with(given, limit=_SHOWN_MATCHES + 1)
+        if given in matches or not matches:
+            return given
+        if len(matches) == 1:
+            return matches[0]
+        shown = ", ".join(matches[:_SHOWN_MATCHES])
+        more = ", ..." if len(matches) > _SHOWN_MATCHES else ""
+        raise ConfigError(
+            f"{given!r} is the start of several trajectory or queue item ids ({shown}{more}); "
+            "give more of the id"
+        )
+
     def item(self, item_or_trajectory_id: str) -> AuditItemRow | None:
-        """The queue item with this id, else the latest item of this trajectory, else None."""
+        """The queue item with this id, else the latest item of this trajectory, else None
+        (either id may be given in part: :meth:`resolve`)."""
+        item_or_trajectory_id = self.resolve(item_or_trajectory_id)
         items = self.store.audit_items()
         for i in items:
             if i.id == item_or_trajectory_id:
@@ -203,6 +223,7 @@ class AuditQueue:
         label shows in the queue's labelled list.
         """
         canonical = normalize_label(label)
+        item_or_trajectory_id = self.resolve(item_or_trajectory_id)
         item = self.item(item_or_trajectory_id)
         trajectory_id = item.trajectory_id if item else item_or_trajectory_id
         task_id, verifier, run_id = self._about(trajectory_id)

@@ -76,7 +76,8 @@ def next_item(
     """The item to show (``item_id``'s, else the next pending one) and its trajectory id.
 
     ``item_id`` may name a trajectory that was never queued: then the item is None and the
-    trajectory id is ``item_id``.
+    trajectory id is ``item_id``. Either id may be given in part (:meth:`AuditQueue.resolve`).
     """
+    item_id = queue.resolve(item_id) if item_id else None
     item = queue.item(item_id) if item_id else queue.next(done.one_run)
     return item, (item.trajectory_id if item else item_id)

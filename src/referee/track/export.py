@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from referee.errors import ConfigError, StoreError
+from referee.errors import ConfigError, NotFoundError, StoreError
 from referee.rollout.trajectory import Trajectory
 from referee.tasks.model import Task
 from referee.track.store import TrackStore
@@ -74,6 +74,7 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
 
 def export_jsonl(store: TrackStore, path: str | os.PathLike[str], run_id: str | None = None) -> int:
     """Every trajectory (of one run when given), one JSON record a line. Returns the count."""
+    _known_run(store, run_id)
     n = 0
     with _atomic(path, "w") as f:
         for t in store.iter_trajectories(run_id=run_id):
@@ -89,6 +90,7 @@ def export_parquet(
     import pyarrow as pa  # type: ignore[import-untyped]
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
+    _known_run(store, run_id)
     schema = pa.schema([(name, pa.type_for_alias(kind)) for name, kind in _COLUMNS])
     n = 0
     with _atomic(path, "wb") as f, pq.ParquetWriter(f, schema) as writer:
@@ -102,6 +104,14 @@ def export_parquet(
             writer.write_table(pa.Table.from_pylist(page, schema=schema))
             n += len(page)
     return n
+
+
+def _known_run(store: TrackStore, run_id: str | None) -> None:
+    """Refuse a ``run_id`` the store has no run of (a :class:`NotFoundError` naming the known
+    ones, exit 2), rather than export nothing from it as if it were empty. A run is known by
+    its record (``start_run``) or by trajectories logged under its id."""
+    if run_id is not None and not store.trajectories(run_id=run_id, limit=1):
+        store.run(run_id)
 
 
 def _flat(t: Trajectory) -> Row:
@@ -144,6 +154,7 @@ def sft_rows(
     """
     if format not in ("messages", "prompt-completion"):
         raise ConfigError(f"format must be 'messages' or 'prompt-completion', got {format!r}")
+    _known_run(store, run_id)
     bad_tasks, bad_verifiers = store.quarantined("task"), store.quarantined("verifier")
     # Held-out by the task's own record too, in case a trajectory was logged without its split;
     # canaries are impossible: a success on one is a hack, never a demonstration.
@@ -312,11 +323,13 @@ def select_tasks(
     if isinstance(source, TrackStore):
         from referee.track.audit import quarantined_task_ids
 
+        _known_run(source, run_id)
         tasks = source.tasks(run_id=run_id)
         if not tasks and not source.tasks():
-            raise StoreError(
-                f"{source.path} has no tasks recorded: RL rows are built from tasks; call "
-                "store.add_tasks(tasks) when the run starts, or pass the tasks themselves"
+            raise NotFoundError(
+                f"{source.path} has no tasks recorded, and RL rows are built from tasks: record "
+                "them with store.add_tasks(tasks) (or Tracker(store, tasks=...)) when the run "
+                "starts, or build the rows from the tasks themselves"
             )
         quarantined = quarantined_task_ids(source)
     else:

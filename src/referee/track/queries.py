@@ -394,6 +394,18 @@ class StoreQueries(Database):
         task_id, verifier, run_id = rows[0]
         return TrajectorySubject(trajectory_id, str(task_id), verifier or None, run_id)
 
+    def ids_starting_with(self, prefix: str, limit: int = 10) -> list[str]:
+        """The trajectory and audit-item ids that start with ``prefix`` (an exact id included),
+        sorted, at most ``limit``: how an id given in part is completed."""
+        if not prefix:
+            return []
+        n = len(prefix)
+        sql = (
+            "SELECT id FROM trajectories WHERE substr(id, 1, ?) = ? UNION "
+            "SELECT id FROM audit_items WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT ?"
+        )
+        return [r[0] for r in self._read(sql, (n, prefix, n, prefix, limit))]
+
     def tasks_judged_by(self, verifiers: Sequence[str]) -> set[str]:
         """The ids of the tasks the store saw any of these verifiers judge."""
         if not verifiers:

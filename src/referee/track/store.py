@@ -105,14 +105,17 @@ class TrackStore(StoreQueries):
         layout = RunLayout(self.run_dir)
         path = layout.track_db
         if not create and not path.is_file():
-            hint = ""
             if layout.trajectories_jsonl.is_file():
                 name = layout.trajectories_jsonl.name
-                hint = (
-                    f"; it has a {name}: load it with "
+                raise NotFoundError(
+                    f"no track store at {path}, only a {name}: load it with "
                     f"TrackStore(run_dir).import_jsonl(run_dir / {name!r})"
                 )
-            raise NotFoundError(f"no track store at {path}: is {self.run_dir} a run folder?{hint}")
+            raise NotFoundError(
+                f"no track store at {path}; pass the folder a run recorded into "
+                f"(`referee train` makes runs/train-<time>; TrackStore(run_dir) writes "
+                f"{path.name} into run_dir)"
+            )
         if artifact_threshold < 1:
             raise ConfigError(
                 f"artifact_threshold must be at least 1 byte, got {artifact_threshold}"

@@ -5,7 +5,8 @@ runs the detectors, hands the metrics to the sinks (a Prometheus endpoint; the t
 loggers read them through :mod:`referee.track.loggers`), and, with a store, writes the
 trajectories, the metrics and the alerts, and puts every trajectory an alert names in the audit
 queue (once). The store is anything with the four methods of :class:`StoreLike`
-(:class:`referee.track.store.TrackStore` has them).
+(:class:`referee.track.store.TrackStore` has them); a store that can also ``add_tasks`` records
+the tasks the tracker is given, so that exports and the dashboard find them.
 
 >>> tracker = Tracker(tasks=pool)                                        # doctest: +SKIP
 >>> for step in range(steps):                                            # doctest: +SKIP
@@ -55,6 +56,13 @@ class StoreLike(Protocol):
 
 
 @runtime_checkable
+class _TaskRecorder(Protocol):
+    """A store that records tasks (:class:`referee.track.store.TrackStore` does)."""
+
+    def add_tasks(self, tasks: Iterable[Task]) -> Any: ...
+
+
+@runtime_checkable
 class MetricsSink(Protocol):
     """Takes each step's flat metrics (``MetricsServer`` is one). A sink that also has
     ``alert(detector, severity, run_id)`` is told of every alert."""
@@ -96,11 +104,15 @@ class Tracker:
             self.add_tasks(tasks.values() if isinstance(tasks, Mapping) else tasks)
 
     def add_tasks(self, tasks: Iterable[Task]) -> None:
-        """Make tasks known (by id); canaries among them are recognised by their mark."""
+        """Make tasks known (by id); canaries among them are recognised by their mark. A store
+        that records tasks records them too (RL exports are built from the store's tasks)."""
+        tasks = list(tasks)
         for t in tasks:
             self.tasks[t.id] = t
             if is_canary(t):
                 self.canaries.add(t.id)
+        if tasks and isinstance(self.store, _TaskRecorder):
+            self.store.add_tasks(tasks)
 
     def log(
         self,

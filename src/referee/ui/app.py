@@ -164,7 +164,7 @@ def create_app(store: TrackStore | str | os.PathLike[str], *, audit_seed: int = 
         return page(
             request,
             "trajectory.html",
-            title=f"trajectory {trajectory_id[:8]}",
+            title=f"trajectory {trajectory_id}",
             v=view,
             t=view.trajectory,
             next_item=following,
