@@ -49,7 +49,7 @@ class RunTracking:
         self.policy = policy
         self.env = env
         self.store.start_run(run_id, dict(config), name=name)
-        self.store.add_tasks(tasks)
+        # The tracker records the tasks in the store too (RL exports are built from them).
         self.tracker = Tracker(self.store, tasks=tasks, run_id=run_id, sinks=sinks)
         # Held-out pass rates arrive between batches; the next batch's step carries them to
         # the detectors (the divergence detector compares them with the training reward).
