@@ -102,6 +102,23 @@ def test_shell_commands_on_the_fresh_path(sandbox):
     assert r.exit_code == 127
 
 
+def test_a_program_that_starts_nothing_has_no_stray_processes_even_under_load(sandbox):
+    # issue 20 (12): bubblewrap returns as soon as its init reports the exit status, with that
+    # init (pid 1 of the run's namespace) still on its way out of the cgroup; it was counted as
+    # a stray in most runs on a busy machine. Keep a CPU burner running to make that likely.
+    import subprocess
+    import sys
+
+    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        results = [sandbox.run(["python3", "-c", "print(6*7)"]) for _ in range(20)]
+    finally:
+        burner.kill()
+        burner.wait()
+    assert [r.stdout for r in results] == ["42\n"] * 20
+    assert [r.violations for r in results] == [[]] * 20
+
+
 def test_session_workspace_persists_across_runs_and_paths(sandbox):
     ws = sandbox.workspace()
     try:

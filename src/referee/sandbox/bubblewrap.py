@@ -173,8 +173,9 @@ class BubblewrapRunner:
         os.close(status_r)
         out, out_trunc, err, err_trunc = collector.finish()
         stats = group.stats() if group is not None else None
-        strays = group.kill_all() if group is not None else 0
-        started = _child_started(b"".join(status_chunks))
+        child_pid = _child_pid(b"".join(status_chunks))
+        started = child_pid is not None
+        strays = _kill_strays(group, bwrap_init=child_pid) if group is not None else 0
         code, sig = _code_and_signal(status)
         # bubblewrap reports its own setup failures as "bwrap: ..." with exit code 1, before the
         # program could have written anything.
@@ -220,18 +221,34 @@ class BubblewrapRunner:
             group.kill_all()
 
 
-def _child_started(data: bytes) -> bool:
-    """Whether bubblewrap got as far as starting the child.
+def _child_pid(data: bytes) -> int | None:
+    """The pid bubblewrap reported for its child (the pid namespace's init), if it got that far.
 
-    The exit code is taken from the wait status, never from this channel: it is bubblewrap's,
-    and anything the program could possibly write into must not decide a result.
+    Only whether the child started and which process is bubblewrap's own init are taken from
+    this channel; the exit code comes from the wait status. The channel is bubblewrap's: the
+    program never holds its descriptor, and anything it could write into must not decide a result.
     """
-    started = False
+    pid: int | None = None
     for line in data.decode(errors="replace").splitlines():
-        with contextlib.suppress(ValueError):
-            if "child-pid" in json.loads(line):
-                started = True
-    return started
+        with contextlib.suppress(ValueError, TypeError, AttributeError):
+            value = json.loads(line).get("child-pid")
+            if isinstance(value, int) and not isinstance(value, bool):
+                pid = value
+    return pid
+
+
+def _kill_strays(group: Cgroup, *, bwrap_init: int | None) -> int:
+    """Kill everything left in the run's cgroup; return how many of them were the run's.
+
+    When the program exits, bubblewrap's init writes its exit status and bubblewrap returns at
+    once, while that init (pid 1 of the run's namespace) is still on its way out, so it is often
+    still in the cgroup here. It is bubblewrap's process, not one the program started: it is
+    killed like the rest but not counted as a stray. Any other process still in the group
+    outlived the program and is counted. The kill itself spares nothing.
+    """
+    survivors = [pid for pid in group.pids() if pid != bwrap_init]
+    group.kill_all()
+    return len(survivors)
 
 
 def _code_and_signal(status: int) -> tuple[int | None, int | None]:
