@@ -437,10 +437,28 @@ def test_the_store_uses_wal_and_full_sync_and_versions_its_schema(store: TrackSt
 
 
 def test_a_corrupt_file_is_a_store_error_naming_the_path_and_the_fix(tmp_path: Path) -> None:
+    # The rebuild from trajectories.jsonl is advised only where there is one (issue 20, 9).
+    (tmp_path / "trajectories.jsonl").write_text("")
     (tmp_path / DB_NAME).write_bytes(b"this is not sqlite at all" * 100)
     with pytest.raises(StoreError) as e:
         TrackStore(tmp_path)
     assert str(tmp_path / DB_NAME) in str(e.value) and "import_jsonl" in str(e.value)
+
+
+@pytest.mark.parametrize("made_by_train", [True, False])
+def test_a_corrupt_store_without_trajectories_jsonl_is_not_told_to_rebuild_from_it(
+    tmp_path: Path, made_by_train: bool
+) -> None:
+    # issue 20 (9): single-turn `referee train` runs (and library stores) have no JSONL export.
+    if made_by_train:
+        (tmp_path / "config.json").write_text("{}")
+    (tmp_path / DB_NAME).write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(StoreError) as e:
+        TrackStore(tmp_path)
+    text = str(e.value)
+    assert "trajectories.jsonl" not in text and "import_jsonl" not in text
+    assert "restore a copy" in text
+    assert ("referee train" in text) is made_by_train
 
 
 def test_a_store_from_a_newer_referee_is_refused(tmp_path: Path) -> None:

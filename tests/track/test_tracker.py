@@ -187,3 +187,22 @@ def test_rl_rows_of_a_store_without_tasks_are_refused_as_user_fixable(tmp_path):
         app, ["export", "--run", str(tmp_path / "run"), "--format", "verl", "--out", str(out)]
     )
     assert r.exit_code == 2 and "store.add_tasks(tasks)" in r.output and not out.exists()
+
+
+def test_rl_rows_of_a_train_run_cancelled_before_its_tasks_say_to_re_run_it(tmp_path):
+    # issue 20 (9): a `referee train` run (it wrote config.json) was told to call the Python API.
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+    from referee.track.store import TrackStore
+
+    run = tmp_path / "run"
+    TrackStore(run).close()
+    (run / "config.json").write_text("{}")
+    out = tmp_path / "rl.jsonl"
+    r = CliRunner().invoke(
+        app, ["export", "--run", str(run), "--format", "trl-rl", "--out", str(out)]
+    )
+    assert r.exit_code == 2 and not out.exists()
+    assert "cancelled before it recorded them" in r.output and "re-run" in r.output
+    assert "add_tasks" not in r.output and "Tracker(" not in r.output

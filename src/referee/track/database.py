@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Self, TypeVar
 
 from referee.errors import StoreError
+from referee.track.layout import RunLayout
 from referee.track.schema import init_schema
 
 __all__ = ["Database", "where_clause"]
@@ -126,10 +127,7 @@ class Database:
                 "stop the stuck writer or raise lock_timeout_s"
             )
         elif "not a database" in text or "malformed" in text or "corrupt" in text:
-            fix = (
-                "the file is damaged: move it aside and rebuild the store from the run's "
-                "trajectories.jsonl (TrackStore.import_jsonl), or restore a copy"
-            )
+            fix = "the file is damaged: " + _rebuild_advice(self.path.parent)
         elif "readonly" in text or "unable to open" in text or "disk" in text:
             fix = "check that the run folder is writable and the disk has space"
         else:
@@ -178,3 +176,19 @@ def where_clause(**filters: Any) -> tuple[str, list[Any]]:
         return "", []
     clause = " AND ".join(f"{k} = ?" for k in given)
     return f"WHERE {clause}", [int(v) if isinstance(v, bool) else v for v in given.values()]
+
+
+def _rebuild_advice(run_dir: Path) -> str:
+    """How to get a damaged store back, for the way its run folder was made."""
+    layout = RunLayout(run_dir)
+    if layout.trajectories_jsonl.is_file():
+        return (
+            f"move it aside and rebuild the store from {layout.trajectories_jsonl} "
+            "(TrackStore.import_jsonl), or restore a copy"
+        )
+    if layout.made_by_train:
+        return (
+            "move it aside and restore a copy, or re-run the `referee train` run into a new "
+            "--run-dir (this run keeps its episodes only in the store)"
+        )
+    return "move it aside and restore a copy, or record the run again"

@@ -35,6 +35,7 @@ from typing import IO, Any, Literal
 from referee.errors import ConfigError, NotFoundError, StoreError
 from referee.rollout.trajectory import Trajectory
 from referee.tasks.model import Task
+from referee.track.layout import RunLayout
 from referee.track.store import TrackStore
 
 __all__ = [
@@ -298,6 +299,21 @@ def _prompt(t: Task) -> list[Row]:
     return [m.model_dump() for m in t.prompt]
 
 
+def _no_tasks(store: TrackStore) -> str:
+    """Why a store has no tasks and what to do, for the way its run folder was made."""
+    if RunLayout(store.run_dir).made_by_train:
+        return (
+            f"{store.path} has no tasks recorded, and RL rows are built from tasks: this "
+            "`referee train` run was cancelled before it recorded them; re-run it (into a new "
+            "--run-dir) and export that run"
+        )
+    return (
+        f"{store.path} has no tasks recorded, and RL rows are built from tasks: record them "
+        "with store.add_tasks(tasks) (or Tracker(store, tasks=...)) when the run starts, or "
+        "build the rows from the tasks themselves"
+    )
+
+
 @dataclass(frozen=True)
 class TaskSelection:
     """The tasks an RL export takes, and how many it left out by reason: the other split
@@ -326,11 +342,7 @@ def select_tasks(
         _known_run(source, run_id)
         tasks = source.tasks(run_id=run_id)
         if not tasks and not source.tasks():
-            raise NotFoundError(
-                f"{source.path} has no tasks recorded, and RL rows are built from tasks: record "
-                "them with store.add_tasks(tasks) (or Tracker(store, tasks=...)) when the run "
-                "starts, or build the rows from the tasks themselves"
-            )
+            raise NotFoundError(_no_tasks(source))
         quarantined = quarantined_task_ids(source)
     else:
         tasks = list(source)

@@ -39,6 +39,11 @@ class RunLayout:
         """The folder's name: the run's id in its store."""
         return self.root.name
 
+    @property
+    def made_by_train(self) -> bool:
+        """Whether ``referee train`` made this folder: it writes :attr:`config` first of all."""
+        return self.config.is_file()
+
     # ---- what the run records ------------------------------------------------------------
     @property
     def config(self) -> Path:
