@@ -120,6 +120,19 @@ def test_every_python_snippet_runs_on_its_own(number: int, tmp_path: Path) -> No
     assert "Traceback" not in p.stderr
 
 
+def test_the_parts_snippet_records_a_run_the_dashboard_and_audit_can_see(tmp_path: Path) -> None:
+    # issue 20 (10): the snippet never started a run, so its trajectories had run_id null and
+    # `referee ui` / `referee audit --fill` showed nothing.
+    (source,) = [b for b in blocks("python") if "RolloutRunner" in b and "Tracker" not in b]
+    p = run(sys.executable, "-c", source, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-3000:]
+    from referee.track.store import TrackStore
+
+    with TrackStore(tmp_path / "runs" / "mine", create=False) as store:
+        assert [r.run_id for r in store.runs()] == ["mine"]
+        assert store.count_trajectories() == store.count_trajectories(run_id="mine") > 0
+
+
 # The command lines that are quick and need nothing from outside: they really run, in order,
 # in one folder (later ones read what earlier ones wrote), each must exit 0.
 CHEAP = (

@@ -893,7 +893,7 @@ def audit(
     Labels quarantine: hack and broken-task the task, broken-verifier the verifier.
     """
     from referee.track.audit import AuditQueue
-    from referee.track.audit_actions import apply_audit, next_item
+    from referee.track.audit_actions import apply_audit, fill_summary, next_item
     from referee.ui.terminal import render, review
     from referee.ui.views import trajectory_view
 
@@ -911,8 +911,10 @@ def audit(
         if done.filled is not None:
             out["filled"] = {r: {"flagged": f.flagged, "random": f.random}
                              for r, f in done.filled.items()}  # fmt: skip
-            for r, f in done.filled.items():
-                err.print(f"{r}: queued {f.flagged} flagged and {f.random} random")
+            out["queue"] = {r: {"pending": f.pending, "pending_flagged": f.pending_flagged}
+                            for r, f in done.filled.items()}  # fmt: skip
+        for line in fill_summary(done, store):
+            err.print(line, markup=False)
         if done.labelled is not None:
             lab = done.labelled
             out["labelled"] = {

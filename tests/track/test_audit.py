@@ -256,6 +256,38 @@ def test_cli_fill_next_label_and_export(store, tmp_path):
     assert json.loads(out.read_text())["label"] == "hack"
 
 
+def test_cli_fill_says_what_the_queue_holds_not_only_what_it_added(store):
+    # issue 20 (11): "queued 0 flagged and 2 random" while 10 items were pending, 8 of them
+    # queued earlier by the Tracker's alerts.
+    for t in ("t011", "t020", "t021", "t007"):
+        store.enqueue_audit("r1", t, "identical_outputs")
+    r = cli("--run", str(store.run_dir), "--fill", "--random-share", "0.25", "--seed", "1")
+    assert r.exit_code == 0, r.output
+    assert "r1: queued 0 flagged and 9 random; 13 pending, 4 of them from alerts" in r.output
+    again = cli("--run", str(store.run_dir), "--fill", "--random-share", "0.25", "--json")
+    assert "r1: nothing new to queue" in again.output and "13 pending" in again.output
+    assert json.loads(again.stdout.splitlines()[-1])["queue"] == {
+        "r1": {"pending": 13, "pending_flagged": 4}
+    }
+
+
+def test_cli_fill_says_why_nothing_was_queued_for_trajectories_without_a_run(tmp_path):
+    # issue 20 (10): rollouts stored without a run id; --fill printed nothing and exited 0.
+    with TrackStore(tmp_path / "run") as s:
+        s.log_trajectories([trajectory(i, run_id=None) for i in range(3)])  # type: ignore[arg-type]
+    r = cli("--run", str(tmp_path / "run"), "--fill")
+    assert r.exit_code == 0, r.output
+    assert "nothing to queue" in r.output and "no runs" in r.output
+    assert "3 trajectories were stored without a run id" in r.output and "run_id=" in r.output
+
+
+def test_cli_fill_of_a_run_without_trajectories_says_so(tmp_path):
+    with TrackStore(tmp_path / "run") as s:
+        s.start_run("empty", {})
+    r = cli("--run", str(tmp_path / "run"), "--fill")
+    assert "empty: nothing to queue: the run has no trajectories yet" in r.output
+
+
 def test_cli_refuses_an_export_into_a_folder_that_does_not_exist(store, tmp_path):
     # issue 20 (20): like every --out, checked before the queue is touched
     out = tmp_path / "no" / "labels.jsonl"

@@ -14,7 +14,7 @@ quarantined tasks with :func:`exclude_quarantined`.
 >>> from referee.track import TrackStore                                  # doctest: +SKIP
 >>> queue = AuditQueue(TrackStore("runs/r1"), random_share=0.1, seed=0)   # doctest: +SKIP
 >>> queue.fill("r1")                                                      # doctest: +SKIP
-FillResult(flagged=3, random=12)
+FillResult(flagged=3, random=12, pending=15, pending_flagged=3, trajectories=160)
 >>> item = queue.next("r1")                                               # doctest: +SKIP
 >>> queue.label(item.id, "hack", note="exits before the asserts").quarantined   # doctest: +SKIP
 (('task', 'demo/add-v1'),)
@@ -62,10 +62,15 @@ _SHOWN_MATCHES = 8
 
 @dataclass(frozen=True)
 class FillResult:
-    """How many items one :meth:`AuditQueue.fill` added, by source."""
+    """How many items one :meth:`AuditQueue.fill` added, by source, and what the run's queue
+    holds afterwards: ``pending`` items, ``pending_flagged`` of them put there by alerts or
+    static flags (this fill's or earlier ones, e.g. a Tracker's), out of ``trajectories``."""
 
     flagged: int
     random: int
+    pending: int = 0
+    pending_flagged: int = 0
+    trajectories: int = 0
 
 
 @dataclass(frozen=True)
@@ -148,7 +153,15 @@ class AuditQueue:
                 self.store.enqueue_audit(run_id, trajectory_id, reason)
                 queued.add(trajectory_id)
                 added_flagged += 1
-        return FillResult(flagged=added_flagged, random=self._fill_random(run_id, named, queued))
+        added_random = self._fill_random(run_id, named, queued)
+        pending = self.store.audit_items(run_id=run_id, status=_PENDING)
+        return FillResult(
+            flagged=added_flagged,
+            random=added_random,
+            pending=len(pending),
+            pending_flagged=sum(1 for i in pending if is_flagged(i)),
+            trajectories=len(known),
+        )
 
     def _fill_random(self, run_id: str, named: set[str], queued: set[str]) -> int:
         rest = [t for t in self.store.trajectory_ids(run_id, unquarantined=True) if t not in named]

@@ -7,6 +7,7 @@ result is plain data (the command renders it; the dashboard or a script can call
 ...     queue = AuditQueue(store)
 ...     done = apply_audit(queue, fill=True, export=Path("labels.jsonl"))
 ...     done.filled, done.exported
+...     print(fill_summary(done, store))
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from pathlib import Path
 
 from referee.errors import ConfigError
 from referee.track.audit import AuditQueue, FillResult, Labelled
-from referee.track.store import AuditItemRow
+from referee.track.store import AuditItemRow, TrackStore
 
-__all__ = ["AuditActions", "apply_audit", "next_item"]
+__all__ = ["AuditActions", "apply_audit", "fill_summary", "next_item"]
 
 
 @dataclass(frozen=True)
@@ -81,3 +82,35 @@ def next_item(
     item_id = queue.resolve(item_id) if item_id else None
     item = queue.item(item_id) if item_id else queue.next(done.one_run)
     return item, (item.trajectory_id if item else item_id)
+
+
+def fill_summary(done: AuditActions, store: TrackStore) -> list[str]:
+    """One line per run on what ``--fill`` queued and what the queue holds now; when nothing
+    was queued, why. Empty when no fill was asked for."""
+    if done.filled is None:
+        return []
+    if not done.filled:
+        orphans = store.count_trajectories()
+        return [
+            f"nothing to queue: {store.path} has no runs"
+            + (
+                f" ({orphans} trajectories were stored without a run id): start one with "
+                "store.start_run(run_id, config) and pass the same run_id= to RolloutRunner "
+                "(or Tracker) before the rollouts"
+                if orphans
+                else ""
+            )
+        ]
+    lines = []
+    for run_id, f in done.filled.items():
+        holds = f"{f.pending} pending, {f.pending_flagged} of them from alerts and flags"
+        if f.trajectories == 0:
+            lines.append(f"{run_id}: nothing to queue: the run has no trajectories yet")
+        elif f.flagged == f.random == 0:
+            lines.append(
+                f"{run_id}: nothing new to queue (flagged trajectories are queued already and "
+                f"the random sample is at its share, --random-share/--max-random); {holds}"
+            )
+        else:
+            lines.append(f"{run_id}: queued {f.flagged} flagged and {f.random} random; {holds}")
+    return lines
