@@ -150,6 +150,21 @@ def _out_file(option: str, path: Path) -> Path:
     return path
 
 
+def _store_folder(option: str, store: str | None) -> None:
+    """A local artifact store (a path, not an fsspec URL) is made if missing, like ``--out``'s
+    file: its own folder may be new, but the folder it goes in must exist (a typo in a parent
+    is refused, not made); a file there is refused. URLs are the store's to check."""
+    if store is None or "://" in store:
+        return
+    path = Path(store).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{option} {store} is a file; name a folder for the store")
+    if not path.exists() and not path.parent.is_dir():
+        raise ConfigError(
+            f"{option} {store}: the folder {path.parent} does not exist; create it first"
+        )
+
+
 def _read(option: str, path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -385,6 +400,8 @@ def tasks_split(
             f"`referee tasks split {file} --heldout {heldout:g} --by module --out split.jsonl`"
         )
     check_split_options(0.2 if heldout is None else heldout, by or "module")
+    if out is not None:
+        _out_file("--out", out)
     tasks = _load(file)
     if out is not None:
         fraction, by = 0.2 if heldout is None else heldout, by or "module"
@@ -454,6 +471,7 @@ def synth(
     from referee.ui.tables import print_table
 
     _out_file("--out", out)
+    _store_folder("--store", store)
     wanted = tuple(k.strip() for k in kinds.split(",") if k.strip())
     t0 = time.perf_counter()
     # No live display at all in a pipe or a log (it would leave a blank line before an error).
