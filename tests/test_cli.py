@@ -328,8 +328,9 @@ def test_eval_scripted_json_pass_at_1_and_pass_at_k(eval_file):
     p = referee(
         "eval", "--policy", spec, "--tasks", str(eval_file), "--split", "all", "--limit", "1"
     )
-    assert p.returncode == 0 and p.stdout == b""
-    assert "1 all tasks: pass@1 1.000; 0 infra errors" in _flat(p.stderr)
+    # The result line is the command's output, on stdout (QA finding 6; it was on stderr).
+    assert p.returncode == 0 and b"pass@1" not in p.stderr
+    assert "1 all tasks: pass@1 1.000; 0 infra errors" in _flat(p.stdout)
 
 
 def test_eval_openai_against_a_server_on_loopback(eval_file):

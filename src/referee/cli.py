@@ -417,14 +417,14 @@ def tasks_split(
     }
     if as_json:
         print(json.dumps(data))
-    else:
-        err.print(
+    else:  # the report is the result, on stdout
+        print(
             f"train {report.counts['train']} tasks ({report.units['train']} units), "
             f"heldout {report.counts['heldout']} tasks ({report.units['heldout']} units); "
             f"{len(report.leaks)} leaking units"
         )
         for unit, splits in report.leaks.items():
-            err.print(f"  leak: {unit}: " + ", ".join(f"{k}: {len(v)}" for k, v in splits.items()))
+            print(f"  leak: {unit}: " + ", ".join(f"{k}: {len(v)}" for k, v in splits.items()))
     if report.leaks:
         raise typer.Exit(1)
 
@@ -532,7 +532,8 @@ def verify(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON verdict per sample.")] = False,
     workers: Annotated[int | None, typer.Option(min=1, help="Concurrent checks.")] = None,
 ) -> None:
-    """Verify samples against tasks; a summary on stderr."""
+    """Verify samples against tasks: a summary on stdout (--json: one verdict per line there,
+    the summary on stderr)."""
     from rich.progress import Progress
 
     from referee.verify.dispatch import VerifierSet
@@ -541,6 +542,12 @@ def verify(
     from referee.verify.samples import read_samples
 
     pairs = read_samples(samples, _load(tasks), tasks_name=str(tasks))
+    if not pairs:  # a summary of nothing ("0 samples, mean reward 0.000") is no verdict
+        raise ConfigError(
+            f"--samples {samples} holds no samples; give one JSON object per line, "
+            f'{{"task_id": ..., "completion": ...}} (`referee tasks gold {tasks}` writes the '
+            "references in that form)"
+        )
 
     sandbox = harness_sandbox(python_workers=workers, python_packages=PYTEST_PACKAGES)
     verdicts = []
@@ -557,9 +564,12 @@ def verify(
     infra = sum(v.infra_error is not None for v in verdicts)
     flagged = sum(bool(v.flags) for v in verdicts)
     mean = sum(v.reward for v in verdicts) / len(verdicts) if verdicts else 0.0
-    err.print(
+    # The summary is the result, on stdout; with --json stdout holds the verdicts only.
+    (err if as_json else Console(soft_wrap=True)).print(
         f"{len(verdicts)} samples: {passed} passed, {len(verdicts) - passed - infra} failed, "
-        f"{infra} infra errors, {flagged} flagged; mean reward {mean:.3f}"
+        f"{infra} infra errors, {flagged} flagged; mean reward {mean:.3f}",
+        markup=False,
+        highlight=False,
     )
 
 
@@ -646,9 +656,10 @@ def doctor(
     if as_json:
         print(json.dumps(info))
         return
+    out = Console(soft_wrap=True)  # the listing is the result: `referee doctor | grep seccomp`
     for layer in layers:
-        err.print(f"[green]✓[/] {layer}")
-    err.print(f"fast path: {probe.summary()}")
+        out.print(f"[green]✓[/] {escape(layer)}")
+    out.print(f"fast path: {probe.summary()}", markup=False, highlight=False)
 
 
 @app.command()
@@ -784,8 +795,8 @@ def eval_(
     sampled = ", ".join(f"pass@{k} {v:.3f}" for k, v in result.pass_at_k.items())
     if as_json:
         print(json.dumps(data))
-    else:
-        err.print(
+    else:  # the result, on stdout: `referee eval ... > out.txt` keeps it
+        print(
             f"{len(chosen)} {split} tasks: pass@1 {result.pass_at_1:.3f}"
             + (f" (greedy); sampled {sampled}" if sampled else "")
             + f"; {result.infra_errors} infra errors"
