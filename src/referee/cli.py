@@ -188,7 +188,7 @@ def exec_(
     python: Annotated[
         Path | None, typer.Option("--python", help="Run this Python file on the fast path.")
     ] = None,
-    # --timeout and --memory are checked by Limits (> 0, and >= 16 MB), which names them.
+    # --timeout and --memory are checked here, by their flags; Limits checks them again.
     timeout: Annotated[float, typer.Option(help="Wall-clock limit in seconds.")] = 10.0,
     memory: Annotated[int, typer.Option(help="Memory limit in MB.")] = 512,
     file: Annotated[
@@ -204,6 +204,10 @@ def exec_(
         raise ConfigError(
             "give either a command after `--` or `--python FILE`, not both or neither"
         )
+    if not 0 < timeout < float("inf"):  # also refuses nan
+        raise ConfigError(f"--timeout must be a number of seconds above 0, got {timeout:g}")
+    if memory < 16:
+        raise ConfigError(f"--memory must be at least 16 (MB), got {memory}")
     limits = Limits(timeout_s=timeout, memory_mb=memory)
     files = _parse_files(file or [])
     data = _read("--stdin", stdin) if stdin is not None else None
@@ -723,7 +727,9 @@ def train(
         typer.Option(help="Run folder, new or empty (default runs/train-<time>)."),
     ] = None,
     control: Annotated[bool, typer.Option(help="Run the SFT-only control.")] = True,
-    as_json: Annotated[bool, typer.Option("--json", help="Last stdout line: the results.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="stdout: one JSON object, the results (the table: stderr).")
+    ] = False,
 ) -> None:
     """Fine-tune on imperfect demonstrations, then GRPO with verifier rewards; held-out table."""
     from referee.experiments.listops import experiment_config, results_table, run_experiment
