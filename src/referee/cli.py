@@ -728,7 +728,8 @@ def train(
     ] = None,
     control: Annotated[bool, typer.Option(help="Run the SFT-only control.")] = True,
     as_json: Annotated[
-        bool, typer.Option("--json", help="stdout: one JSON object, the results (the table: stderr).")
+        bool,
+        typer.Option("--json", help="stdout: one JSON object, the results (the table: stderr)."),
     ] = False,
 ) -> None:
     """Fine-tune on imperfect demonstrations, then GRPO with verifier rewards; held-out table."""
