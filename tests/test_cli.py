@@ -116,7 +116,7 @@ def test_exec_without_json_relays_output():
         (["exec", "--file", "/abs=/etc/hostname", "--", "true"], b"absolute"),
         (["exec", "--file", "nodest", "--", "true"], b"DEST=SRC"),
         (["exec", "--file", "a=/nonexistent/file", "--", "true"], b"cannot read"),
-        (["exec", "--timeout", "0", "--", "true"], b"timeout_s"),
+        (["exec", "--timeout", "0", "--", "true"], b"--timeout must be"),
         (["exec"], b"either a command"),
     ],
 )
@@ -482,9 +482,9 @@ def invoke(*args: str):
 @pytest.mark.parametrize(
     ("args", "named"),
     [
-        (["exec", "--timeout", "0", "--", "true"], "timeout_s"),
-        (["exec", "--timeout", "-1", "--", "true"], "timeout_s"),
-        (["exec", "--memory", "0", "--", "true"], "memory_mb"),
+        (["exec", "--timeout", "0", "--", "true"], "--timeout must be"),
+        (["exec", "--timeout", "-1", "--", "true"], "--timeout must be"),
+        (["exec", "--memory", "0", "--", "true"], "--memory must be"),
         (["tasks", "import", "humaneval", "--out", "x", "--augment", "-1"], "--augment"),
         (["tasks", "generate", "recurrence", "--out", "x", "--count", "0"], "--count"),
         (["tasks", "generate", "recurrence", "--out", "x", "--difficulty", "1.5"], "--difficulty"),
