@@ -150,6 +150,21 @@ def _out_file(option: str, path: Path) -> Path:
     return path
 
 
+def _store_folder(option: str, store: str | None) -> None:
+    """A local artifact store (a path, not an fsspec URL) is made if missing, like ``--out``'s
+    file: its own folder may be new, but the folder it goes in must exist (a typo in a parent
+    is refused, not made); a file there is refused. URLs are the store's to check."""
+    if store is None or "://" in store:
+        return
+    path = Path(store).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{option} {store} is a file; name a folder for the store")
+    if not path.exists() and not path.parent.is_dir():
+        raise ConfigError(
+            f"{option} {store}: the folder {path.parent} does not exist; create it first"
+        )
+
+
 def _read(option: str, path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -173,7 +188,7 @@ def exec_(
     python: Annotated[
         Path | None, typer.Option("--python", help="Run this Python file on the fast path.")
     ] = None,
-    # --timeout and --memory are checked by Limits (> 0, and >= 16 MB), which names them.
+    # --timeout and --memory are checked here, by their flags; Limits checks them again.
     timeout: Annotated[float, typer.Option(help="Wall-clock limit in seconds.")] = 10.0,
     memory: Annotated[int, typer.Option(help="Memory limit in MB.")] = 512,
     file: Annotated[
@@ -189,6 +204,10 @@ def exec_(
         raise ConfigError(
             "give either a command after `--` or `--python FILE`, not both or neither"
         )
+    if not 0 < timeout < float("inf"):  # also refuses nan
+        raise ConfigError(f"--timeout must be a number of seconds above 0, got {timeout:g}")
+    if memory < 16:
+        raise ConfigError(f"--memory must be at least 16 (MB), got {memory}")
     limits = Limits(timeout_s=timeout, memory_mb=memory)
     files = _parse_files(file or [])
     data = _read("--stdin", stdin) if stdin is not None else None
@@ -385,6 +404,8 @@ def tasks_split(
             f"`referee tasks split {file} --heldout {heldout:g} --by module --out split.jsonl`"
         )
     check_split_options(0.2 if heldout is None else heldout, by or "module")
+    if out is not None:
+        _out_file("--out", out)
     tasks = _load(file)
     if out is not None:
         fraction, by = 0.2 if heldout is None else heldout, by or "module"
@@ -400,14 +421,14 @@ def tasks_split(
     }
     if as_json:
         print(json.dumps(data))
-    else:
-        err.print(
+    else:  # the report is the result, on stdout
+        print(
             f"train {report.counts['train']} tasks ({report.units['train']} units), "
             f"heldout {report.counts['heldout']} tasks ({report.units['heldout']} units); "
             f"{len(report.leaks)} leaking units"
         )
         for unit, splits in report.leaks.items():
-            err.print(f"  leak: {unit}: " + ", ".join(f"{k}: {len(v)}" for k, v in splits.items()))
+            print(f"  leak: {unit}: " + ", ".join(f"{k}: {len(v)}" for k, v in splits.items()))
     if report.leaks:
         raise typer.Exit(1)
 
@@ -454,6 +475,7 @@ def synth(
     from referee.ui.tables import print_table
 
     _out_file("--out", out)
+    _store_folder("--store", store)
     wanted = tuple(k.strip() for k in kinds.split(",") if k.strip())
     t0 = time.perf_counter()
     # No live display at all in a pipe or a log (it would leave a blank line before an error).
@@ -514,7 +536,8 @@ def verify(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON verdict per sample.")] = False,
     workers: Annotated[int | None, typer.Option(min=1, help="Concurrent checks.")] = None,
 ) -> None:
-    """Verify samples against tasks; a summary on stderr."""
+    """Verify samples against tasks: a summary on stdout (--json: one verdict per line there,
+    the summary on stderr)."""
     from rich.progress import Progress
 
     from referee.verify.dispatch import VerifierSet
@@ -523,6 +546,12 @@ def verify(
     from referee.verify.samples import read_samples
 
     pairs = read_samples(samples, _load(tasks), tasks_name=str(tasks))
+    if not pairs:  # a summary of nothing ("0 samples, mean reward 0.000") is no verdict
+        raise ConfigError(
+            f"--samples {samples} holds no samples; give one JSON object per line, "
+            f'{{"task_id": ..., "completion": ...}} (`referee tasks gold {tasks}` writes the '
+            "references in that form)"
+        )
 
     sandbox = harness_sandbox(python_workers=workers, python_packages=PYTEST_PACKAGES)
     verdicts = []
@@ -539,9 +568,12 @@ def verify(
     infra = sum(v.infra_error is not None for v in verdicts)
     flagged = sum(bool(v.flags) for v in verdicts)
     mean = sum(v.reward for v in verdicts) / len(verdicts) if verdicts else 0.0
-    err.print(
+    # The summary is the result, on stdout; with --json stdout holds the verdicts only.
+    (err if as_json else Console(soft_wrap=True)).print(
         f"{len(verdicts)} samples: {passed} passed, {len(verdicts) - passed - infra} failed, "
-        f"{infra} infra errors, {flagged} flagged; mean reward {mean:.3f}"
+        f"{infra} infra errors, {flagged} flagged; mean reward {mean:.3f}",
+        markup=False,
+        highlight=False,
     )
 
 
@@ -628,9 +660,10 @@ def doctor(
     if as_json:
         print(json.dumps(info))
         return
+    out = Console(soft_wrap=True)  # the listing is the result: `referee doctor | grep seccomp`
     for layer in layers:
-        err.print(f"[green]✓[/] {layer}")
-    err.print(f"fast path: {probe.summary()}")
+        out.print(f"[green]✓[/] {escape(layer)}")
+    out.print(f"fast path: {probe.summary()}", markup=False, highlight=False)
 
 
 @app.command()
@@ -694,7 +727,10 @@ def train(
         typer.Option(help="Run folder, new or empty (default runs/train-<time>)."),
     ] = None,
     control: Annotated[bool, typer.Option(help="Run the SFT-only control.")] = True,
-    as_json: Annotated[bool, typer.Option("--json", help="Last stdout line: the results.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="stdout: one JSON object, the results (the table: stderr)."),
+    ] = False,
 ) -> None:
     """Fine-tune on imperfect demonstrations, then GRPO with verifier rewards; held-out table."""
     from referee.experiments.listops import experiment_config, results_table, run_experiment
@@ -766,8 +802,8 @@ def eval_(
     sampled = ", ".join(f"pass@{k} {v:.3f}" for k, v in result.pass_at_k.items())
     if as_json:
         print(json.dumps(data))
-    else:
-        err.print(
+    else:  # the result, on stdout: `referee eval ... > out.txt` keeps it
+        print(
             f"{len(chosen)} {split} tasks: pass@1 {result.pass_at_1:.3f}"
             + (f" (greedy); sampled {sampled}" if sampled else "")
             + f"; {result.infra_errors} infra errors"

@@ -202,5 +202,7 @@ def test_referee_eval_of_a_local_model_prints_its_result_and_no_library_noise(
         capture_output=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
-    lines = [line for line in p.stderr.decode().splitlines() if line.strip()]
+    # The result line is on stdout (QA finding 6; it was on stderr), and stderr holds no noise.
+    assert not p.stderr.strip(), p.stderr
+    lines = [line for line in p.stdout.decode().splitlines() if line.strip()]
     assert len(lines) == 1 and "(greedy); sampled pass@1" in lines[0], lines

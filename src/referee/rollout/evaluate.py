@@ -13,6 +13,8 @@ so it is evaluated on what it was trained to do.
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +31,8 @@ from referee.tasks.compact import compact_prompt
 from referee.tasks.model import Task
 
 __all__ = ["EvalResult", "compact_prompt_format", "evaluate_policy", "policy_for_eval"]
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,20 @@ def policy_for_eval(spec: str) -> Any:
     return policy
 
 
+def _warn_faults(trajectories: Sequence[Trajectory], what: str) -> None:
+    """Each distinct infrastructure fault of a batch, once and whole, with how many episodes
+    it ended (they count as infra errors, not as failures of the policy)."""
+    faults = Counter(
+        (tr.error.where, tr.error.message) for tr in trajectories if tr.error is not None
+        and tr.error.kind == "infra"
+    )  # fmt: skip
+    for (where, message), n in faults.items():
+        _log.warning(
+            "%d of %d %s episodes ended in an infrastructure fault, in %s: %s",
+            n, len(trajectories), what, where, message,
+        )  # fmt: skip
+
+
 async def _close(policy: Any) -> None:
     """Close the policy: ``aclose`` (an HTTP client, on this loop) or ``close`` (a local model)."""
     aclose = getattr(policy, "aclose", None)
@@ -117,6 +135,7 @@ def evaluate_policy(
             concurrency=concurrency,
             group_size=group,
             sampling=sampling,
+            log_faults=False,  # reported once, below: the error, or one warning per fault
         )
         return await runner.run(list(tasks))
 
@@ -135,11 +154,13 @@ def evaluate_policy(
                     f"no episode of {spec!r} reached a verdict: all {len(greedy)} were "
                     f"infrastructure faults; the first, {why}"
                 )
+            _warn_faults(greedy, "greedy")
             sampled: list[Trajectory] = []
             if samples:
                 sampled = await run(
                     samples, Sampling(temperature=1.0, max_tokens=max_tokens, seed=0)
                 )
+                _warn_faults(sampled, "sampled")
             return greedy, sampled
         finally:
             await _close(policy)

@@ -94,6 +94,8 @@ class RolloutRunner:
         grace_s: added to the policy's and the environment's own timeouts before the runner's
             watchdog fires, so that a component honouring its limit reports it first.
         retry_backoff_s: wait before retry *k* is ``k * retry_backoff_s``.
+        log_faults: log infrastructure faults (each distinct one once per batch, then how often
+            it recurred); False for a caller that reports them itself (``referee eval``).
     """
 
     def __init__(
@@ -111,6 +113,7 @@ class RolloutRunner:
         verify_timeout_s: float = 600.0,
         grace_s: float = 5.0,
         retry_backoff_s: float = 0.1,
+        log_faults: bool = True,
     ) -> None:
         if concurrency < 1 or group_size < 1 or max_infra_retries < 0:
             raise ValueError("concurrency and group_size must be >= 1, max_infra_retries >= 0")
@@ -126,8 +129,11 @@ class RolloutRunner:
         self.verify_timeout_s = verify_timeout_s
         self.grace_s = grace_s
         self.retry_backoff_s = retry_backoff_s
-        # Infrastructure faults logged in the current batch: (where, message) -> how often.
+        self.log_faults = log_faults
+        # Infrastructure faults logged in the current batch: (where, message) -> how often,
+        # and the task whose rollout logged it first.
         self._faults: dict[tuple[str, str], int] = {}
+        self._first_task: dict[tuple[str, str], str] = {}
         # A semaphore belongs to one event loop; successive asyncio.run calls get their own.
         self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
@@ -203,9 +209,12 @@ class RolloutRunner:
         every retry with the same message, which said nine times buries everything else. The
         repeats are counted and told once at the end of the batch (:meth:`_summarize_faults`);
         every trajectory still records its own."""
+        if not self.log_faults:
+            return
         key = (error.where, error.message)
         self._faults[key] = self._faults.get(key, 0) + 1
         if self._faults[key] == 1:
+            self._first_task[key] = task.id
             _log.warning(
                 "rollout of %s failed (attempt %d, %s): %s",
                 task.id, attempt, error.where, error.message,
@@ -214,13 +223,15 @@ class RolloutRunner:
             _log.debug("rollout of %s failed again (attempt %d)", task.id, attempt)
 
     def _summarize_faults(self) -> None:
-        for (where, message), n in self._faults.items():
+        # The message was logged whole with the first occurrence; it is not repeated (or cut).
+        for key, n in self._faults.items():
             if n > 1:
                 _log.warning(
-                    "the same %s fault %d more times in this batch (%s...)",
-                    where, n - 1, message[:80],
+                    "the same %s fault %d more times in this batch (logged above for %s)",
+                    key[0], n - 1, self._first_task.get(key, "a rollout"),
                 )  # fmt: skip
         self._faults.clear()
+        self._first_task.clear()
 
     def _slot(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()

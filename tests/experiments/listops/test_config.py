@@ -56,11 +56,12 @@ def test_the_parts_are_frozen():
 @pytest.mark.parametrize(
     ("options", "words"),
     [
-        ({"rl_steps": -1}, "--steps (rl_steps) must be a whole number of at least 1"),
+        # QA finding 14: the flag only, not the internal name (was "--steps (rl_steps) must")
+        ({"rl_steps": -1}, "--steps must be a whole number of at least 1"),
         ({"rl_steps": 0}, "--steps"),
         ({"sft_steps": 0}, "--sft-steps"),
         ({"group_size": 1}, "--group-size must be a whole number of at least 2"),
-        ({"rl_prompts": 0}, "--prompts (rl_prompts)"),
+        ({"rl_prompts": 0}, "--prompts must"),
         ({"canary_share": 1.5}, "--canary-share must be a share in [0, 1]"),
         ({"canary_share": -0.1}, "--canary-share"),
         ({"demo_share": 2}, "--demo-share"),
@@ -186,3 +187,13 @@ def test_the_readme_says_how_many_demonstrations_the_code_draws():
     assert said, "the README no longer says how many demonstrations are drawn per task"
     assert int(said[1]) == SFTConfig().demo_draws
     assert int(said[2]) == MULTI_TURN_DEFAULTS["demo_draws"]
+
+
+def test_options_a_task_file_overrides_are_refused_with_it(tmp_path):
+    """QA finding 8: `--task-file pool.jsonl --tasks 60` silently ignored --tasks."""
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("")
+    for name, flag in (("tasks", "--tasks"), ("heldout_fraction", "--heldout-fraction")):
+        with pytest.raises(ConfigError) as e:
+            experiment_config({"task_file": str(pool), name: 60 if name == "tasks" else 0.3})
+        assert str(e.value).startswith(f"{flag} cannot apply with --task-file"), e.value

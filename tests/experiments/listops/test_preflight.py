@@ -147,3 +147,17 @@ def test_an_empty_run_dir_is_accepted(tmp_path, monkeypatch):
     monkeypatch.setattr(process, "prepare_process", lambda: (_ for _ in ()).throw(KeyError("ok")))
     result, _, _ = _train(tmp_path)
     assert isinstance(result.exception, KeyError)  # past every check: the work began
+
+
+@pytest.mark.parametrize("where", ["afile", "afile/sub", "/proc/nope"])
+def test_a_run_dir_that_cannot_be_a_folder_is_refused_first(tmp_path, no_work, where):
+    """QA finding 1: a file, a path under a file, or a folder nothing can be made in was a
+    traceback (FileExistsError, NotADirectoryError, FileNotFoundError) after the checks."""
+    (tmp_path / "afile").write_text("x")
+    target = where if where.startswith("/") else str(tmp_path / where)
+    result = CliRunner().invoke(app, ["train", "--run-dir", target])
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2, result.output
+    assert len(lines) == 1 and lines[0].startswith(f"referee: --run-dir {target}"), result.output
+    assert (tmp_path / "afile").read_text() == "x"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # the probe left nothing

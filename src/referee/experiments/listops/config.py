@@ -14,7 +14,7 @@ work starts, so the CLI and the coming HTTP service refuse bad input the same wa
 ...     experiment_config({"rl_steps": -1})
 ... except ConfigError as e:
 ...     print(e)
---steps (rl_steps) must be a whole number of at least 1, got -1: the GRPO steps to run
+--steps must be a whole number of at least 1, got -1: the GRPO steps to run
 """
 
 from __future__ import annotations
@@ -254,6 +254,7 @@ def experiment_config(
         )
     env = str(options.get("env", env))
     _check_env(env)
+    _check_task_file_options(options)
     defaults = MULTI_TURN_DEFAULTS if env == "code" else {}
     values = {**defaults, **options, "env": env}
     parts: dict[str, dict[str, Any]] = {}
@@ -278,12 +279,30 @@ def experiment_config(
     return ExperimentConfig(**top, **{p: built[p](**kw) for p, kw in parts.items()})
 
 
+#: Options a task file overrides: its tasks, with their splits, replace the generated ones.
+TASK_FILE_OVERRIDES = ("tasks", "difficulties", "heldout_fraction")
+
+
+def _check_task_file_options(options: Mapping[str, Any]) -> None:
+    """Refuse options given with ``task_file`` that it makes moot: silently ignored, they would
+    look as if they had applied."""
+    if options.get("task_file") is None:
+        return
+    moot = [_flag(name) for name in TASK_FILE_OVERRIDES if name in options]
+    if moot:
+        raise ConfigError(
+            f"{', '.join(moot)} cannot apply with --task-file (its tasks and their splits are "
+            "used as they are); leave it out, or leave out --task-file to generate tasks"
+        )
+
+
 # ---- validation --------------------------------------------------------------------------------
 
 
 def _flag(option: str) -> str:
-    flag = _FLAGS.get(option, "--" + option.replace("_", "-"))
-    return f"{flag} ({option})" if flag[2:] != option.replace("_", "-") else flag
+    """The option as ``referee train`` spells it (``rl_steps``: ``--steps``); the internal name,
+    which config.json also uses, is not a flag a user can type."""
+    return _FLAGS.get(option, "--" + option.replace("_", "-"))
 
 
 def _whole(option: str, value: Any, low: int, what: str) -> None:
@@ -334,7 +353,7 @@ def _validate(cfg: ExperimentConfig) -> None:
     t, m, s, g, e, k = cfg.tasks, cfg.model, cfg.sft, cfg.grpo, cfg.evaluation, cfg.tracking
     _whole("seed", cfg.seed, 0, "any whole number picks the run's randomness")
     if not cfg.run_dir:
-        raise ConfigError("--run-dir (run_dir) is empty: name the run's folder")
+        raise ConfigError("--run-dir is empty: name the run's folder")
     _choice("prompt", t.prompt, PROMPTS)
     _local("task_file", t.task_file, "give a JSONL file of function tasks")
     if t.task_file:  # a pool that cannot train is refused before any work

@@ -59,6 +59,7 @@ __all__ = [
     "EnvRollouts",
     "code_env",
     "run_multi_turn",
+    "system_prompt",
     "tool_functions",
     "tool_task",
     "unscored",
@@ -70,6 +71,13 @@ TOOLS = ("write_file", "submit")
 MAX_TOOL_CALLS = 3
 
 Log = Callable[[str], None]
+
+
+def system_prompt() -> str:
+    """:data:`SYSTEM` as the episode sees it, its ``{solution}`` filled in (as CodeEnv does)."""
+    from referee.envs.code_tasks import SOLUTION_FILE
+
+    return SYSTEM.format(solution=SOLUTION_FILE)
 
 
 def tool_task(task: Task, style: str = "compact") -> Task:
@@ -216,7 +224,7 @@ def run_multi_turn(
         env_class = environment_class(code_env, pool, runtime=runtime)
         timer.lap("tasks", t0)
         log(f"tasks: {len(train)} train, {len(dev)} dev, {len(heldout)} held-out for evaluation")
-        log(f"episodes: CodeEnv with tools {', '.join(TOOLS)}; system prompt {SYSTEM!r}")
+        log(f"episodes: CodeEnv with tools {', '.join(TOOLS)}; system prompt {system_prompt()!r}")
         return _experiment(
             cfg, layout, log, timer, (train, dev, heldout), pool, len(canaries), env_class,
             runtime, quarantined,

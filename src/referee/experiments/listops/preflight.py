@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 from pathlib import Path
 
 from referee.errors import ConfigError
@@ -49,13 +50,39 @@ def check_before_work(cfg: ExperimentConfig) -> None:
 
 def _check_run_dir_free(layout: RunLayout) -> None:
     """A run folder holds one run: an earlier run's store, models and results are never merged
-    into or overwritten."""
+    into or overwritten. It must be a folder, or one that can be made here (checked by making
+    and removing an empty folder beside where it would go: nothing stays behind)."""
+    _check_can_make_folder("--run-dir", layout.root)
     held = [p.name for p in (layout.config, layout.track_db, layout.results) if p.exists()]
     if held:
         raise ConfigError(
             f"--run-dir {layout.root} already holds a run ({', '.join(held)}); name a new "
             "folder, leave --run-dir out (a new runs/train-<time>), or remove this one first"
         )
+
+
+def _check_can_make_folder(option: str, path: Path) -> None:
+    """Refuse, naming ``option``, a ``path`` that is a file, lies under a file, or whose nearest
+    existing folder refuses a new folder (read-only, no permission, ``/proc``)."""
+    if path.exists():
+        if not path.is_dir():
+            raise ConfigError(f"{option} {path} is a file, not a folder; name a new folder")
+        return
+    existing = path.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(
+            f"{option} {path}: {existing} is a file, so no folder can be made under it; "
+            "name a new folder"
+        )
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".referee-probe-", dir=existing))
+    except OSError as e:
+        raise ConfigError(
+            f"{option} {path}: cannot make a folder in {existing} ({e.strerror}); name a "
+            "folder where you can write"
+        ) from e
 
 
 def _check_port_free(option: str, port: int, host: str = "127.0.0.1") -> None:

@@ -1,0 +1,59 @@
+"""issue 20, QA findings 6, 7 and 13: a command's result goes to stdout (progress and log to
+stderr; --json keeps stdout machine-readable only), and verify refuses an empty samples file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from referee.cli import app
+
+
+def _run(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.fixture
+def gold(tmp_path: Path) -> tuple[Path, Path]:
+    tasks = tmp_path / "t.jsonl"
+    made = _run("tasks", "generate", "list-ops", "--count", "3", "--out", str(tasks))
+    assert made.exit_code == 0, made.output
+    samples = tmp_path / "gold.jsonl"
+    r = _run("tasks", "gold", str(tasks))
+    samples.write_text(r.stdout)
+    return tasks, samples
+
+
+def test_verify_prints_its_summary_on_stdout_and_with_json_only_verdicts(gold):
+    tasks, samples = gold
+    r = _run("verify", "--tasks", str(tasks), "--samples", str(samples))
+    assert r.exit_code == 0, r.output
+    assert "3 samples: 3 passed" in r.stdout and "samples:" not in r.stderr
+    r = _run("verify", "--tasks", str(tasks), "--samples", str(samples), "--json")
+    assert r.exit_code == 0, r.output
+    assert all(line.startswith("{") for line in r.stdout.splitlines())
+    assert "3 samples: 3 passed" in r.stderr
+
+
+def test_verify_refuses_an_empty_samples_file(gold, tmp_path):
+    tasks, _ = gold
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    r = _run("verify", "--tasks", str(tasks), "--samples", str(empty))
+    lines = [line for line in r.output.splitlines() if line.strip()]
+    assert r.exit_code == 2, r.output
+    assert len(lines) == 1 and lines[0].startswith(f"referee: --samples {empty} holds no samples")
+
+
+def test_doctor_lists_the_layers_on_stdout():
+    r = _run("doctor")
+    assert r.exit_code == 0, r.output
+    assert "fast path:" in r.stdout and "fast path:" not in r.stderr
+
+
+def test_tasks_split_report_is_on_stdout(gold):
+    tasks, _ = gold
+    r = _run("tasks", "split", str(tasks), "--by", "structure")
+    assert "leaking units" in r.stdout and "leaking units" not in r.stderr
