@@ -139,13 +139,14 @@ def test_host_has_no_leftover_sandbox_processes(run_py):
     mine = {p for p in os.listdir("/proc") if p.isdigit()}
     leftovers = []
     for pid in mine:
+        # A process can exit between the listing and the reads: gone is not left over.
         try:
             status = open(f"/proc/{pid}/status").read()
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read()
         except OSError:
             continue
         uid = int(status.split("Uid:")[1].split()[0])
         state = status.split("State:")[1].split()[0]
-        cmd = open(f"/proc/{pid}/cmdline", "rb").read()
         # Sandboxed uids start at 61000. The fork servers (python -I -c ...) and their bwrap
         # parents stay between runs; anything else alive (not a zombie awaiting reaping) leaked.
         if uid >= 61000 and state != "Z" and b"-c" not in cmd and b"bwrap" not in cmd:
