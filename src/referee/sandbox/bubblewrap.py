@@ -175,7 +175,11 @@ class BubblewrapRunner:
         stats = group.stats() if group is not None else None
         child_pid = _child_pid(b"".join(status_chunks))
         started = child_pid is not None
-        strays = _kill_strays(group, bwrap_init=child_pid) if group is not None else 0
+        # bubblewrap returns as soon as its init (pid 1 of the run's namespace) has reported the
+        # exit status, so that init is often still in the group, on its way out: it is
+        # bubblewrap's process, not one the program left behind. Killed, not counted.
+        bwrap_init = () if child_pid is None else (child_pid,)
+        strays = group.kill_all(uncounted=bwrap_init) if group is not None else 0
         code, sig = _code_and_signal(status)
         # bubblewrap reports its own setup failures as "bwrap: ..." with exit code 1, before the
         # program could have written anything.
@@ -235,20 +239,6 @@ def _child_pid(data: bytes) -> int | None:
             if isinstance(value, int) and not isinstance(value, bool):
                 pid = value
     return pid
-
-
-def _kill_strays(group: Cgroup, *, bwrap_init: int | None) -> int:
-    """Kill everything left in the run's cgroup; return how many of them were the run's.
-
-    When the program exits, bubblewrap's init writes its exit status and bubblewrap returns at
-    once, while that init (pid 1 of the run's namespace) is still on its way out, so it is often
-    still in the cgroup here. It is bubblewrap's process, not one the program started: it is
-    killed like the rest but not counted as a stray. Any other process still in the group
-    outlived the program and is counted. The kill itself spares nothing.
-    """
-    survivors = [pid for pid in group.pids() if pid != bwrap_init]
-    group.kill_all()
-    return len(survivors)
 
 
 def _code_and_signal(status: int) -> tuple[int | None, int | None]:

@@ -19,6 +19,7 @@ import os
 import signal
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,8 +110,10 @@ class Cgroup(ABC):
     @abstractmethod
     def remove(self) -> None: ...
 
-    def kill_all(self, *, timeout_s: float = 5.0) -> int:
-        """SIGKILL every process of the group until none is left; returns how many were killed.
+    def kill_all(self, *, timeout_s: float = 5.0, uncounted: Collection[int] = ()) -> int:
+        """SIGKILL every process of the group until none is left; returns how many were killed,
+        leaving out ``uncounted`` (killed like the rest: a sandbox's own init on its way out is
+        not a process the program left behind).
 
         A pids limit keeps the number of rounds small even against a fork bomb, since the group
         cannot grow past it while we kill.
@@ -120,7 +123,7 @@ class Cgroup(ABC):
         while True:
             pids = self.pids()
             if not pids:
-                return len(killed)
+                return len(killed.difference(uncounted))
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
@@ -241,8 +244,8 @@ class _V2Group(Cgroup):
             cpu_s=None if cpu is None else cpu / 1e6,
         )
 
-    def kill_all(self, *, timeout_s: float = 5.0) -> int:
-        n = len(self.pids())
+    def kill_all(self, *, timeout_s: float = 5.0, uncounted: Collection[int] = ()) -> int:
+        n = len(set(self.pids()).difference(uncounted))
         with contextlib.suppress(OSError):
             _write(self.path / "cgroup.kill", "1")
         super().kill_all(timeout_s=timeout_s)
