@@ -26,6 +26,7 @@ from typing import Literal
 from referee.errors import ConfigError
 from referee.sandbox.bubblewrap import BubblewrapRunner
 from referee.sandbox.cgroups import Cgroups, detect_cgroups
+from referee.sandbox.deadline import clip_limits
 from referee.sandbox.forkserver import ForkServerPool
 from referee.sandbox.host import Scratch, UidPool
 from referee.sandbox.limits import Limits
@@ -146,8 +147,11 @@ class Sandbox:
         workspace: Workspace | None = None,
         env: dict[str, str] | None = None,
     ) -> ExecResult:
-        """Run a command in a fresh sandbox. ``files`` go into the workspace first."""
-        limits = limits or self.limits
+        """Run a command in a fresh sandbox. ``files`` go into the workspace first.
+
+        Under :func:`referee.sandbox.deadline.deadline` the wall-clock limit is cut to the time
+        left, so the deadline kills the run."""
+        limits = clip_limits(limits or self.limits)
         runner = self._local if self._local is not None else self._runner
         return runner.run(
             argv, files=files, stdin=stdin, limits=limits, workspace=workspace, env=env
@@ -168,9 +172,10 @@ class Sandbox:
         """Run Python source on the fast path (a fork of a warm, sandboxed interpreter).
 
         The program runs as ``/workspace/<name>`` with ``sys.argv == argv or [name]``. Thread-safe:
-        concurrent calls use different workers.
+        concurrent calls use different workers. A deadline in force cuts the wall-clock limit,
+        as for :meth:`run`.
         """
-        limits = limits or self.limits
+        limits = clip_limits(limits or self.limits)
         run = self._local.run_python if self._local is not None else self.pool.run
         return run(
             source,

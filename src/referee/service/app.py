@@ -1,0 +1,312 @@
+"""``create_app``: referee's native API (and the trainer protocols turned on) as one FastAPI app.
+
+Routes (JSON; every error ``{"error", "message", ...}``, see :mod:`referee.service.http_errors`):
+
+=========================================  =====================================================
+``GET /health``                            liveness, no token; 503 while draining
+``GET /metrics``                           Prometheus text
+``GET /v1``                                this list, and the protocols turned on
+``GET /v1/tasks``                          the ids and kinds of the tasks served
+``POST /v1/verify``                        ``{"samples": [{"task_id", "completion"}]}`` ->
+                                           ``{"verdicts": [...]}`` in the same order
+``POST /v1/exec``                          one program in the sandbox -> ``ExecResult`` fields
+``POST /v1/sessions``                      ``{"env", "task_id"}`` -> ``{"session_id",
+                                           "messages", "tools"}``
+``POST /v1/sessions/{id}/step``            ``{"message"}`` -> ``{"messages", "reward", "done"}``
+``POST /v1/sessions/{id}/snapshot``        -> ``{"snapshot_id"}``
+``POST /v1/sessions/{id}/restore``         ``{"snapshot_id"}``
+``POST /v1/sessions/{id}/verify``          the episode's verdict
+``DELETE /v1/sessions/{id}``               close it and free its sandbox
+=========================================  =====================================================
+
+Every request but ``/health`` needs ``Authorization: Bearer <token>`` unless the server runs
+with ``--no-auth``. Sandbox work runs in the engine's worker threads, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import APIRouter, Depends, FastAPI, Request, Response
+from fastapi.responses import JSONResponse
+
+from referee.envs.registry import env_names, make_env
+from referee.sandbox.deadline import deadline
+from referee.service.engine import GRACE_S, ExecRequest
+from referee.service.guard import BodyGuard
+from referee.service.http_errors import ApiError, install_error_handlers
+from referee.service.schemas import ExecBody, OpenSessionBody, RestoreBody, StepBody, VerifyBody
+from referee.service.sessions import Session, check_env_name
+from referee.service.state import Service
+
+__all__ = ["authorized", "create_app", "service_of"]
+
+NATIVE_ROUTES = [
+    "GET /health",
+    "GET /metrics",
+    "GET /v1",
+    "GET /v1/tasks",
+    "POST /v1/verify",
+    "POST /v1/exec",
+    "POST /v1/sessions",
+    "POST /v1/sessions/{id}/step",
+    "POST /v1/sessions/{id}/snapshot",
+    "POST /v1/sessions/{id}/restore",
+    "POST /v1/sessions/{id}/verify",
+    "DELETE /v1/sessions/{id}",
+]
+
+
+def service_of(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+def authorized(request: Request) -> str:
+    """The caller's name (a dependency of every route that needs a token); 401 otherwise."""
+    name = service_of(request).caller(request.headers.get("authorization"))
+    if name is None:
+        raise ApiError(
+            401,
+            "unauthorized",
+            "missing or unknown token; send Authorization: Bearer <token> with a token from "
+            "the server's --tokens file",
+            {"WWW-Authenticate": "Bearer"},
+        )
+    return name
+
+
+def create_app(service: Service) -> FastAPI:
+    """The server's application; the caller owns ``service`` (and closes it)."""
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        reaper = asyncio.create_task(service.reap_forever())
+        try:
+            yield
+        finally:
+            reaper.cancel()
+            await service.close_all_sessions()
+
+    app = FastAPI(
+        title="referee", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
+    )
+    app.state.service = service
+    install_error_handlers(app)
+    _count_requests(app, service)
+    app.include_router(_native_router())
+    from referee.service.compat import include_compat_routes
+
+    include_compat_routes(app, service.config.compat)
+    # Outermost: the body guard sees the raw request before routing or parsing.
+    app.add_middleware(
+        BodyGuard,
+        max_bytes=service.config.max_body_bytes,
+        max_depth=service.config.max_json_depth,
+    )
+    return app
+
+
+def _count_requests(app: FastAPI, service: Service) -> None:
+    metrics = service.metrics
+
+    @app.middleware("http")
+    async def count(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        started = time.perf_counter()
+        status = 500
+        try:
+            response = await call_next(request)
+            status = response.status_code
+            return response
+        finally:
+            route = request.scope.get("route")
+            name = getattr(route, "path", "unmatched")
+            metrics.requests.labels(name, str(status)).inc()
+            metrics.latency.labels(name).observe(time.perf_counter() - started)
+            metrics.queue_depth.set(service.admission.in_use)
+
+
+def _native_router() -> APIRouter:
+    r = APIRouter()
+
+    @r.get("/health")
+    async def health(request: Request) -> JSONResponse:
+        s = service_of(request)
+        body = {
+            "status": "draining" if s.admission.draining else "ok",
+            "tasks": len(s.engine.tasks),
+            "workers": s.engine.workers,
+            "sessions": len(s.sessions),
+            "queue": {"in_use": s.admission.in_use, "limit": s.admission.limit},
+        }
+        return JSONResponse(body, status_code=503 if s.admission.draining else 200)
+
+    @r.get("/metrics", dependencies=[Depends(authorized)])
+    async def metrics(request: Request) -> Response:
+        s = service_of(request)
+        s.metrics.queue_depth.set(s.admission.in_use)
+        s.metrics.sessions_open.set(len(s.sessions))
+        return Response(s.metrics.render(), media_type="text/plain; version=0.0.4")
+
+    @r.get("/v1", dependencies=[Depends(authorized)])
+    async def index(request: Request) -> dict[str, Any]:
+        from referee.service.compat import compat_routes
+
+        s = service_of(request)
+        return {
+            "routes": NATIVE_ROUTES,
+            "compat": {name: compat_routes(name) for name in s.config.compat},
+            "environments": env_names(),
+        }
+
+    @r.get("/v1/tasks", dependencies=[Depends(authorized)])
+    async def tasks(request: Request) -> dict[str, Any]:
+        s = service_of(request)
+        return {"tasks": [{"id": t.id, "kind": t.kind.value} for t in s.engine.tasks.values()]}
+
+    @r.post("/v1/verify", dependencies=[Depends(authorized)])
+    async def verify(body: VerifyBody, request: Request) -> dict[str, Any]:
+        s = service_of(request)
+        samples = [(x.task_id, x.completion) for x in body.samples]
+        s.engine.resolve(samples)  # unknown ids are a 422 before anything is admitted
+        with s.admission.admit(len(samples)):
+            verdicts = await s.engine.verify(samples, deadline_s=body.deadline_s)
+        s.metrics.count_verdicts(verdicts)
+        deadlined = sum(1 for v in verdicts if v.infra_error and "deadline" in v.infra_error)
+        if deadlined:
+            s.metrics.deadlines.labels("/v1/verify").inc(deadlined)
+        return {"verdicts": [v.model_dump(mode="json") for v in verdicts]}
+
+    @r.post("/v1/exec", dependencies=[Depends(authorized)])
+    async def exec_(body: ExecBody, request: Request) -> dict[str, Any]:
+        s = service_of(request)
+        req = ExecRequest(
+            code=body.code,
+            language=body.language,
+            stdin=body.stdin.encode() if body.stdin is not None else None,
+            files={k: v.encode() for k, v in body.files.items()},
+            timeout_s=body.timeout_s,
+            memory_mb=body.memory_mb,
+        )
+        _check_files(req.files)
+        with s.admission.admit(1):
+            result = await s.engine.exec(req)
+        return result.model_dump(mode="json")
+
+    @r.post("/v1/sessions")
+    async def open_session(
+        body: OpenSessionBody, request: Request, caller: str = Depends(authorized)
+    ) -> dict[str, Any]:
+        s = service_of(request)
+        check_env_name(body.env, env_names())
+        task = s.engine.resolve([(body.task_id, "")])[0][0]
+        s.sessions.check_room()
+        with s.admission.admit(1):
+            env = make_env(body.env, runtime=s.engine.runtime)
+            try:
+                messages = await _bounded(env.reset(task), s.engine.deadline_cap_s)
+                session = s.sessions.add(caller, body.env, task.id, env)
+            except BaseException:
+                await env.close()
+                raise
+        s.metrics.sessions_open.set(len(s.sessions))
+        return {"session_id": session.id, "messages": messages, "tools": env.tools()}
+
+    @r.post("/v1/sessions/{session_id}/step")
+    async def step(
+        session_id: str, body: StepBody, request: Request, caller: str = Depends(authorized)
+    ) -> dict[str, Any]:
+        s = service_of(request)
+        session = s.sessions.get(session_id, caller)
+        limit = s.engine.bound(body.deadline_s)
+        async with session.lock:
+            if session.env.done:
+                raise ApiError(
+                    409,
+                    "episode_done",
+                    "this episode has ended; POST .../verify for its verdict, restore a "
+                    "snapshot, or open a new session",
+                )
+            with s.admission.admit(1):
+                result = await _bounded(session.env.step(body.message), limit)
+                verdict = await _bounded(session.env.verify(), limit) if result.done else None
+            session.touch()
+        if verdict is not None:
+            s.metrics.count_verdicts([verdict])
+        return {
+            "messages": result.observations,
+            "reward": verdict.reward if verdict is not None else None,
+            "done": result.done,
+            "reason": result.reason,
+            "metrics": result.metrics,
+            "verdict": verdict.model_dump(mode="json") if verdict is not None else None,
+        }
+
+    @r.post("/v1/sessions/{session_id}/snapshot")
+    async def snapshot(
+        session_id: str, request: Request, caller: str = Depends(authorized)
+    ) -> dict[str, Any]:
+        s = service_of(request)
+        session = s.sessions.get(session_id, caller)
+        async with session.lock:
+            with s.admission.admit(1):
+                snap = await _bounded(session.env.snapshot(), s.engine.deadline_cap_s)
+            return {"snapshot_id": session.add_snapshot(snap)}
+
+    @r.post("/v1/sessions/{session_id}/restore")
+    async def restore(
+        session_id: str, body: RestoreBody, request: Request, caller: str = Depends(authorized)
+    ) -> dict[str, Any]:
+        s = service_of(request)
+        session = s.sessions.get(session_id, caller)
+        snap = session.snapshot(body.snapshot_id)
+        async with session.lock:
+            with s.admission.admit(1):
+                await _bounded(session.env.restore(snap), s.engine.deadline_cap_s)
+            return {"restored": body.snapshot_id, "done": session.env.done}
+
+    @r.post("/v1/sessions/{session_id}/verify")
+    async def verify_session(
+        session_id: str, request: Request, caller: str = Depends(authorized)
+    ) -> dict[str, Any]:
+        s = service_of(request)
+        session = s.sessions.get(session_id, caller)
+        async with session.lock:
+            with s.admission.admit(1):
+                verdict = await _bounded(session.env.verify(), s.engine.deadline_cap_s)
+        s.metrics.count_verdicts([verdict])
+        out: dict[str, Any] = verdict.model_dump(mode="json")
+        return out
+
+    @r.delete("/v1/sessions/{session_id}")
+    async def close(
+        session_id: str, request: Request, caller: str = Depends(authorized)
+    ) -> dict[str, Any]:
+        s = service_of(request)
+        session: Session = s.sessions.get(session_id, caller)
+        s.sessions.pop(session.id)
+        async with session.lock:
+            await s.close_session(session)
+        return {"closed": session.id}
+
+    return r
+
+
+async def _bounded(work: Awaitable[Any], seconds: float) -> Any:
+    """Await ``work`` with every sandbox run it starts killed by the deadline; a 504
+    (:class:`TimeoutError`) when it has not finished shortly after."""
+    with deadline(seconds):
+        return await asyncio.wait_for(work, timeout=seconds + GRACE_S)
+
+
+def _check_files(files: Mapping[str, bytes]) -> None:
+    from referee.sandbox.paths import safe_relpath
+
+    for name in files:  # an unsafe name is a 422 before the sandbox is involved
+        safe_relpath(name)

@@ -1,0 +1,230 @@
+"""``ServiceEngine``: the sandbox work behind the routes, off the event loop, under deadlines.
+
+One engine holds the server's tasks, one sandbox (fork-server workers with the grader's harness
+preloaded, shared by verification, program runs and environment sessions), the verifiers of
+every task kind, and a thread pool as large as the sandbox's worker pool. Each blocking call
+runs in that pool with the request's deadline in its context
+(:func:`referee.sandbox.deadline.deadline`): every sandbox run it starts is killed when the
+deadline passes, so a hung candidate costs its worker at most the deadline, never more.
+
+A verdict whose work ran into the request's deadline becomes an infrastructure error (the
+candidate was not judged), never a pass and never a plain 0.
+
+>>> engine = ServiceEngine(read_tasks("he.jsonl"), workers=3)              # doctest: +SKIP
+>>> verdicts = await engine.verify([("HumanEval/0", completion)], deadline_s=10)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from referee.envs.runtime import CodeRuntime
+from referee.errors import ConfigError
+from referee.sandbox import ExecResult, Limits, Sandbox
+from referee.sandbox.deadline import DeadlineExceeded, deadline, deadline_passed
+from referee.tasks.kinds import TaskKind
+from referee.tasks.model import Task
+from referee.verify.dispatch import VerifierSet
+from referee.verify.function import FunctionVerifier, harness_sandbox
+from referee.verify.pytest_verifier import PYTEST_PACKAGES
+from referee.verify.verdict import Verdict
+
+__all__ = ["LANGUAGES", "ExecRequest", "ServiceEngine", "UnknownTasks"]
+
+T = TypeVar("T")
+#: Languages ``exec`` runs, and how: Python on the fork-server fast path, shells as commands.
+LANGUAGES = ("python", "bash", "sh")
+#: Seconds a deadline-bound job may take past its deadline to report back (the sandbox's kill
+#: and the result's way home) before the engine gives up on it as an infrastructure fault.
+GRACE_S = 2.0
+VERIFIER = "service"
+
+
+class UnknownTasks(ConfigError):
+    """Samples name tasks the server does not hold."""
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        shown = ", ".join(repr(i) for i in ids[:10]) + (" ..." if len(ids) > 10 else "")
+        super().__init__(
+            f"unknown task id(s): {shown}; the server holds {{n}} tasks from its --tasks files "
+            "(GET /v1/tasks lists them)"
+        )
+        self.ids = list(ids)
+
+
+@dataclass(frozen=True)
+class ExecRequest:
+    """One program to run in the sandbox (``POST /v1/exec``)."""
+
+    code: str
+    language: str = "python"
+    stdin: bytes | None = None
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    timeout_s: float = 10.0
+    memory_mb: int = 512
+
+
+class ServiceEngine:
+    """The server's tasks, sandbox and verifiers; see the module docstring.
+
+    ``deadline_cap_s`` bounds every job; ``workers`` sizes the sandbox's worker pool and the
+    thread pool that feeds it (default: CPUs + 1). ``on_busy`` hears the number of busy
+    workers after each change (for the metrics).
+    """
+
+    def __init__(
+        self,
+        tasks: Sequence[Task],
+        *,
+        workers: int | None = None,
+        deadline_cap_s: float = 60.0,
+        backend: str = "bwrap",
+        on_busy: Callable[[int], None] | None = None,
+    ) -> None:
+        self.tasks: dict[str, Task] = {}
+        for t in tasks:
+            if t.id in self.tasks:
+                raise ConfigError(
+                    f"task id {t.id!r} appears in more than one --tasks file; ids must be unique"
+                )
+            self.tasks[t.id] = t
+        self.deadline_cap_s = deadline_cap_s
+        self.sandbox: Sandbox = harness_sandbox(
+            backend=backend, python_workers=workers, python_packages=PYTEST_PACKAGES
+        )
+        self.workers = self.sandbox.python_workers
+        # A candidate's own program is bounded by the verifier's run limit; keep that inside
+        # the server's cap so the cap, not a longer verifier default, is what kills.
+        run_timeout_s = min(30.0, deadline_cap_s)
+        function = FunctionVerifier(self.sandbox, run_timeout_s=run_timeout_s)
+        self.verifiers = VerifierSet(self.sandbox, verifiers={TaskKind.FUNCTION: function})
+        self._function = function
+        # Environment sessions share the sandbox and the function verifier.
+        self.runtime = CodeRuntime(sandbox=self.sandbox, function_verifier=function)
+        self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="referee-service")
+        self._busy = 0
+        self._busy_lock = threading.Lock()
+        self._on_busy = on_busy
+        self._closed = False
+
+    # ---- running blocking work ---------------------------------------------------------
+    def bound(self, deadline_s: float | None) -> float:
+        """A request's deadline: the one it asked for, capped by the server's."""
+        if deadline_s is None:
+            return self.deadline_cap_s
+        return min(max(deadline_s, 0.0), self.deadline_cap_s)
+
+    def _count(self, delta: int) -> None:
+        with self._busy_lock:
+            self._busy += delta
+            busy = self._busy
+        if self._on_busy is not None:
+            self._on_busy(busy)
+
+    async def run(self, fn: Callable[..., T], *args: Any, deadline_s: float) -> T:
+        """``fn(*args)`` in the engine's pool, every sandbox run in it killed by the deadline.
+
+        Raises :class:`TimeoutError` when the job has not come back ``GRACE_S`` after its
+        deadline (a fault outside the sandbox's control, reported as such)."""
+
+        def job() -> T:
+            self._count(+1)
+            try:
+                with deadline(deadline_s):
+                    return fn(*args)
+            finally:
+                self._count(-1)
+
+        ctx = contextvars.copy_context()
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self._pool, ctx.run, job)
+        return await asyncio.wait_for(future, timeout=deadline_s + GRACE_S)
+
+    # ---- verification --------------------------------------------------------------------
+    def resolve(self, samples: Sequence[tuple[str, str]]) -> list[tuple[Task, str]]:
+        """(task, completion) pairs; :class:`UnknownTasks` naming every unknown id."""
+        unknown = sorted({tid for tid, _ in samples if tid not in self.tasks})
+        if unknown:
+            err = UnknownTasks(unknown)
+            err.args = (str(err).replace("{n}", str(len(self.tasks))),)
+            raise err
+        pairs = [(self.tasks[tid], completion) for tid, completion in samples]
+        for task, _ in pairs:  # a kind nobody judges is refused before any work starts
+            self.verifiers.verifier(task.kind)
+        return pairs
+
+    async def verify(
+        self, samples: Sequence[tuple[str, str]], *, deadline_s: float | None = None
+    ) -> list[Verdict]:
+        """Verdicts in the samples' order. Work past the deadline is killed and its verdict is
+        an infrastructure error."""
+        pairs = self.resolve(samples)
+        limit = self.bound(deadline_s)
+        results = await asyncio.gather(
+            *(self._verify_one(task, completion, limit) for task, completion in pairs)
+        )
+        return list(results)
+
+    async def _verify_one(self, task: Task, completion: str, deadline_s: float) -> Verdict:
+        try:
+            return await self.run(self._judge, task, completion, deadline_s, deadline_s=deadline_s)
+        except TimeoutError:
+            return Verdict.infra(
+                task.id,
+                f"no verdict {GRACE_S:g} s after the request's deadline of {deadline_s:g} s",
+                VERIFIER,
+            )
+
+    def _judge(self, task: Task, completion: str, deadline_s: float) -> Verdict:
+        try:
+            verdict: Verdict | None = self.verifiers.verify(task, completion)
+        except DeadlineExceeded:
+            verdict = None
+        # A run the deadline killed (or never started) leaves the candidate unjudged: its
+        # verdict would read as the model's failure, so it becomes an infrastructure error.
+        if verdict is None or (deadline_passed() and not verdict.passed):
+            return Verdict.infra(
+                task.id,
+                f"the request's deadline of {deadline_s:g} s passed; the work was killed",
+                VERIFIER,
+            )
+        return verdict
+
+    # ---- programs ------------------------------------------------------------------------
+    async def exec(self, request: ExecRequest, *, deadline_s: float | None = None) -> ExecResult:
+        """Run one program; its timeout is capped by the request's deadline."""
+        if request.language not in LANGUAGES:
+            raise ConfigError(
+                f"language {request.language!r} is not supported; use one of "
+                + ", ".join(LANGUAGES)
+            )
+        limit = self.bound(deadline_s if deadline_s is not None else request.timeout_s + 1.0)
+        limits = Limits(timeout_s=min(request.timeout_s, limit), memory_mb=request.memory_mb)
+        return await self.run(self._exec, request, limits, deadline_s=limit)
+
+    def _exec(self, request: ExecRequest, limits: Limits) -> ExecResult:
+        files = dict(request.files)
+        if request.language == "python":
+            return self.sandbox.run_python(
+                request.code, files=files, stdin=request.stdin, limits=limits
+            )
+        files["main.sh"] = request.code.encode()
+        return self.sandbox.run(
+            [request.language, "main.sh"], files=files, stdin=request.stdin, limits=limits
+        )
+
+    # ---- lifecycle -----------------------------------------------------------------------
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self.runtime.close()
+        self.verifiers.close()
+        self.sandbox.close()

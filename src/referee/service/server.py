@@ -1,0 +1,134 @@
+"""Running the server: in the foreground (``referee serve``) or in a background thread (tests,
+notebooks), on a socket bound before anything is announced.
+
+SIGTERM (and Ctrl-C) drain: from that moment new work gets 503 and ``/health`` says
+``draining``, the work in flight finishes (up to ``--drain-timeout``), then the server exits.
+
+>>> with running(Service.start(config)) as url:                           # doctest: +SKIP
+...     httpx.get(url + "/health").json()["status"]
+'ok'
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+from referee.errors import ConfigError
+from referee.service.state import Service
+
+__all__ = ["DrainingServer", "bind", "running", "serve"]
+
+log = logging.getLogger("referee.service")
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening-ready socket on ``host:port``; a busy port is a :class:`ConfigError`."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise ConfigError(
+            f"cannot listen on {host}:{port} ({e.strerror}); choose another --port, or stop "
+            "the program that holds it"
+        ) from e
+    return sock
+
+
+def _uvicorn_server(service: Service) -> Any:
+    import uvicorn
+
+    from referee.service.app import create_app
+
+    config = uvicorn.Config(
+        create_app(service),
+        log_level="warning",
+        # Keep-alive connections of trainers' pooled clients stay open between batches.
+        timeout_keep_alive=30,
+    )
+    return DrainingServer(config, service)
+
+
+try:
+    import uvicorn as _uv
+
+    _ServerBase: Any = _uv.Server
+except ImportError:  # pragma: no cover - uvicorn is a dependency
+    _ServerBase = object
+
+
+class DrainingServer(_ServerBase):  # type: ignore[misc]
+    """uvicorn's server, with SIGTERM/SIGINT starting a drain instead of closing at once."""
+
+    def __init__(self, config: Any, service: Service) -> None:
+        super().__init__(config)
+        self.service = service
+        self._draining = False
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self._draining:  # a second signal: stop now
+            super().handle_exit(sig, frame)
+            return
+        self._draining = True
+        log.warning("referee serve: draining (new work gets 503); finishing work in flight")
+        threading.Thread(target=self._drain, name="referee-drain", daemon=True).start()
+
+    def _drain(self) -> None:
+        timeout = self.service.config.drain_timeout_s
+        done = self.service.admission.drain(timeout)
+        if not done:
+            log.warning("referee serve: work still running after %.0f s; exiting anyway", timeout)
+        self.should_exit = True
+
+
+def serve(
+    service: Service,
+    *,
+    on_listening: Callable[[str], None] | None = None,
+) -> None:  # pragma: no cover - blocks; tests run it as `referee serve` in a subprocess
+    """Serve until SIGTERM/Ctrl-C (then drain); closes ``service`` at the end."""
+    cfg = service.config
+    sock = bind(cfg.host, cfg.port)
+    server = _uvicorn_server(service)
+    if on_listening is not None:
+        on_listening(f"http://{_url_host(cfg.host)}:{sock.getsockname()[1]}")
+    try:
+        server.run(sockets=[sock])
+    finally:
+        service.close()
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+@contextmanager
+def running(service: Service, *, host: str = "127.0.0.1") -> Iterator[str]:
+    """Serve ``service`` from a background thread on a free port; yields its base URL and
+    stops the server (and closes ``service``) at the end."""
+    sock = bind(host, 0)
+    server = _uvicorn_server(service)
+    server.install_signal_handlers = lambda: None  # signals belong to the main thread
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the referee service did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://{_url_host(host)}:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
+        service.close()

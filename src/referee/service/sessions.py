@@ -1,0 +1,127 @@
+"""Environment sessions over HTTP: one episode each, owned by the token that opened it.
+
+A session holds an environment (:func:`referee.envs.make_env`) on the engine's shared runtime,
+its snapshots, its owner and when it was last used. Another token asking for it gets the same
+answer as for a session that does not exist (404), so ids leak nothing. Idle sessions expire
+after ``ttl_s`` and free their workspaces; so does ``DELETE``. Session and snapshot ids are
+random (128 bits), and anything that does not look like one is refused before any lookup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from referee.envs.base import Environment
+from referee.errors import ConfigError, NotFoundError, RefereeError
+
+__all__ = ["ID_PATTERN", "Session", "SessionLimit", "SessionStore"]
+
+#: What a session or snapshot id looks like: ``secrets.token_urlsafe(16)``.
+ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
+MAX_SNAPSHOTS = 32
+
+
+class SessionLimit(RefereeError):
+    """Too many sessions are open: close some (``DELETE``) or wait for idle ones to expire."""
+
+
+@dataclass
+class Session:
+    id: str
+    owner: str
+    env_name: str
+    task_id: str
+    env: Environment
+    last_used: float = field(default_factory=time.monotonic)
+    snapshots: dict[str, Any] = field(default_factory=dict)
+    #: One request at a time per session: an environment runs one step at a time.
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    closed: bool = False
+
+    def touch(self) -> None:
+        self.last_used = time.monotonic()
+
+    def add_snapshot(self, snapshot: Any) -> str:
+        if len(self.snapshots) >= MAX_SNAPSHOTS:
+            # The oldest goes: a tree search keeps its recent branch points.
+            self.snapshots.pop(next(iter(self.snapshots)))
+        sid = secrets.token_urlsafe(16)
+        self.snapshots[sid] = snapshot
+        return sid
+
+    def snapshot(self, snapshot_id: str) -> Any:
+        if not ID_PATTERN.match(snapshot_id) or snapshot_id not in self.snapshots:
+            raise NotFoundError(
+                f"no snapshot {snapshot_id[:80]!r} in this session (a session keeps its last "
+                f"{MAX_SNAPSHOTS}); take one with POST /v1/sessions/{{id}}/snapshot"
+            )
+        return self.snapshots[snapshot_id]
+
+
+class SessionStore:
+    """Open sessions by id; ``max_sessions`` bounds them, ``ttl_s`` expires idle ones."""
+
+    def __init__(self, *, ttl_s: float, max_sessions: int) -> None:
+        self.ttl_s = ttl_s
+        self.max_sessions = max_sessions
+        self._sessions: dict[str, Session] = {}
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def check_room(self) -> None:
+        """Raise :class:`SessionLimit` when no session can be opened (checked before an
+        environment is made for nothing, and again when it is added)."""
+        if len(self._sessions) >= self.max_sessions:
+            raise SessionLimit(
+                f"{len(self._sessions)} sessions are open, the server's limit; close finished "
+                "ones with DELETE /v1/sessions/{id} (idle ones expire by themselves)"
+            )
+
+    def add(self, owner: str, env_name: str, task_id: str, env: Environment) -> Session:
+        self.check_room()
+        session = Session(secrets.token_urlsafe(16), owner, env_name, task_id, env)
+        self._sessions[session.id] = session
+        return session
+
+    def get(self, session_id: str, owner: str) -> Session:
+        """The session, if ``owner`` opened it; :class:`NotFoundError` otherwise (foreign and
+        unknown sessions look the same)."""
+        session = self._sessions.get(session_id) if ID_PATTERN.match(session_id) else None
+        if session is None or session.closed or session.owner != owner:
+            raise NotFoundError(
+                f"no session {session_id[:80]!r} (it may have expired after {self.ttl_s:g} s "
+                "idle); open one with POST /v1/sessions"
+            )
+        session.touch()
+        return session
+
+    def pop(self, session_id: str) -> Session | None:
+        return self._sessions.pop(session_id, None)
+
+    def expired(self, now: float | None = None) -> list[Session]:
+        """Remove and return the sessions idle for longer than the time-to-live."""
+        now = time.monotonic() if now is None else now
+        old = [
+            s
+            for s in self._sessions.values()
+            if now - s.last_used > self.ttl_s and not s.lock.locked()
+        ]
+        for s in old:
+            self._sessions.pop(s.id, None)
+        return old
+
+    def all(self) -> list[Session]:
+        out = list(self._sessions.values())
+        self._sessions.clear()
+        return out
+
+
+def check_env_name(name: str, known: list[str]) -> None:
+    if name not in known:
+        raise ConfigError(f"unknown environment {name!r}; the server offers: {', '.join(known)}")
