@@ -220,3 +220,19 @@ def test_metrics_count_requests_verdicts_and_workers(
     assert "referee_queue_limit 256.0" in text
     assert "referee_sandbox_workers_idle 2.0" in text
     assert "referee_sessions_open 0.0" in text
+
+
+def test_one_deadline_per_request_however_long_samples_wait_for_a_worker(
+    server: Any, gold: list[dict[str, str]]
+) -> None:
+    """Six hung samples on two workers: the queued ones must not each get a deadline of their
+    own (that would take three deadlines); they are not started once it has passed."""
+    with server(deadline_cap_s=20) as url:
+        hung = {"task_id": gold[0]["task_id"], "completion": HANG}
+        started = time.monotonic()
+        r = client(url).post("/v1/verify", json={"samples": [hung] * 6, "deadline_s": 1.5})
+        took = time.monotonic() - started
+    verdicts = r.json()["verdicts"]
+    assert len(verdicts) == 6
+    assert all("deadline" in (v["infra_error"] or "") for v in verdicts)
+    assert took < 1.5 + 1.0, took

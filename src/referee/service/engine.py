@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -127,16 +128,18 @@ class ServiceEngine:
         if self._on_busy is not None:
             self._on_busy(busy)
 
-    async def run(self, fn: Callable[..., T], *args: Any, deadline_s: float) -> T:
-        """``fn(*args)`` in the engine's pool, every sandbox run in it killed by the deadline.
+    async def run(self, fn: Callable[..., T], *args: Any, until: float) -> T:
+        """``fn(*args)`` in the engine's pool, every sandbox run in it killed at ``until`` (a
+        :func:`time.monotonic` time: the request's one deadline, however long the job waited
+        for a worker). A job whose deadline passed while it waited does not run.
 
-        Raises :class:`TimeoutError` when the job has not come back ``GRACE_S`` after its
+        Raises :class:`TimeoutError` when the job has not come back ``GRACE_S`` after the
         deadline (a fault outside the sandbox's control, reported as such)."""
 
         def job() -> T:
             self._count(+1)
             try:
-                with deadline(deadline_s):
+                with deadline(until - time.monotonic()):
                     return fn(*args)
             finally:
                 self._count(-1)
@@ -144,7 +147,7 @@ class ServiceEngine:
         ctx = contextvars.copy_context()
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(self._pool, ctx.run, job)
-        return await asyncio.wait_for(future, timeout=deadline_s + GRACE_S)
+        return await asyncio.wait_for(future, timeout=until - time.monotonic() + GRACE_S)
 
     # ---- verification --------------------------------------------------------------------
     def resolve(self, samples: Sequence[tuple[str, str]]) -> list[tuple[Task, str]]:
@@ -166,14 +169,17 @@ class ServiceEngine:
         an infrastructure error."""
         pairs = self.resolve(samples)
         limit = self.bound(deadline_s)
+        until = time.monotonic() + limit
         results = await asyncio.gather(
-            *(self._verify_one(task, completion, limit) for task, completion in pairs)
+            *(self._verify_one(task, completion, limit, until) for task, completion in pairs)
         )
         return list(results)
 
-    async def _verify_one(self, task: Task, completion: str, deadline_s: float) -> Verdict:
+    async def _verify_one(
+        self, task: Task, completion: str, deadline_s: float, until: float
+    ) -> Verdict:
         try:
-            return await self.run(self._judge, task, completion, deadline_s, deadline_s=deadline_s)
+            return await self.run(self._judge, task, completion, deadline_s, until=until)
         except TimeoutError:
             return Verdict.infra(
                 task.id,
@@ -206,7 +212,7 @@ class ServiceEngine:
             )
         limit = self.bound(deadline_s if deadline_s is not None else request.timeout_s + 1.0)
         limits = Limits(timeout_s=min(request.timeout_s, limit), memory_mb=request.memory_mb)
-        return await self.run(self._exec, request, limits, deadline_s=limit)
+        return await self.run(self._exec, request, limits, until=time.monotonic() + limit)
 
     def _exec(self, request: ExecRequest, limits: Limits) -> ExecResult:
         files = dict(request.files)
