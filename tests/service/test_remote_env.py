@@ -208,3 +208,54 @@ def test_a_server_killed_mid_session_is_a_clear_error_and_a_restarted_one_starts
                 await fresh.close()
 
     asyncio.run(scenario())
+
+
+def test_a_multi_turn_remote_episode_with_tools_chosen_by_options(
+    server: Any, he_tasks: list[Task], gold: list[dict[str, str]]
+) -> None:
+    """A function task with tools (single_turn False), the tools known before any reset, a
+    write_file + submit episode judged on the server."""
+    import json
+
+    options = {"single_turn": False, "tools": ["write_file", "submit"], "max_turns": 4}
+    task, completion = he_tasks[0], gold[0]["completion"]
+
+    async def episode(url: str) -> tuple[list[str], float, bool]:
+        env = RemoteEnvironment(url, token=TOKEN, options=options)
+        names = [t["function"]["name"] for t in env.tools()]  # before reset: POST /v1/tools
+        messages = await env.reset(task)
+        assert messages[0]["role"] == "system" and "write_file" in messages[0]["content"]
+        path = "solution.py"
+        code = task.payload["code_prompt"] + completion
+        calls = [
+            {
+                "id": "1",
+                "type": "function",
+                "function": {
+                    "name": "write_file",
+                    "arguments": json.dumps({"path": path, "content": code}),
+                },
+            },
+        ]
+        first = await env.step({"role": "assistant", "content": "", "tool_calls": calls})
+        assert not first.done and first.observations[0]["role"] == "tool"
+        submit = [
+            {"id": "2", "type": "function", "function": {"name": "submit", "arguments": "{}"}}
+        ]
+        last = await env.step({"role": "assistant", "content": "", "tool_calls": submit})
+        verdict = await env.verify()
+        await env.close()
+        return names, verdict.reward, last.done
+
+    with server() as url:
+        names, reward, done = asyncio.run(episode(url))
+        with Client(url, token=TOKEN) as c:
+            assert c.tools("code", {"single_turn": True}) == []
+            bad = httpx.post(
+                url + "/v1/tools",
+                json={"options": {"tools": ["rm_rf"]}},
+                headers={"Authorization": f"Bearer {TOKEN}"},
+            )
+    assert names == ["write_file", "submit"]
+    assert done is True and reward == 1.0
+    assert bad.status_code == 422 and "rm_rf" in bad.json()["message"]

@@ -2,22 +2,21 @@
 
 Routes (JSON; every error ``{"error", "message", ...}``, see :mod:`referee.service.http_errors`):
 
-=========================================  =====================================================
 ``GET /health``                            liveness, no token; 503 while draining
 ``GET /metrics``                           Prometheus text
 ``GET /v1``                                this list, and the protocols turned on
-``GET /v1/tasks``                          the ids and kinds of the tasks served
+``GET /v1/tasks``                          the ids, kinds and content hashes of the tasks served
+``POST /v1/tools``                         ``{"env", "options"}`` -> the tools it offers
 ``POST /v1/verify``                        ``{"samples": [{"task_id", "completion"}]}`` ->
                                            ``{"verdicts": [...]}`` in the same order
 ``POST /v1/exec``                          one program in the sandbox -> ``ExecResult`` fields
-``POST /v1/sessions``                      ``{"env", "task_id"}`` -> ``{"session_id",
+``POST /v1/sessions``                      ``{"env", "task_id", "options"?}`` -> ``{"session_id",
                                            "messages", "tools"}``
 ``POST /v1/sessions/{id}/step``            ``{"message"}`` -> ``{"messages", "reward", "done"}``
 ``POST /v1/sessions/{id}/snapshot``        -> ``{"snapshot_id"}``
 ``POST /v1/sessions/{id}/restore``         ``{"snapshot_id"}``
 ``POST /v1/sessions/{id}/verify``          the episode's verdict
 ``DELETE /v1/sessions/{id}``               close it and free its sandbox
-=========================================  =====================================================
 
 Every request but ``/health`` needs ``Authorization: Bearer <token>`` unless the server runs
 with ``--no-auth``. Sandbox work runs in the engine's worker threads, never on the event loop.
@@ -34,12 +33,20 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
+from referee.envs.base import Environment, EpisodeLimits
 from referee.envs.registry import env_names, make_env
 from referee.sandbox.deadline import deadline
 from referee.service.engine import GRACE_S, ExecRequest
 from referee.service.guard import BodyGuard
 from referee.service.http_errors import ApiError, install_error_handlers
-from referee.service.schemas import ExecBody, OpenSessionBody, RestoreBody, StepBody, VerifyBody
+from referee.service.schemas import (
+    EnvBody,
+    ExecBody,
+    OpenSessionBody,
+    RestoreBody,
+    StepBody,
+    VerifyBody,
+)
 from referee.service.sessions import Session, check_env_name
 from referee.service.state import Service
 
@@ -50,6 +57,7 @@ NATIVE_ROUTES = [
     "GET /metrics",
     "GET /v1",
     "GET /v1/tasks",
+    "POST /v1/tools",
     "POST /v1/verify",
     "POST /v1/exec",
     "POST /v1/sessions",
@@ -168,7 +176,22 @@ def _native_router() -> APIRouter:
     @r.get("/v1/tasks", dependencies=[Depends(authorized)])
     async def tasks(request: Request) -> dict[str, Any]:
         s = service_of(request)
-        return {"tasks": [{"id": t.id, "kind": t.kind.value} for t in s.engine.tasks.values()]}
+        return {
+            "tasks": [
+                {"id": t.id, "kind": t.kind.value, "content_hash": t.content_hash}
+                for t in s.engine.tasks.values()
+            ]
+        }
+
+    @r.post("/v1/tools", dependencies=[Depends(authorized)])
+    async def tools(body: EnvBody, request: Request) -> dict[str, Any]:
+        """The tools an environment made with these options offers, before any episode (a
+        trainer builds its prompts and tool parser from them)."""
+        env = _make_env(service_of(request), body)
+        try:
+            return {"env": body.env, "tools": env.tools()}
+        finally:
+            await env.close()
 
     @r.post("/v1/verify", dependencies=[Depends(authorized)])
     async def verify(body: VerifyBody, request: Request) -> dict[str, Any]:
@@ -204,11 +227,10 @@ def _native_router() -> APIRouter:
         body: OpenSessionBody, request: Request, caller: str = Depends(authorized)
     ) -> dict[str, Any]:
         s = service_of(request)
-        check_env_name(body.env, env_names())
         task = s.engine.resolve([(body.task_id, "")])[0][0]
         s.sessions.check_room()
         with s.admission.admit(1):
-            env = make_env(body.env, runtime=s.engine.runtime)
+            env = _make_env(s, body)
             try:
                 messages = await _bounded(env.reset(task), s.engine.deadline_cap_s)
                 session = s.sessions.add(caller, body.env, task.id, env)
@@ -296,6 +318,23 @@ def _native_router() -> APIRouter:
         return {"closed": session.id}
 
     return r
+
+
+def _make_env(service: Service, body: EnvBody) -> Environment:
+    """The environment a session body asks for, on the engine's shared runtime."""
+    check_env_name(body.env, env_names())
+    options = body.options
+    kwargs: dict[str, Any] = {"runtime": service.engine.runtime}
+    if options.single_turn is not None:
+        kwargs["single_turn"] = options.single_turn
+    if options.tools is not None:
+        kwargs["tools"] = tuple(options.tools)
+    # A tool run is bounded by the server's deadline as well as by the episode's own limits.
+    step_s = min(EpisodeLimits.step_timeout_s, service.engine.deadline_cap_s)
+    kwargs["limits"] = EpisodeLimits(
+        max_turns=options.max_turns or EpisodeLimits.max_turns, step_timeout_s=step_s
+    )
+    return make_env(body.env, **kwargs)
 
 
 async def _bounded(work: Awaitable[Any], seconds: float) -> Any:

@@ -313,8 +313,18 @@ class Client(_Base):
         body = self._exec_body(code, language, stdin, files, timeout_s, memory_mb)
         return self._run(wire.exec_(body))
 
-    def open_session(self, env: str, task_id: str) -> OpenedSession:
-        return self._run(wire.open_session(env, task_id))
+    def open_session(
+        self, env: str, task_id: str, options: Mapping[str, Any] | None = None
+    ) -> OpenedSession:
+        """Open an episode of ``env`` on ``task_id``; ``options``: ``single_turn``, ``tools``,
+        ``max_turns`` (see :class:`referee.service.schemas.SessionOptions`)."""
+        return self._run(wire.open_session(env, task_id, options))
+
+    def tools(
+        self, env: str = "code", options: Mapping[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """The tools ``env`` made with ``options`` offers, before any episode."""
+        return self._run(wire.tools(env, options))
 
     def step(
         self, session_id: str, message: ChatMessage, deadline_s: float | None = None
@@ -410,8 +420,15 @@ class AsyncClient(_Base):
         body = self._exec_body(code, language, stdin, files, timeout_s, memory_mb)
         return await self._run(wire.exec_(body))
 
-    async def open_session(self, env: str, task_id: str) -> OpenedSession:
-        return await self._run(wire.open_session(env, task_id))
+    async def open_session(
+        self, env: str, task_id: str, options: Mapping[str, Any] | None = None
+    ) -> OpenedSession:
+        return await self._run(wire.open_session(env, task_id, options))
+
+    async def tools(
+        self, env: str = "code", options: Mapping[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        return await self._run(wire.tools(env, options))
 
     async def step(
         self, session_id: str, message: ChatMessage, deadline_s: float | None = None

@@ -20,11 +20,12 @@ infrastructure fault and retries the rollout from a fresh environment, hence a n
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from referee.envs.base import ChatMessage, Environment, StepResult
 from referee.errors import ConfigError
-from referee.service.client import AsyncClient, RetryPolicy
+from referee.service.client import AsyncClient, Client, RetryPolicy
 from referee.service.errors import RemoteNotFound, ServerUnavailable
 from referee.tasks.model import Task
 from referee.verify.verdict import Verdict
@@ -54,30 +55,38 @@ class RemoteEnvironment(Environment):
         token: str | None = None,
         timeout: float = 120.0,
         retries: int | RetryPolicy = RetryPolicy(),
+        options: Mapping[str, Any] | None = None,
     ) -> None:
         self.name = env
         self.env = env
+        #: How the server makes the environment: ``single_turn``, ``tools``, ``max_turns``.
+        self.options = dict(options or {})
         self._given = client_or_url if isinstance(client_or_url, AsyncClient) else None
         self._url = client_or_url if isinstance(client_or_url, str) else client_or_url.base_url
         self._settings: dict[str, Any] = {"token": token, "timeout": timeout, "retries": retries}
         self._own: AsyncClient | None = None
         self.session_id: str | None = None
         self.verdict: Verdict | None = None
-        self._tools: list[dict[str, Any]] = []
+        self._tools: list[dict[str, Any]] | None = None  # None: not asked for yet
         self._done = False
 
     async def reset(self, task: Task) -> list[ChatMessage]:
         """Open a session on the server for ``task.id`` (closing this environment's previous
         one); returns the episode's first messages."""
         await self._close_session()
-        opened = await self.client().open_session(self.env, task.id)
+        opened = await self.client().open_session(self.env, task.id, self.options)
         self.session_id = opened.session_id
         self._tools = opened.tools
         self._done, self.verdict = False, None
         return opened.messages
 
     def tools(self) -> list[dict[str, Any]]:
-        """The tools the server's environment offered at ``reset`` (none before)."""
+        """The tools the server's environment offers: those sent at ``reset``, or before the
+        first episode those ``POST /v1/tools`` names for this environment and options (a
+        trainer reads them to build its prompts before any reset)."""
+        if self._tools is None:
+            with Client(self._url, **self._settings) as client:
+                self._tools = client.tools(self.env, self.options)
         return list(self._tools)
 
     async def step(self, message: ChatMessage) -> StepResult:

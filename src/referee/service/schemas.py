@@ -11,10 +11,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
+    "EnvBody",
     "ExecBody",
     "OpenSessionBody",
     "RestoreBody",
     "SampleBody",
+    "SessionOptions",
     "StepBody",
     "VerifyBody",
 ]
@@ -48,8 +50,23 @@ class ExecBody(_Body):
     memory_mb: int = Field(default=512, ge=16, le=65536)
 
 
-class OpenSessionBody(_Body):
+class SessionOptions(_Body):
+    """How the environment is made: the options of :class:`referee.envs.CodeEnv` a remote
+    caller may choose (None: the environment's default)."""
+
+    #: False: tools even for function tasks; True: one answer; None: per task.
+    single_turn: bool | None = None
+    #: Offer only these tools (a small model's prompt stays short).
+    tools: list[str] | None = Field(default=None, min_length=1, max_length=32)
+    max_turns: int | None = Field(default=None, ge=1, le=256)
+
+
+class EnvBody(_Body):
     env: str = Field(default="code", max_length=64)
+    options: SessionOptions = Field(default_factory=SessionOptions)
+
+
+class OpenSessionBody(EnvBody):
     task_id: str = Field(min_length=1, max_length=MAX_ID)
 
 

@@ -119,9 +119,21 @@ def exec_(body: dict[str, Any]) -> Call[ExecResult]:
     return Call("POST", "/v1/exec", ExecResult.model_validate, body)
 
 
-def open_session(env: str, task_id: str) -> Call[OpenedSession]:
+def open_session(
+    env: str, task_id: str, options: Mapping[str, Any] | None = None
+) -> Call[OpenedSession]:
+    body: dict[str, Any] = {"env": env, "task_id": task_id}
+    if options:
+        body["options"] = dict(options)
     # Not idempotent: a repeat would open (and leak, until it expires) a second session.
-    return Call("POST", "/v1/sessions", _session, {"env": env, "task_id": task_id}, False)
+    return Call("POST", "/v1/sessions", _session, body, False)
+
+
+def tools(env: str, options: Mapping[str, Any] | None = None) -> Call[list[dict[str, Any]]]:
+    body: dict[str, Any] = {"env": env}
+    if options:
+        body["options"] = dict(options)
+    return Call("POST", "/v1/tools", lambda data: list(data["tools"]), body, True)
 
 
 def step(session_id: str, message: ChatMessage, deadline_s: float | None) -> Call[RemoteStep]:
