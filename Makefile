@@ -10,9 +10,9 @@ bootstrap:
 demo: bootstrap   # referee train with its defaults: under 10 minutes on 2 CPU cores
 	$(VENV)/bin/referee train
 
-test:   # the browser tests must run here, not skip: chromium is installed and required
-	WITH_BROWSER=1 scripts/bootstrap.sh
-	REFEREE_REQUIRE_BROWSER=1 scripts/run-tests.sh
+test:   # the browser and wire-contract tests must run here, not skip: their needs are installed
+	WITH_BROWSER=1 scripts/bootstrap-contracts.sh
+	REFEREE_REQUIRE_BROWSER=1 REFEREE_REQUIRE_CONTRACTS=1 scripts/run-tests.sh
 
 lint: bootstrap
 	$(VENV)/bin/ruff check src tests bench
