@@ -9,7 +9,7 @@ PYTHON=${PYTHON:-python3}
 
 need_apt=()
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
-ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || need_apt+=(libseccomp2)
+ldconfig -p 2>/dev/null | grep 'libseccomp\.so\.2' >/dev/null || need_apt+=(libseccomp2)  # not grep -q: its early exit fails the pipe under pipefail
 # The dashboard's browser tests and screenshots drive Debian's Chromium through Playwright
 # (Playwright's own browser downloads come from outside the package registries). Only the
 # test suite needs it (make test sets WITH_BROWSER=1); make demo does not wait for it.
