@@ -143,3 +143,45 @@ def repo_sandbox():
     boxes = RepoSandboxes()
     yield boxes.get(None)
     boxes.close()
+
+
+# ---- object storage: an S3-compatible server on 127.0.0.1 (tests/s3.py) ---------------------
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """moto's S3 server for the session; the tests that need it skip, saying why, only where
+    moto or s3fs is not installed (requirements.lock pins both: CI runs them)."""
+    from tests.s3 import MISSING, MotoServer
+
+    if MISSING:
+        pytest.skip(
+            f"object-storage tests need {', '.join(MISSING)} (pip install -r requirements.lock)"
+        )
+    server = MotoServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3(s3_server, monkeypatch):
+    """The environment pointed at the server (AWS_ENDPOINT_URL and credentials, as a user sets
+    them) and a bucket of the test's own: yields ``(bucket, env)``."""
+    import s3fs
+
+    from tests.s3 import new_bucket, s3_env
+
+    for key in [k for k in os.environ if k.startswith(("AWS_", "FSSPEC_S3"))]:
+        monkeypatch.delenv(key)
+    env = s3_env(s3_server.endpoint)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    if getattr(s3_server, "env", None) != env:  # the cached file system talks to another server
+        s3fs.S3FileSystem.clear_instance_cache()
+    yield new_bucket(), env
+    # A test that pointed the environment elsewhere (a proxy, a dead port, no credentials) leaves
+    # file systems made for it in fsspec's cache: forget them, so no later test uses them.
+    now = {k: v for k, v in os.environ.items() if k.startswith(("AWS_", "FSSPEC_S3"))}
+    s3_server.env = env if now == env else None
+    if now != env:
+        s3fs.S3FileSystem.clear_instance_cache()

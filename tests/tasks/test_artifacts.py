@@ -59,3 +59,36 @@ def test_one_store_holds_snapshots_and_blobs_and_is_the_public_one(tmp_path):
     assert store.get(url) == b"hello" and store.get_files(digest) == {"a.txt": b"hello"}
     with pytest.raises(StoreError, match="does not match its SHA-256"):
         store.get(url, sha256="0" * 64)
+
+
+def test_an_s3_store_holds_snapshots_and_blobs(s3):
+    bucket, _ = s3
+    store = ArtifactStore(f"s3://{bucket}/artifacts")
+    digest = store.put_files({"pkg/core.py": b"X = 1\n"})
+    url = store.put("big.txt", b"x" * 100_000)
+    assert url.startswith(f"s3://{bucket}/artifacts/")
+    fresh = ArtifactStore(f"s3://{bucket}/artifacts")  # no in-memory cache
+    assert fresh.get_files(digest) == {"pkg/core.py": b"X = 1\n"}
+    assert fresh.get(url) == b"x" * 100_000
+    from tests.s3 import s3fs_now
+
+    names = s3fs_now().find(f"{bucket}/artifacts")
+    assert len(names) == 2 and not [n for n in names if n.endswith(".tmp")]
+
+
+def test_a_failed_blob_write_leaves_nothing_under_the_content_name(tmp_path, monkeypatch):
+    """A partial blob under its SHA-256 name would be trusted as the content (``put`` skips
+    names that exist), so a write that fails must leave no file there."""
+    import os as os_module
+
+    store = ArtifactStore(f"file://{tmp_path}")
+
+    def disk_full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os_module, "fsync", disk_full)
+    with pytest.raises(StoreError, match="No space left on device"):
+        store.put("a.txt", b"hello")
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+    monkeypatch.undo()
+    assert store.get(store.put("a.txt", b"hello")) == b"hello"

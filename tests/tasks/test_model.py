@@ -71,3 +71,37 @@ def test_newer_schema_is_refused_with_a_fix(tmp_path):
     path.write_text(json.dumps(data) + "\n")
     with pytest.raises(TaskError, match="upgrade referee"):
         read_tasks(path)
+
+
+# --- task files at fsspec URLs (issue 13) -----------------------------------------------------
+
+
+def test_task_files_round_trip_through_s3_and_errors_name_the_url_and_line(s3):
+    bucket, _ = s3
+    url = f"s3://{bucket}/tasks/t.jsonl"
+    tasks = [_task(name=f"t/n{i}-v1") for i in range(3)]
+    assert write_tasks(url, tasks) == 3
+    assert read_tasks(url) == tasks
+    with pytest.raises(
+        TaskError, match=rf"cannot read task file 's3://{bucket}/nope.jsonl': No such"
+    ):
+        read_tasks(f"s3://{bucket}/nope.jsonl")
+    bad = dict(_task().model_dump(mode="json"), split="validation")
+    from referee.storage import write_bytes
+
+    write_bytes(f"s3://{bucket}/bad.jsonl", b"\n" + json.dumps(bad).encode() + b"\n")
+    with pytest.raises(TaskError, match=rf"^s3://{bucket}/bad.jsonl:2: field 'split'"):
+        read_tasks(f"s3://{bucket}/bad.jsonl")
+
+
+def test_a_write_that_fails_half_way_leaves_the_old_task_file(tmp_path):
+    def failing():
+        yield _task(name="t/new-v1")
+        raise RuntimeError("the source ran dry")
+
+    for path in (tmp_path / "t.jsonl", f"memory://referee-model-{id(tmp_path)}/t.jsonl"):
+        write_tasks(path, [_task()])
+        with pytest.raises(RuntimeError):
+            write_tasks(path, failing())
+        assert [t.id for t in read_tasks(path)] == ["t/one-v1"]
+    assert [p.name for p in tmp_path.iterdir()] == ["t.jsonl"]

@@ -304,6 +304,38 @@ def test_export_run_dispatches_and_names_the_formats(store: TrackStore, tmp_path
         export_run(store, "csv", tmp_path / "x.csv")
 
 
+def test_exports_go_to_s3_whole(store: TrackStore, tmp_path: Path, s3):
+    bucket, _ = s3
+    from tests.s3 import s3fs_now
+
+    for fmt, name in (("jsonl", "all.jsonl"), ("parquet", "all.parquet"), ("verl", "v.parquet")):
+        export_run(store, fmt, f"s3://{bucket}/exports/{name}")
+        s3fs_now().get_file(f"{bucket}/exports/{name}", str(tmp_path / name))
+    assert len(list(read_jsonl(tmp_path / "all.jsonl"))) == 8
+    assert len(Dataset.from_parquet(str(tmp_path / "all.parquet"))) == 8
+    assert len(Dataset.from_parquet(str(tmp_path / "v.parquet"))) == 2
+    rows = [{"a": 1}, {"a": "mixed"}]  # refused before anything is uploaded
+    with pytest.raises(StoreError, match="mix types"):
+        write_dataset(rows, f"s3://{bucket}/exports/bad.parquet")
+    assert sorted(s3fs_now().ls(f"{bucket}/exports", detail=False)) == [
+        f"{bucket}/exports/{n}" for n in ("all.jsonl", "all.parquet", "v.parquet")
+    ]
+
+
+def test_referee_export_to_s3_and_to_a_bucket_that_does_not_exist(store: TrackStore, s3):
+    bucket, _ = s3
+    args = ["export", "--run", str(store.run_dir), "--format", "trl-rl", "--json", "--out"]
+    done = CliRunner().invoke(app, [*args, f"s3://{bucket}/rl.jsonl"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["out"] == f"s3://{bucket}/rl.jsonl"
+    from referee.storage import read_bytes
+
+    assert len(read_bytes(f"s3://{bucket}/rl.jsonl").splitlines()) == 2
+    refused = CliRunner().invoke(app, [*args, "s3://no-such-bucket-referee/rl.jsonl"])
+    assert refused.exit_code == 2, refused.output
+    assert "--out s3://no-such-bucket-referee/rl.jsonl: the bucket" in refused.output
+
+
 # --- the CLI ------------------------------------------------------------------------------------
 
 

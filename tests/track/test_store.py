@@ -294,6 +294,21 @@ def test_artifacts_go_to_any_fsspec_url(tmp_path: Path) -> None:
     assert not (tmp_path / "run" / "artifacts").exists()
 
 
+def test_a_run_stores_artifacts_in_s3(tmp_path: Path, s3) -> None:
+    bucket, _ = s3
+    base = f"s3://{bucket}/runs/r1"
+    with TrackStore(tmp_path / "run", artifacts=base, artifact_threshold=100) as store:
+        t = make_trajectory(0, observation="s" * 500)
+        store.log_trajectory(t)
+        assert store.trajectory(t.id) == t
+    from tests.s3 import s3fs_now
+
+    [stored] = s3fs_now().find(f"{bucket}/runs/r1")
+    assert s3fs_now().cat_file(stored) == b"s" * 500
+    with TrackStore(tmp_path / "run", artifacts=base, create=False) as again:  # read back from S3
+        assert again.trajectory(t.id) == t
+
+
 def test_an_altered_artifact_is_refused(tmp_path: Path) -> None:
     with TrackStore(tmp_path / "run", artifact_threshold=100) as store:
         store.log_trajectory(make_trajectory(0, observation="z" * 500))

@@ -16,8 +16,9 @@ again is a no-op and a read is checked against its name:
 
 The store is ``file://~/.cache/referee/artifacts`` unless ``REFEREE_ARTIFACTS`` or the caller
 names another fsspec URL (``s3://bucket/prefix``, ``memory://x``, ...). It lives here, low in
-the layering (it imports nothing of referee but its errors), so that tasks, verifiers and the
-track store all share it.
+the layering (it imports nothing of referee but its errors and :mod:`referee.storage`), so
+that tasks, verifiers and the track store all share it. Writes are whole or nothing, on any
+backend (:func:`referee.storage.fs_write`).
 
 >>> store = ArtifactStore("memory://referee-doc")
 >>> digest = store.put_files({"pkg/__init__.py": b"", "pkg/core.py": b"X = 1\\n"})
@@ -38,7 +39,6 @@ import os
 import re
 import tarfile
 import threading
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -46,8 +46,9 @@ from typing import Any
 
 import fsspec
 
-from referee.errors import StoreError
+from referee.errors import ConfigError, StoreError
 from referee.optional import require_fsspec_backend
+from referee.storage import fs_exists, fs_read, fs_write, read_bytes
 
 __all__ = ["DEFAULT_STORE", "REF_KEY", "ArtifactStore", "default_store_url"]
 
@@ -105,7 +106,6 @@ class ArtifactStore:
                 f"cannot open artifact store {self.url!r}: {e}; use a file:// or memory:// URL, "
                 "or install the fsspec backend for that scheme (s3fs for s3://)"
             ) from e
-        self._local = "file" in _protocols(self.fs)
         self._cache: OrderedDict[str, dict[str, bytes]] = OrderedDict()
         self._cache_entries = cache_entries
         self._lock = threading.Lock()
@@ -124,24 +124,20 @@ class ArtifactStore:
     # --- blobs --------------------------------------------------------------------------------
 
     def put(self, name: str, data: bytes) -> str:
-        """Store ``data`` (if not there yet) and return its URL."""
+        """Store ``data`` (if not there yet) and return its URL.
+
+        A blob is written whole or not at all (:func:`referee.storage.fs_write`): a partial
+        object under its content name would be taken for the content (``exists`` trusts it),
+        so a failed or interrupted write leaves nothing there."""
         digest = hashlib.sha256(data).hexdigest()
         rel = f"{digest[:2]}/{digest}-{_SAFE_NAME.sub('_', os.path.basename(name)) or 'blob'}"
-        path = f"{self.root}/{rel}"
-        try:
-            if not self.fs.exists(path):
-                if self._local:
-                    _write_local(path, data)
-                else:
-                    # Object stores (and memory://) replace an object in one put: a reader
-                    # never sees half of it, so no temporary name is needed.
-                    self.fs.pipe_file(path, data)
-        except OSError as e:
-            raise StoreError(
-                f"cannot write artifact {name!r} to {self.url}: {e}; check that the "
-                "location exists, is writable and has space"
-            ) from e
+        self._put_once(f"{self.root}/{rel}", data, f"{self.url}/{rel}")
         return f"{self.url}/{rel}"
+
+    def _put_once(self, path: str, data: bytes, shown: str) -> None:
+        # Content-addressed: what is there under the name is this content already.
+        if not fs_exists(self.fs, path, shown):
+            fs_write(self.fs, path, data, shown=shown, parents=True)
 
     def get(self, url: str, sha256: str | None = None) -> bytes:
         """The bytes at ``url``; checked against ``sha256`` when given.
@@ -150,9 +146,9 @@ class ArtifactStore:
         the URL itself, so records survive the run folder being moved.
         """
         rel = "/".join(url.rstrip("/").split("/")[-2:])
-        data = _try(lambda: self.fs.cat_file(f"{self.root}/{rel}"))
+        data = _try(lambda: fs_read(self.fs, f"{self.root}/{rel}", f"{self.url}/{rel}"))
         if data is None:
-            data = _try(lambda: _read_url(url))
+            data = _try(lambda: read_bytes(url, option="artifact"))
         if data is None:
             raise StoreError(
                 f"artifact {url} is missing (looked under {self.url} too); restore the "
@@ -187,12 +183,9 @@ class ArtifactStore:
         tar = _canonical_tar(blobs)
         digest = "sha256:" + hashlib.sha256(tar).hexdigest()
         path = self._path(digest)
-        if not self.fs.exists(path):
-            self.fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
-            tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-            with self.fs.open(tmp, "wb") as f:
-                f.write(gzip.compress(tar, mtime=0))
-            self.fs.mv(tmp, path)  # a reader never sees half a snapshot
+        shown = f"{self.url}/{path.removeprefix(self.root + '/')}"
+        # Whole or not at all, as a blob: a reader never sees half a snapshot.
+        self._put_once(path, gzip.compress(tar, mtime=0), shown)
         with self._lock:
             self._remember(digest, blobs)
         return digest
@@ -204,9 +197,9 @@ class ArtifactStore:
                 self._cache.move_to_end(digest)
                 return dict(self._cache[digest])
         path = self._path(digest)
+        shown = f"{self.url}/{path.removeprefix(self.root + '/')}"
         try:
-            with self.fs.open(path, "rb") as f:
-                tar = gzip.decompress(f.read())
+            tar = gzip.decompress(fs_read(self.fs, path, shown))
         except FileNotFoundError:
             raise StoreError(
                 f"snapshot {digest} is not in the artifact store {self.url}; point "
@@ -235,39 +228,10 @@ class ArtifactStore:
             self._cache.popitem(last=False)
 
 
-def _try(read: Callable[[], Any]) -> bytes | None:
+def _try(read: Callable[[], bytes]) -> bytes | None:
+    """The bytes, or None where they are not: missing, or a scheme with no backend here (a
+    ConfigError). A store that cannot be reached is a StoreError, raised: not "missing"."""
     try:
-        return bytes(read())
-    except (OSError, ValueError, ImportError):  # missing, or a scheme with no backend here
+        return read()
+    except (OSError, ValueError, ConfigError):
         return None
-
-
-def _read_url(url: str) -> bytes:
-    import fsspec
-
-    with fsspec.open(url, "rb") as f:
-        return bytes(f.read())
-
-
-def _protocols(fs: Any) -> tuple[str, ...]:
-    p = fs.protocol
-    return (p,) if isinstance(p, str) else tuple(p)
-
-
-def _write_local(path: str, data: bytes) -> None:
-    # A temporary name, fsync, then rename: a process killed mid-write leaves a stray temporary
-    # file, never a truncated blob under the content name (which ``exists`` would then trust).
-    # The rename is fsynced too, so a committed record never outlives the blob it points to.
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    tmp = f"{path}.{uuid.uuid4().hex}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -19,10 +19,11 @@ not cover a kind, still verifies. From version 2 the hash covers the kind.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -34,6 +35,7 @@ from pydantic import (
 )
 
 from referee.errors import TaskError
+from referee.storage import atomic_writer, is_local, local_path, os_reason, read_bytes
 from referee.tasks.kinds import TaskKind, infer_kind, parse_kind
 
 __all__ = [
@@ -249,36 +251,58 @@ def _describe(e: ValidationError) -> str:
 def iter_tasks(path: str | Path) -> Iterator[Task]:
     """Tasks of a JSONL file, one per line; blank lines are skipped.
 
-    A malformed line raises :class:`TaskError` naming the file, the line and the field.
+    ``path`` is a local file or any fsspec URL (``s3://bucket/tasks.jsonl``; see
+    :mod:`referee.storage`); a remote file is read whole first, a local one line by line. A
+    missing or unreadable file, or a malformed line, raises :class:`TaskError` naming the file
+    (and the line and the field).
+
+    >>> n = write_tasks("memory://referee-doc/t.jsonl", [Task.create(name="d/a-v1", prompt="p")])
+    >>> [t.id for t in iter_tasks("memory://referee-doc/t.jsonl")]
+    ['d/a-v1']
     """
-    path = Path(path)
-    try:
-        f = path.open(encoding="utf-8")
-    except OSError as e:
-        raise TaskError(f"cannot read task file {str(path)!r}: {e.strerror}") from e
+    f: IO[str]
+    if is_local(path):
+        path = local_path(path)
+        try:
+            f = path.open(encoding="utf-8")
+        except OSError as e:
+            raise TaskError(f"cannot read task file {str(path)!r}: {e.strerror}") from e
+    else:
+        try:
+            data = read_bytes(path, option="task file")
+        except OSError as e:
+            raise TaskError(f"cannot read task file {str(path)!r}: {os_reason(e)}") from e
+        try:
+            f = io.StringIO(data.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise TaskError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from e
     with f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise TaskError(f"{path}:{n}: not valid JSON ({e.msg} at column {e.colno})") from e
-            try:
-                task = Task.model_validate(data)
-            except ValidationError as e:
-                raise TaskError(f"{path}:{n}: {_describe(e)}") from e
-            except TaskError as e:  # an unknown kind, or a kind that does not fit the answer
-                raise TaskError(f"{path}:{n}: {e}") from e
-            try:
-                task.verify_hash()
-            except TaskError as e:
-                raise TaskError(f"{path}:{n}: {e}") from e
-            yield task
+        yield from _parse(path, f)
+
+
+def _parse(path: str | Path, lines: Iterable[str]) -> Iterator[Task]:
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise TaskError(f"{path}:{n}: not valid JSON ({e.msg} at column {e.colno})") from e
+        try:
+            task = Task.model_validate(data)
+        except ValidationError as e:
+            raise TaskError(f"{path}:{n}: {_describe(e)}") from e
+        except TaskError as e:  # an unknown kind, or a kind that does not fit the answer
+            raise TaskError(f"{path}:{n}: {e}") from e
+        try:
+            task.verify_hash()
+        except TaskError as e:
+            raise TaskError(f"{path}:{n}: {e}") from e
+        yield task
 
 
 def read_tasks(path: str | Path) -> list[Task]:
-    """All tasks of a JSONL file; duplicate ids are an error."""
+    """All tasks of a JSONL file (a local path or an fsspec URL); duplicate ids are an error."""
     tasks = list(iter_tasks(path))
     seen: set[str] = set()
     for t in tasks:
@@ -289,13 +313,15 @@ def read_tasks(path: str | Path) -> list[Task]:
 
 
 def write_tasks(path: str | Path, tasks: Iterable[Task]) -> int:
-    """Write tasks as JSONL (atomically: a temporary file renamed into place). Returns the count."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
+    """Write tasks as JSONL to a local path or an fsspec URL; returns the count.
+
+    Atomically: readers see the old file or the whole new one, never a part (a temporary file
+    renamed into place; an object uploaded whole). An error on the way, in ``tasks`` too,
+    leaves the old file as it was. A failed write raises :class:`StoreError` naming ``path``.
+    """
     n = 0
-    with tmp.open("w", encoding="utf-8") as f:
+    with atomic_writer(path, "w", option="task file") as f:
         for t in tasks:
             f.write(t.model_dump_json() + "\n")
             n += 1
-    tmp.replace(path)
     return n

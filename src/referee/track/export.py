@@ -9,6 +9,10 @@
   prompts as RL datasets (see ``reference/trainers.md`` sections 1, 2.1, 4.1 and 9.2);
 * :func:`write_dataset`: rows to ``.parquet`` or ``.jsonl`` by the path's suffix.
 
+Every export goes to a local path or any fsspec URL (``s3://bucket/verl-train.parquet``; see
+:mod:`referee.storage`), written whole or not at all: a failed export leaves no half file and
+no half object.
+
 >>> with TrackStore("runs/r1", create=False) as store:                # doctest: +SKIP
 ...     write_dataset(sft_rows(store, run_id="r1"), "sft.jsonl")
 ...     write_dataset(verl_rows(store), "verl-train.parquet")
@@ -28,12 +32,14 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
 from referee.errors import ConfigError, NotFoundError, StoreError
 from referee.rollout.trajectory import Trajectory
+from referee.storage import atomic_writer
 from referee.tasks.model import Task
 from referee.track.layout import RunLayout
 from referee.track.store import TrackStore
@@ -105,6 +111,15 @@ def export_parquet(
             writer.write_table(pa.Table.from_pylist(page, schema=schema))
             n += len(page)
     return n
+
+
+def _atomic(
+    path: str | os.PathLike[str], mode: Literal["w", "wb"]
+) -> AbstractContextManager[IO[Any]]:
+    """The file an export writes through: published whole when it succeeds, never in part (a
+    local temporary file renamed, or one upload to an object store; :mod:`referee.storage`),
+    and the export's missing folders made."""
+    return atomic_writer(path, mode, option="export", parents=True)
 
 
 def _known_run(store: TrackStore, run_id: str | None) -> None:
@@ -460,30 +475,3 @@ def export_run(
     chosen = select_tasks(store, split, run_id)
     rows = builders[fmt](chosen.tasks, split=split)
     return ExportReport(write_dataset(rows, out), chosen.left_out)
-
-
-class _atomic:
-    """Write to ``<path>.tmp`` and rename on success: a failed export leaves no half file."""
-
-    def __init__(self, path: str | os.PathLike[str], mode: Literal["w", "wb"]) -> None:
-        self.path = Path(path)
-        self.tmp = self.path.with_name(self.path.name + ".tmp")
-        self.mode = mode
-
-    def __enter__(self) -> Any:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            encoding = "utf-8" if self.mode == "w" else None
-            self.f: IO[Any] = open(self.tmp, self.mode, encoding=encoding)
-        except OSError as e:
-            raise StoreError(
-                f"cannot write {self.path}: {e.strerror}; choose a writable path"
-            ) from e
-        return self.f
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        self.f.close()
-        if exc_type is None:
-            self.tmp.replace(self.path)
-        else:
-            self.tmp.unlink(missing_ok=True)

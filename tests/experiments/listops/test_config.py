@@ -174,6 +174,26 @@ def test_a_task_file_whose_few_training_units_all_fall_in_dev_still_trains(tmp_p
     assert [t.id for t in train] == [tasks[0].id] and dev == [] and len(heldout) == 3
 
 
+def test_a_task_file_may_be_a_url(monkeypatch):
+    import referee.verify.record as record
+    from referee.errors import TaskError
+    from referee.experiments.listops.tasks import prepare_tasks
+    from referee.tasks.model import write_tasks
+    from referee.tasks.procedural import generate
+
+    monkeypatch.setattr(record, "record_function_tasks", lambda sandbox, tasks: list(tasks))
+    tasks = [generate("recurrence", difficulty=0.5, seed=i) for i in range(4)]
+    tasks = [
+        t.model_copy(update={"split": "heldout" if i else "train"}) for i, t in enumerate(tasks)
+    ]
+    url = f"memory://referee-config-{id(tasks)}/pool.jsonl"
+    write_tasks(url, tasks)
+    train, _, heldout = prepare_tasks(experiment_config({"task_file": url}).tasks, sandbox=None)
+    assert len(train) == 1 and len(heldout) == 3
+    with pytest.raises(TaskError, match=r"cannot read task file 'memory://.*/nope.jsonl'"):
+        experiment_config({"task_file": url.replace("pool", "nope")})
+
+
 def test_the_readme_says_how_many_demonstrations_the_code_draws():
     # issue 20: the README said 8 per task while --demo-draws defaulted to 16 (8 with --env code)
     import re

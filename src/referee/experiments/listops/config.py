@@ -26,6 +26,7 @@ from typing import Any
 
 from referee.errors import ConfigError
 from referee.experiments.listops.tiny import TinyConfig
+from referee.storage import is_url
 
 __all__ = [
     "ENVS",
@@ -355,7 +356,8 @@ def _validate(cfg: ExperimentConfig) -> None:
     if not cfg.run_dir:
         raise ConfigError("--run-dir is empty: name the run's folder")
     _choice("prompt", t.prompt, PROMPTS)
-    _local("task_file", t.task_file, "give a JSONL file of function tasks")
+    if t.task_file and not is_url(t.task_file):  # a URL is checked by reading it, below
+        _local("task_file", t.task_file, "give a JSONL file of function tasks")
     if t.task_file:  # a pool that cannot train is refused before any work
         from referee.experiments.listops.tasks import read_task_file
 
