@@ -236,3 +236,19 @@ def test_one_deadline_per_request_however_long_samples_wait_for_a_worker(
     assert len(verdicts) == 6
     assert all("deadline" in (v["infra_error"] or "") for v in verdicts)
     assert took < 1.5 + 1.0, took
+
+
+def test_the_server_reads_its_task_files_from_object_storage(
+    server: Any, he_tasks: list[Any], gold: list[dict[str, str]], s3: Any
+) -> None:
+    """--tasks s3://...: the tasks are read through fsspec from an S3-compatible server."""
+    from referee.tasks.model import write_tasks
+
+    bucket, _ = s3
+    url = f"s3://{bucket}/served/he.jsonl"
+    write_tasks(url, he_tasks[:2])
+    with server(tasks=(url,)) as base:
+        c = client(base)
+        assert [t["id"] for t in c.get("/v1/tasks").json()["tasks"]] == [t.id for t in he_tasks[:2]]
+        verdicts = c.post("/v1/verify", json={"samples": gold[:2]}).json()["verdicts"]
+    assert [v["passed"] for v in verdicts] == [True, True]
