@@ -14,7 +14,11 @@ from fastapi import APIRouter, FastAPI
 __all__ = ["compat_routes", "compat_warnings", "include_compat_routes"]
 
 #: Protocol name -> module defining ``router`` (an APIRouter) and ``ROUTES`` (for GET /v1).
-MODULES: dict[str, str] = {}
+MODULES: dict[str, str] = {
+    "sandbox-fusion": "referee.service.compat.sandbox_fusion",
+    "openrlhf": "referee.service.compat.openrlhf",
+    "slime": "referee.service.compat.slime",
+}
 
 
 def _router(name: str) -> APIRouter:
