@@ -29,7 +29,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["extract_code", "extract_diff", "message_text", "to_completion"]
+__all__ = [
+    "extract_code",
+    "extract_diff",
+    "message_text",
+    "strip_end_tokens",
+    "text_answer",
+    "to_completion",
+]
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _DIFF_START = re.compile(r"^(?:diff --git |--- )", re.M)
@@ -101,3 +108,55 @@ def to_completion(code_prompt: str, code: str, entry_point: str) -> str:
         # A body written flush left: it belongs inside the function.
         return "".join(f"    {ln}\n" if ln.strip() else "\n" for ln in lines)
     return code if code.endswith("\n") else code + "\n"
+
+
+# Special tokens a tokenizer's decode keeps at the end of a response (skip_special_tokens=False).
+_TOKEN = (
+    r"(?:<\|[A-Za-z0-9_.:-]{1,40}\|>|</s>|<eos>|<end_of_turn>"
+    r"|<\uff5cend\u2581of\u2581sentence\uff5c>)"  # DeepSeek end of sentence
+)
+_END_TOKENS = re.compile(rf"{_TOKEN}(?:\s*{_TOKEN})*\s*\Z")
+_END_TAIL = 512
+
+
+def strip_end_tokens(text: str) -> str:
+    """``text`` without the end-of-turn special tokens a decode left at its end.
+
+    >>> strip_end_tokens("    return 1\\n<|im_end|><|endoftext|>")
+    '    return 1\\n'
+    """
+    start = max(0, len(text) - _END_TAIL)  # only the end: no scan of a long hostile text
+    match = _END_TOKENS.search(text, start)
+    return text if match is None else text[: match.start()]
+
+
+def text_answer(
+    text: str,
+    *,
+    kind: str,
+    code_prompt: str = "",
+    entry_point: str = "",
+    final_only: bool = False,
+) -> str | None:
+    """The answer a model's plain text gives to a task of ``kind``, or None: the one rule every
+    reader of raw model text uses (single-turn episodes, trainers' reward routes).
+
+    A function task's answer is its code (the last fenced block, else the raw text unless
+    ``final_only``) turned into a completion of ``code_prompt``; a repository task's is its
+    diff (else the raw text unless ``final_only``). End-of-turn tokens are dropped first.
+    ``final_only``: only a fenced block or a diff counts (multi-turn, where prose is talk).
+
+    >>> text_answer("```python\\nreturn 1\\n```<|im_end|>", kind="function",
+    ...             code_prompt="def f():\\n    'One.'\\n", entry_point="f")
+    '    return 1\\n'
+    """
+    text = strip_end_tokens(text)
+    if kind == "function":
+        code = extract_code(text, require_fence=final_only)
+        if code is None or not code.strip():
+            return None
+        return to_completion(code_prompt, code, entry_point)
+    diff = extract_diff(text)
+    if diff is None and not final_only:
+        return text
+    return diff

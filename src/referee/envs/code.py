@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from referee.envs.answers import extract_code, extract_diff, message_text, to_completion
+from referee.envs.answers import message_text, text_answer, to_completion
 from referee.envs.base import ChatMessage, Environment, EpisodeLimits, StepResult
 from referee.envs.budget import Budget, BudgetState
 from referee.envs.code_tasks import SOLUTION_FILE, PreparedTask, prepare_task
@@ -307,16 +307,15 @@ class CodeEnv(Environment):
 
     # ---- answers ------------------------------------------------------------------------
     def _text_answer(self, text: str, *, final_only: bool) -> str | None:
-        """The answer a plain-text message gives, or None. ``final_only``: only a fenced code
-        block or a diff counts (multi-turn, where prose is not an answer)."""
+        """The answer a plain-text message gives, or None (:func:`text_answer`'s rule)."""
         p = self._require_episode()
-        if p.kind == "function":
-            code = extract_code(text, require_fence=final_only)
-            return None if code is None else to_completion(p.code_prompt, code, p.entry_point)
-        diff = extract_diff(text)
-        if diff is None and not final_only:
-            return text
-        return diff
+        return text_answer(
+            text,
+            kind=p.kind.value,
+            code_prompt=p.code_prompt,
+            entry_point=p.entry_point,
+            final_only=final_only,
+        )
 
     def _workspace_answer(self) -> str:
         """The workspace as an answer: solution.py as a completion, or the diff of the repo."""

@@ -26,11 +26,10 @@ trainer's client retries, and never trains on a 0 the model did not earn.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
-from referee.envs.answers import extract_code, extract_diff, to_completion
+from referee.envs.answers import strip_end_tokens, text_answer
 from referee.service.http_errors import ApiError
 from referee.service.state import Service
 from referee.tasks.kinds import TaskKind
@@ -41,7 +40,6 @@ __all__ = [
     "MAX_ID",
     "answer_for",
     "judge",
-    "strip_end_tokens",
     "task_id_of",
 ]
 
@@ -51,14 +49,6 @@ MAX_ID = 512
 #: up after 120 s (slime) or 180 s (OpenRLHF), and the verification itself may take the server's
 #: whole --deadline after the wait.
 MAX_WAIT_S = 30.0
-
-# Special tokens a tokenizer's decode keeps at the end of a response (skip_special_tokens=False).
-_TOKEN = (
-    r"(?:<\|[A-Za-z0-9_.:-]{1,40}\|>|</s>|<eos>|<end_of_turn>"
-    r"|<\uff5cend\u2581of\u2581sentence\uff5c>)"  # DeepSeek end of sentence
-)
-_END_TOKENS = re.compile(rf"{_TOKEN}(?:\s*{_TOKEN})*\s*\Z")
-_END_TAIL = 512
 
 
 def task_id_of(label: Any) -> str:
@@ -87,28 +77,21 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def strip_end_tokens(text: str) -> str:
-    """``text`` without the end-of-turn special tokens a decode left at its end.
-
-    >>> strip_end_tokens("    return 1\\n<|im_end|><|endoftext|>")
-    '    return 1\\n'
-    """
-    start = max(0, len(text) - _END_TAIL)  # only the end: no scan of a long hostile text
-    match = _END_TOKENS.search(text, start)
-    return text if match is None else text[: match.start()]
-
-
 def answer_for(task: Task, text: str) -> str:
-    """The completion the verifier judges for ``task`` when the model wrote ``text``."""
-    text = strip_end_tokens(text)
+    """The completion the verifier judges for ``task`` when the model wrote ``text``
+    (:func:`referee.envs.answers.text_answer`, as a single-turn episode reads it); "" when the
+    text holds no code."""
     if task.kind == TaskKind.FUNCTION:
-        code = extract_code(text) or ""
-        prompt = str(task.payload.get("code_prompt", ""))
-        entry = str(task.payload.get("entry_point", ""))
-        return to_completion(prompt, code, entry) if code.strip() else ""
+        answer = text_answer(
+            text,
+            kind=task.kind.value,
+            code_prompt=str(task.payload.get("code_prompt", "")),
+            entry_point=str(task.payload.get("entry_point", "")),
+        )
+        return answer or ""
     if task.kind.is_repository:
-        return extract_diff(text) or text
-    return text
+        return text_answer(text, kind=task.kind.value) or ""
+    return strip_end_tokens(text)
 
 
 async def judge(service: Service, samples: Sequence[tuple[str, str]], route: str) -> list[Verdict]:
