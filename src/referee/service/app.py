@@ -33,10 +33,10 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
-from referee.envs.base import Environment, EpisodeLimits
-from referee.envs.registry import env_names, make_env
-from referee.sandbox.deadline import deadline
-from referee.service.engine import GRACE_S, ExecRequest
+from referee.envs.registry import env_names
+from referee.service.engine import ExecRequest
+from referee.service.episodes import bounded as _bounded
+from referee.service.episodes import make_session_env as _make_env
 from referee.service.guard import BodyGuard
 from referee.service.http_errors import ApiError, install_error_handlers
 from referee.service.schemas import (
@@ -47,7 +47,7 @@ from referee.service.schemas import (
     StepBody,
     VerifyBody,
 )
-from referee.service.sessions import Session, check_env_name
+from referee.service.sessions import Session
 from referee.service.state import Service
 
 __all__ = ["authorized", "create_app", "service_of"]
@@ -318,30 +318,6 @@ def _native_router() -> APIRouter:
         return {"closed": session.id}
 
     return r
-
-
-def _make_env(service: Service, body: EnvBody) -> Environment:
-    """The environment a session body asks for, on the engine's shared runtime."""
-    check_env_name(body.env, env_names())
-    options = body.options
-    kwargs: dict[str, Any] = {"runtime": service.engine.runtime}
-    if options.single_turn is not None:
-        kwargs["single_turn"] = options.single_turn
-    if options.tools is not None:
-        kwargs["tools"] = tuple(options.tools)
-    # A tool run is bounded by the server's deadline as well as by the episode's own limits.
-    step_s = min(EpisodeLimits.step_timeout_s, service.engine.deadline_cap_s)
-    kwargs["limits"] = EpisodeLimits(
-        max_turns=options.max_turns or EpisodeLimits.max_turns, step_timeout_s=step_s
-    )
-    return make_env(body.env, **kwargs)
-
-
-async def _bounded(work: Awaitable[Any], seconds: float) -> Any:
-    """Await ``work`` with every sandbox run it starts killed by the deadline; a 504
-    (:class:`TimeoutError`) when it has not finished shortly after."""
-    with deadline(seconds):
-        return await asyncio.wait_for(work, timeout=seconds + GRACE_S)
 
 
 def _check_files(files: Mapping[str, bytes]) -> None:

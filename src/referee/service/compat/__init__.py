@@ -14,7 +14,10 @@ from fastapi import APIRouter, FastAPI
 __all__ = ["compat_routes", "compat_warnings", "include_compat_routes"]
 
 #: Protocol name -> module defining ``router`` (an APIRouter) and ``ROUTES`` (for GET /v1).
-MODULES: dict[str, str] = {}
+MODULES: dict[str, str] = {
+    "nemo-gym": "referee.service.compat.nemo_gym",
+    "openenv": "referee.service.compat.openenv",
+}
 
 
 def _router(name: str) -> APIRouter:
