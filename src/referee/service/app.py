@@ -33,10 +33,9 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
-from referee.envs.base import Environment, EpisodeLimits
-from referee.envs.registry import env_names, make_env
-from referee.sandbox.deadline import deadline
-from referee.service.engine import GRACE_S, ExecRequest
+from referee.envs.registry import env_names
+from referee.service.engine import ExecRequest
+from referee.service.episodes import bounded, make_session_env
 from referee.service.guard import BodyGuard
 from referee.service.http_errors import ApiError, install_error_handlers
 from referee.service.schemas import (
@@ -47,7 +46,7 @@ from referee.service.schemas import (
     StepBody,
     VerifyBody,
 )
-from referee.service.sessions import Session, check_env_name
+from referee.service.sessions import Session
 from referee.service.state import Service
 
 __all__ = ["authorized", "create_app", "service_of"]
@@ -187,7 +186,7 @@ def _native_router() -> APIRouter:
     async def tools(body: EnvBody, request: Request) -> dict[str, Any]:
         """The tools an environment made with these options offers, before any episode (a
         trainer builds its prompts and tool parser from them)."""
-        env = _make_env(service_of(request), body)
+        env = make_session_env(service_of(request), body)
         try:
             return {"env": body.env, "tools": env.tools()}
         finally:
@@ -230,9 +229,9 @@ def _native_router() -> APIRouter:
         task = s.engine.resolve([(body.task_id, "")])[0][0]
         s.sessions.check_room()
         with s.admission.admit(1):
-            env = _make_env(s, body)
+            env = make_session_env(s, body)
             try:
-                messages = await _bounded(env.reset(task), s.engine.deadline_cap_s)
+                messages = await bounded(env.reset(task), s.engine.deadline_cap_s)
                 session = s.sessions.add(caller, body.env, task.id, env)
             except BaseException:
                 await env.close()
@@ -256,8 +255,8 @@ def _native_router() -> APIRouter:
                     "snapshot, or open a new session",
                 )
             with s.admission.admit(1):
-                result = await _bounded(session.env.step(body.message), limit)
-                verdict = await _bounded(session.env.verify(), limit) if result.done else None
+                result = await bounded(session.env.step(body.message), limit)
+                verdict = await bounded(session.env.verify(), limit) if result.done else None
             session.touch()
         if verdict is not None:
             s.metrics.count_verdicts([verdict])
@@ -278,7 +277,7 @@ def _native_router() -> APIRouter:
         session = s.sessions.get(session_id, caller)
         async with session.lock:
             with s.admission.admit(1):
-                snap = await _bounded(session.env.snapshot(), s.engine.deadline_cap_s)
+                snap = await bounded(session.env.snapshot(), s.engine.deadline_cap_s)
             return {"snapshot_id": session.add_snapshot(snap)}
 
     @r.post("/v1/sessions/{session_id}/restore")
@@ -290,7 +289,7 @@ def _native_router() -> APIRouter:
         snap = session.snapshot(body.snapshot_id)
         async with session.lock:
             with s.admission.admit(1):
-                await _bounded(session.env.restore(snap), s.engine.deadline_cap_s)
+                await bounded(session.env.restore(snap), s.engine.deadline_cap_s)
             return {"restored": body.snapshot_id, "done": session.env.done}
 
     @r.post("/v1/sessions/{session_id}/verify")
@@ -301,7 +300,7 @@ def _native_router() -> APIRouter:
         session = s.sessions.get(session_id, caller)
         async with session.lock:
             with s.admission.admit(1):
-                verdict = await _bounded(session.env.verify(), s.engine.deadline_cap_s)
+                verdict = await bounded(session.env.verify(), s.engine.deadline_cap_s)
         s.metrics.count_verdicts([verdict])
         out: dict[str, Any] = verdict.model_dump(mode="json")
         return out
@@ -318,30 +317,6 @@ def _native_router() -> APIRouter:
         return {"closed": session.id}
 
     return r
-
-
-def _make_env(service: Service, body: EnvBody) -> Environment:
-    """The environment a session body asks for, on the engine's shared runtime."""
-    check_env_name(body.env, env_names())
-    options = body.options
-    kwargs: dict[str, Any] = {"runtime": service.engine.runtime}
-    if options.single_turn is not None:
-        kwargs["single_turn"] = options.single_turn
-    if options.tools is not None:
-        kwargs["tools"] = tuple(options.tools)
-    # A tool run is bounded by the server's deadline as well as by the episode's own limits.
-    step_s = min(EpisodeLimits.step_timeout_s, service.engine.deadline_cap_s)
-    kwargs["limits"] = EpisodeLimits(
-        max_turns=options.max_turns or EpisodeLimits.max_turns, step_timeout_s=step_s
-    )
-    return make_env(body.env, **kwargs)
-
-
-async def _bounded(work: Awaitable[Any], seconds: float) -> Any:
-    """Await ``work`` with every sandbox run it starts killed by the deadline; a 504
-    (:class:`TimeoutError`) when it has not finished shortly after."""
-    with deadline(seconds):
-        return await asyncio.wait_for(work, timeout=seconds + GRACE_S)
 
 
 def _check_files(files: Mapping[str, bytes]) -> None:

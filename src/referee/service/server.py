@@ -54,6 +54,9 @@ def _uvicorn_server(service: Service) -> Any:
         log_level="warning",
         # Keep-alive connections of trainers' pooled clients stay open between batches.
         timeout_keep_alive=30,
+        # A WebSocket message (OpenEnv's /openenv/ws) is bounded like a request body; a larger
+        # one closes the connection with 1009 (message too big), and its session is freed.
+        ws_max_size=service.config.max_body_bytes,
     )
     return DrainingServer(config, service)
 

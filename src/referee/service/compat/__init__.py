@@ -18,6 +18,8 @@ MODULES: dict[str, str] = {
     "sandbox-fusion": "referee.service.compat.sandbox_fusion",
     "openrlhf": "referee.service.compat.openrlhf",
     "slime": "referee.service.compat.slime",
+    "nemo-gym": "referee.service.compat.nemo_gym",
+    "openenv": "referee.service.compat.openenv",
 }
 
 
