@@ -51,7 +51,8 @@ def include_compat_routes(app: FastAPI, names: Sequence[str]) -> None:
 def compat_warnings(names: Sequence[str]) -> list[str]:
     """One line per protocol turned on, for the start-up banner."""
     return [
-        f"--compat {name}: {', '.join(compat_routes(name))} accept requests WITHOUT a token "
-        "(the protocol's clients send none); serve on a trusted network only"
+        f"--compat {name}: requests WITHOUT a token are accepted on "
+        f"{', '.join(compat_routes(name))} (the protocol's clients send none); serve on a "
+        "trusted network only"
         for name in names
     ]
