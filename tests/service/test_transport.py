@@ -31,3 +31,26 @@ def test_a_small_request_on_a_kept_alive_connection_takes_no_delayed_ack(server:
             assert c.get("/health").status_code == 200
             took.append(time.perf_counter() - t)
     assert statistics.median(took) < 0.030, took
+
+
+def test_a_request_that_fails_unexpectedly_is_a_json_500_and_counted_as_one(
+    he_file: Any, gold: list[dict[str, str]], monkeypatch: Any
+) -> None:
+    from referee.service import ServeConfig, Service, running
+
+    service = Service.start(ServeConfig(tasks=(str(he_file),), no_auth=True, workers=1))
+
+    async def broken(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("a bug in the engine")
+
+    monkeypatch.setattr(service.engine, "verify", broken)
+    with running(service) as url, httpx.Client(base_url=url) as c:
+        # Starlette's last-resort handler answered, then re-raised, and uvicorn closed the
+        # connection under the answer: most tries read a connection reset, not the 500.
+        for _ in range(5):
+            r = c.post("/v1/verify", json={"samples": gold[:1]})
+            assert r.status_code == 500 and r.json()["error"] == "internal_error"
+            assert "Traceback" not in r.text
+        metrics = c.get("/metrics").text
+    assert 'referee_http_requests_total{route="/v1/verify",status="500"} 5.0' in metrics
+    assert 'referee_http_request_seconds_count{route="/v1/verify"} 5.0' in metrics
