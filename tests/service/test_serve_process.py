@@ -92,3 +92,13 @@ def test_serve_refuses_settings_it_cannot_serve_with_exit_2_and_the_fix(
             assert len(lines) == 1 and lines[0].startswith("referee: "), (args, r.output)
             for w in words:
                 assert w in lines[0], (args, w, lines[0])
+
+
+def test_a_client_connecting_at_the_announcement_is_not_refused(he_file: Path) -> None:
+    # The address was announced before the socket listened: a client that connected at once
+    # (a supervisor watching the log, a test) was refused while uvicorn started.
+    with serve_process(["--tasks", str(he_file), "--no-auth", "--workers", "1"]) as sp:
+        host, port = sp.url.removeprefix("http://").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=30) as conn:
+            conn.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert conn.recv(64).startswith(b"HTTP/1.1 200")

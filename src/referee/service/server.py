@@ -28,8 +28,15 @@ __all__ = ["DrainingServer", "bind", "running", "serve"]
 log = logging.getLogger("referee.service")
 
 
+#: Connections the kernel queues before the server accepts them (uvicorn's default).
+BACKLOG = 2048
+
+
 def bind(host: str, port: int) -> socket.socket:
-    """A listening-ready socket on ``host:port``; a busy port is a :class:`ConfigError`."""
+    """A listening socket on ``host:port``; a busy port is a :class:`ConfigError`.
+
+    It listens from here on, so a client that connects as soon as the server announces its
+    address waits in the backlog until the server accepts, instead of being refused."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # The protocol named, not left 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on
     # connections accepted from a socket whose proto is IPPROTO_TCP. With it on, a response
@@ -39,6 +46,7 @@ def bind(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(BACKLOG)
     except OSError as e:
         sock.close()
         raise ConfigError(
