@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: bootstrap demo test lint typecheck bench bench-synth clean
+.PHONY: bootstrap demo test lint typecheck bench bench-service bench-synth clean
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -27,6 +27,11 @@ bench: bootstrap
 	$(PY) bench/augmentation.py
 	$(PY) bench/env_overhead.py
 	$(PY) bench/rollout_throughput.py
+
+bench-service: bootstrap   # bench/RESULTS.md section 9 (referee serve), about 15 minutes
+	$(PY) bench/service_throughput.py
+	$(PY) bench/service_load.py
+	$(PY) bench/service_faults.py
 
 bench-synth: bootstrap   # bench/RESULTS.md section 5, about 25 minutes
 	bench/synth_evidence.sh

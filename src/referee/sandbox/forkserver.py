@@ -7,12 +7,15 @@ that the host fills before a run and empties after it. A :class:`ForkServerPool`
 workers and hands each run to an idle one.
 
 If a run manages to take its worker down, the run is reported with a ``supervisor-lost``
-violation, the worker's cgroup is killed and a fresh worker takes its place.
+violation, the worker's cgroup is killed and a fresh worker takes its place. The same happens when
+the worker dies of something else (killed from the host, say): the sandbox cannot tell the two
+apart, so a caller that wants to retry such runs counts them with :func:`watch_lost_workers`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import json
 import os
@@ -20,7 +23,7 @@ import queue
 import socket
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from importlib import resources
 from typing import Any
 
@@ -42,7 +45,7 @@ from referee.sandbox.seccomp_policy import child_filter_bpf
 from referee.sandbox.view import SandboxView
 from referee.sandbox.workspace import Workspace
 
-__all__ = ["ForkServerPool", "ForkWorker"]
+__all__ = ["ForkServerPool", "ForkWorker", "LostWorkers", "watch_lost_workers"]
 
 _SERVER_SOURCE = resources.files("referee.sandbox").joinpath("_server.py").read_text()
 # Processes outside the run: bwrap's parent, its init and the server.
@@ -51,6 +54,45 @@ _WORKER_PROCS = 3
 _START_TIMEOUT_S = 15.0
 _INLINE_SOURCE_BYTES = 16 << 10
 _GRACE_S = 2.0
+
+
+@dataclasses.dataclass
+class LostWorkers:
+    """How many runs started in one context found their worker dead (see
+    :func:`watch_lost_workers`)."""
+
+    count: int = 0
+
+
+_LOST: contextvars.ContextVar[LostWorkers | None] = contextvars.ContextVar(
+    "referee_lost_workers", default=None
+)
+
+
+@contextlib.contextmanager
+def watch_lost_workers() -> Iterator[LostWorkers]:
+    """Count the runs started in this context (this thread, or work started from it with the
+    context copied) whose fork server died under them: the run was reported with a
+    ``supervisor-lost`` violation, or the server could not be reached to start it. Either way
+    the worker has been replaced. The run's result says nothing about the program, so a caller
+    may run the same work again (the service engine does, once).
+
+    >>> with watch_lost_workers() as lost:
+    ...     lost.count
+    0
+    """
+    tally = LostWorkers()
+    token = _LOST.set(tally)
+    try:
+        yield tally
+    finally:
+        _LOST.reset(token)
+
+
+def _note_lost() -> None:
+    tally = _LOST.get()
+    if tally is not None:
+        tally.count += 1
 
 
 class ForkWorker:
@@ -283,6 +325,11 @@ class ForkWorker:
         except OSError as e:
             for fd in (out_r, err_r):
                 os.close(fd)
+            # The server died between runs and its process is not reaped yet (``alive`` still
+            # said yes): replace it now, so that only this run fails.
+            _note_lost()
+            with contextlib.suppress(Exception):
+                self.restart()
             raise SandboxError(f"fork server unreachable: {e}") from e
         finally:
             for fd in fds:
@@ -315,6 +362,8 @@ class ForkWorker:
         if not in_time or not reply or not reply[0]:
             # The server is gone or hung: the run took it down. Replace the worker.
             lost = not reply or not reply[0]
+            if lost and in_time:
+                _note_lost()
             with contextlib.suppress(Exception):
                 self.restart()
             return RawOutcome(

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -36,8 +36,8 @@ from fastapi.responses import JSONResponse
 from referee.envs.registry import env_names
 from referee.service.engine import ExecRequest
 from referee.service.episodes import bounded, make_session_env
-from referee.service.guard import BodyGuard
-from referee.service.http_errors import ApiError, install_error_handlers
+from referee.service.guard import ASGIApp, BodyGuard, Message, Receive, Scope, Send
+from referee.service.http_errors import ApiError, as_api_error, error_body, install_error_handlers
 from referee.service.schemas import (
     EnvBody,
     ExecBody,
@@ -119,24 +119,54 @@ def create_app(service: Service) -> FastAPI:
 
 
 def _count_requests(app: FastAPI, service: Service) -> None:
-    metrics = service.metrics
+    app.add_middleware(CountRequests, service=service)
 
-    @app.middleware("http")
-    async def count(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
+
+class CountRequests:
+    """Requests by route and status, their latency, and the queue depth, for the metrics; and
+    the JSON 500 of a request that failed unexpectedly.
+
+    Pure ASGI: Starlette's ``@app.middleware("http")`` runs each request through extra tasks and
+    streams (about 0.3 ms of the server's CPU per request here). An unexpected exception is
+    answered here (logged, JSON 500) rather than by Starlette's outermost handler, which answers
+    and then re-raises: uvicorn then closed the connection under the answer, and the client
+    often read a connection reset instead of the 500. The latency runs until the response is
+    sent."""
+
+    def __init__(self, app: ASGIApp, service: Service) -> None:
+        self.app = app
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
         started = time.perf_counter()
-        status = 500
+        status = 0
+
+        async def send_and_note(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
         try:
-            response = await call_next(request)
-            status = response.status_code
-            return response
+            await self.app(scope, receive, send_and_note)
+        except Exception as exc:
+            if status:  # the answer has begun: nothing else can be said on this connection
+                status = 500
+                raise
+            e = as_api_error(exc)  # an unexpected one is logged there, with its traceback
+            reply = JSONResponse(
+                error_body(e.error, e.message, **e.fields), status_code=e.status, headers=e.headers
+            )
+            await reply(scope, receive, send_and_note)
         finally:
-            route = request.scope.get("route")
-            name = getattr(route, "path", "unmatched")
-            metrics.requests.labels(name, str(status)).inc()
+            metrics = self.service.metrics
+            name = getattr(scope.get("route"), "path", "unmatched")
+            metrics.requests.labels(name, str(status or 500)).inc()
             metrics.latency.labels(name).observe(time.perf_counter() - started)
-            metrics.queue_depth.set(service.admission.in_use)
+            metrics.queue_depth.set(self.service.admission.in_use)
 
 
 def _native_router() -> APIRouter:

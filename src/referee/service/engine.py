@@ -8,7 +8,9 @@ runs in that pool with the request's deadline in its context
 deadline passes, so a hung candidate costs its worker at most the deadline, never more.
 
 A verdict whose work ran into the request's deadline becomes an infrastructure error (the
-candidate was not judged), never a pass and never a plain 0.
+candidate was not judged), never a pass and never a plain 0. So does one whose sandbox worker
+died under it (killed from outside, say): the dead worker is replaced at once and the sample is
+judged once more; if its worker dies again, its verdict is an infrastructure error.
 
 >>> engine = ServiceEngine(read_tasks("he.jsonl"), workers=3)              # doctest: +SKIP
 >>> verdicts = await engine.verify([("HumanEval/0", completion)], deadline_s=10)  # doctest: +SKIP
@@ -29,6 +31,7 @@ from referee.envs.runtime import CodeRuntime
 from referee.errors import ConfigError
 from referee.sandbox import ExecResult, Limits, Sandbox
 from referee.sandbox.deadline import DeadlineExceeded, deadline, deadline_passed
+from referee.sandbox.forkserver import watch_lost_workers
 from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Task
 from referee.verify.dispatch import VerifierSet
@@ -44,6 +47,8 @@ LANGUAGES = ("python", "bash", "sh")
 #: Seconds a deadline-bound job may take past its deadline to report back (the sandbox's kill
 #: and the result's way home) before the engine gives up on it as an infrastructure fault.
 GRACE_S = 2.0
+#: Times a sample whose sandbox worker died under it is judged again (on a fresh worker).
+LOST_WORKER_RETRIES = 1
 VERIFIER = "service"
 
 
@@ -76,7 +81,8 @@ class ServiceEngine:
 
     ``deadline_cap_s`` bounds every job; ``workers`` sizes the sandbox's worker pool and the
     thread pool that feeds it (default: CPUs + 1). ``on_busy`` hears the number of busy
-    workers after each change (for the metrics).
+    workers after each change, ``on_lost_worker`` each sandbox worker that died under a sample
+    (for the metrics).
     """
 
     def __init__(
@@ -87,6 +93,7 @@ class ServiceEngine:
         deadline_cap_s: float = 60.0,
         backend: str = "bwrap",
         on_busy: Callable[[int], None] | None = None,
+        on_lost_worker: Callable[[], None] | None = None,
     ) -> None:
         self.tasks: dict[str, Task] = {}
         for t in tasks:
@@ -112,6 +119,7 @@ class ServiceEngine:
         self._busy = 0
         self._busy_lock = threading.Lock()
         self._on_busy = on_busy
+        self._on_lost_worker = on_lost_worker
         self._closed = False
 
     # ---- running blocking work ---------------------------------------------------------
@@ -188,10 +196,28 @@ class ServiceEngine:
             )
 
     def _judge(self, task: Task, completion: str, deadline_s: float) -> Verdict:
-        try:
-            verdict: Verdict | None = self.verifiers.verify(task, completion)
-        except DeadlineExceeded:
-            verdict = None
+        verdict: Verdict | None = None
+        for attempt in range(1 + LOST_WORKER_RETRIES):
+            with watch_lost_workers() as lost:
+                try:
+                    verdict = self.verifiers.verify(task, completion)
+                except DeadlineExceeded:
+                    verdict = None
+            if not lost.count:
+                break
+            if self._on_lost_worker is not None:
+                for _ in range(lost.count):
+                    self._on_lost_worker()
+            # The worker died under this sample (it has been replaced): the verdict says
+            # nothing about the candidate, so judge it again, or report that it was not judged.
+            verdict = Verdict.infra(
+                task.id,
+                f"the sandbox worker died during the run, {attempt + 1} time(s); the sample "
+                "was not judged",
+                VERIFIER,
+            )
+            if deadline_passed():
+                return verdict
         # A run the deadline killed (or never started) leaves the candidate unjudged: its
         # verdict would read as the model's failure, so it becomes an infrastructure error.
         if verdict is None or (deadline_passed() and not verdict.passed):

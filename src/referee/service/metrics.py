@@ -84,6 +84,10 @@ class ServiceMetrics:
         self.workers_busy.set(n)
         self.workers_idle.set(max(0, self.workers - n))
 
+    def lost_worker(self) -> None:
+        """A sandbox worker died under a sample (judged again; an infra error the second time)."""
+        self.infra_errors.labels("worker_lost").inc()
+
     def count_verdicts(self, verdicts: list[Verdict]) -> None:
         for v in verdicts:
             self.verdicts.labels(verdict_outcome(v)).inc()

@@ -49,6 +49,7 @@ class Service:
             deadline_cap_s=config.deadline_cap_s,
             backend=config.backend,
             on_busy=lambda n: metrics_ref[0].busy(n) if metrics_ref else None,
+            on_lost_worker=lambda: metrics_ref[0].lost_worker() if metrics_ref else None,
         )
         metrics = ServiceMetrics(workers=engine.workers, queue_limit=config.queue)
         metrics_ref.append(metrics)

@@ -8,11 +8,21 @@ runs it. Code that does not parse is flagged as such.
 from __future__ import annotations
 
 import ast
+import threading
 import warnings
 
 from referee.verify.verdict import Flag
 
 __all__ = ["scan"]
+
+#: One parse at a time in this process. CPython 3.11 keeps the AST constructor's recursion depth
+#: per interpreter, not per thread: when a thread switch lands inside ``ast.parse`` (a finalizer
+#: run by a garbage collection during it, say) and another thread parses meanwhile, one of them
+#: raises ``SystemError: AST constructor recursion depth mismatch`` (seen under the service's
+#: concurrent load: a right answer reported as "verifier crashed"). ``ast.parse`` holds the GIL
+#: anyway, so the lock costs no parallelism. It also keeps ``warnings.catch_warnings`` (process
+#: state) from interleaving between threads.
+_PARSE_LOCK = threading.RLock()
 
 _EXIT_CALLS = {"exit", "quit", "_exit", "abort", "kill", "killpg"}
 _SUSPECT_MODULES = {
@@ -67,7 +77,7 @@ def scan(source: str) -> list[Flag]:
     try:
         # A model's odd literals ("1_000x") make the parser warn on the host's stderr, once per
         # solution, in the middle of a run's progress lines; the guard's verdict is all we need.
-        with warnings.catch_warnings():
+        with _PARSE_LOCK, warnings.catch_warnings():
             warnings.simplefilter("ignore", SyntaxWarning)
             tree = ast.parse(source)
     except SyntaxError as e:
