@@ -49,7 +49,9 @@ def pool():
 
 
 def gold(task) -> str:
-    return "Here it is:\n```python\n" + task.payload["code_prompt"] + task.hidden["reference"] + "```"
+    return (
+        "Here it is:\n```python\n" + task.payload["code_prompt"] + task.hidden["reference"] + "```"
+    )
 
 
 async def agent_loop(row, actions, max_turns, executor):
@@ -106,7 +108,9 @@ def test_single_turn_empty_wrong_and_exploits_score_0(answer, pool):
     task = TRAIN[0]
     text = answer
     if answer in EXPLOIT:
-        text = "```python\n" + task.payload["code_prompt"] + EXPLOIT[answer].completion(task) + "```"
+        text = (
+            "```python\n" + task.payload["code_prompt"] + EXPLOIT[answer].completion(task) + "```"
+        )
     r = run(adapter.skyrl_row(task), [text], pool)
     assert r["rewards"] == [0.0]
     assert r["outs"][0]["done"] is True
