@@ -81,6 +81,7 @@ __all__ = [
     "compute_score",
     "compute_score_batch",
     "row_task",
+    "scores_of",
     "set_verifiers",
     "verifier_set",
 ]
@@ -245,8 +246,9 @@ def _judge(task: Task, solution_str: str, deadline_s: float) -> Verdict:
     return verdict
 
 
-def _scores(verdict: Verdict, binary: bool) -> dict[str, Any]:
-    """The reward dict of a verdict; every key is always there (veRL logs them as columns)."""
+def scores_of(verdict: Verdict, binary: bool = False) -> dict[str, Any]:
+    """The reward dict of a verdict: ``score`` (the reward, or 0/1 with ``binary``) and the
+    extra info veRL logs; every key is always there (veRL logs them as columns)."""
     return {
         "score": float(verdict.passed) if binary else float(verdict.reward),
         "passed": float(verdict.passed),
@@ -284,7 +286,7 @@ def compute_score(
     verdict = _judge(task, solution_str, float(deadline_s))
     if verdict.infra_error:
         _raise_infra([verdict], 1)
-    return _scores(verdict, binary)
+    return scores_of(verdict, binary)
 
 
 def compute_score_batch(
@@ -324,7 +326,7 @@ def compute_score_batch(
     failed = [v for v in verdicts if v.infra_error]
     if failed:
         _raise_infra(failed, n)
-    return [_scores(v, binary) for v in verdicts]
+    return [scores_of(v, binary) for v in verdicts]
 
 
 def _workers(verifiers: VerifierSet) -> int:
