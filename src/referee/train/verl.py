@@ -34,11 +34,12 @@ veRL's ``naive`` manager lets the exception through and the step fails loudly ra
 train on a 0 the model did not earn. Do **not** use ``reward_manager.name=rate_limited``: it
 turns every exception of the reward function, these included, into a reward of 0.
 
-Deadlines. Every sandbox run of one sample is killed when its deadline passes
-(:func:`referee.sandbox.deadline.deadline`; it works off the main thread, unlike veRL's
-SIGALRM ``compute_score_timeout``). Keep ``deadline_s`` above the verifier's own limits (a
-function task's program gets 30 s): a hung candidate then fails its tests (a 0 it earned), and
-the deadline only catches what is not the model's doing.
+Deadlines. At most as many samples are judged at once as the sandbox has workers, and each
+sample's deadline starts when its work starts. Every sandbox run of one sample is killed when
+its deadline passes (:func:`referee.sandbox.deadline.deadline`; it works off the main thread,
+unlike veRL's SIGALRM ``compute_score_timeout``). Keep ``deadline_s`` above the verifier's own
+limits (a function task's program gets 30 s): a hung candidate then fails its tests (a 0 it
+earned), and the deadline only catches what is not the model's doing.
 
 :func:`compute_score_batch` is the batched form (veRL's ``batch`` manager signature): samples
 judged concurrently, each under its own deadline, so one hung candidate never holds the batch
@@ -57,7 +58,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -99,6 +100,7 @@ _lock = threading.Lock()
 _verifiers: VerifierSet | None = None
 _own_verifiers = False
 _files: dict[str, dict[str, Task]] = {}
+_slot_sem: tuple[int, threading.BoundedSemaphore] | None = None
 
 
 class TaskNotFound(ConfigError):
@@ -238,11 +240,27 @@ def _judge_once(task: Task, answer: str, deadline_s: float) -> Verdict:
     return verdict
 
 
-def _judge(task: Task, solution_str: str, deadline_s: float) -> Verdict:
+def _slots() -> threading.BoundedSemaphore:
+    """As many samples judged at once as the sandbox has workers: a sample's deadline starts
+    when its work does, not while it waits behind others (veRL may call from 30 threads)."""
+    global _slot_sem
+    workers = _workers(verifier_set())
+    with _lock:
+        if _slot_sem is None or _slot_sem[0] != workers:
+            _slot_sem = (workers, threading.BoundedSemaphore(workers))
+        return _slot_sem[1]
+
+
+def _judge(
+    task: Task, solution_str: str, deadline_s: float, on_start: Callable[[], None] | None = None
+) -> Verdict:
     answer = answer_for(task, solution_str)
-    verdict = _judge_once(task, answer, deadline_s)
-    if verdict.infra_error and verdict.verifier != _VERIFIER:  # once more, unless a deadline
+    with _slots():
+        if on_start is not None:
+            on_start()
         verdict = _judge_once(task, answer, deadline_s)
+        if verdict.infra_error and verdict.verifier != _VERIFIER:  # once more, unless a deadline
+            verdict = _judge_once(task, answer, deadline_s)
     return verdict
 
 
@@ -340,8 +358,9 @@ def _judge_all(
     started: dict[int, float] = {}
 
     def job(i: int) -> Verdict:
-        started[i] = time.monotonic()
-        return _judge(tasks[i], texts[i], deadline_s)
+        return _judge(
+            tasks[i], texts[i], deadline_s, lambda: started.__setitem__(i, time.monotonic())
+        )
 
     results: dict[int, Verdict] = {}
     pool = ThreadPoolExecutor(max(1, min(workers, len(tasks))), thread_name_prefix="referee-verl")
