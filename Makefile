@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: bootstrap demo test lint typecheck bench bench-service bench-synth clean
+.PHONY: bootstrap demo test test-trainers lint typecheck bench bench-service bench-synth clean
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -13,6 +13,9 @@ demo: bootstrap   # referee train with its defaults: under 10 minutes on 2 CPU c
 test:   # the browser and wire-contract tests must run here, not skip: their needs are installed
 	WITH_BROWSER=1 scripts/bootstrap-contracts.sh
 	REFEREE_REQUIRE_BROWSER=1 REFEREE_REQUIRE_CONTRACTS=1 scripts/run-tests.sh
+
+test-trainers:   # each trainer's contract tests in its own venv (built if missing); never skips
+	REFEREE_REQUIRE_TRAINERS=1 scripts/run-trainer-tests.sh
 
 lint: bootstrap
 	$(VENV)/bin/ruff check src tests bench

@@ -26,7 +26,7 @@ rm -rf "$venv"
   | { grep -v "is ignored: it is neither a file nor a directory" || true; }
 # The modules the contract test imports must import (probe list per trainer).
 case "$name" in
-  verl) mods="verl verl.workers.reward_manager verl.experimental.reward_loop.reward_loop verl.experimental.agent_loop.agent_loop" ;;
+  verl) mods="verl verl.workers.reward_manager verl.experimental.reward_loop.reward_loop verl.experimental.agent_loop.agent_loop referee.train.verl_agent" ;;
   skyrl-gym) mods="skyrl_gym skyrl_gym.envs.base_text_env" ;;
   verifiers) mods="verifiers.v1 verifiers.v1.utils.loaders verifiers.v1.tasksets" ;;
   areal) mods="areal.api.reward_api areal.api.workflow_api areal.workflow.rlvr" ;;

@@ -29,7 +29,9 @@ from referee.track import (
 )
 from tests.track.test_store import make_trajectory
 
-SECRET = "hidden-reference-7f3a"  # a task's hidden data: it must never reach a dataset file
+# A task's hidden data: it never reaches a dataset file, except a veRL training row's
+# extra_info.referee_task (the reward's copy of the task, never shown to the model).
+SECRET = "hidden-reference-7f3a"
 
 
 def _task(name: str, split: str = "train") -> Task:
@@ -226,7 +228,10 @@ def test_trls_sft_trainer_prepares_the_rows_and_learns_only_the_assistant_turns(
 
 def _load(rows: list[dict[str, Any]], path: Path) -> Dataset:
     write_dataset(rows, path)
-    assert SECRET not in path.read_bytes().decode("utf-8", "replace")
+    public = [{**r, "extra_info": {**r.get("extra_info", {}), "referee_task": ""}} for r in rows]
+    assert SECRET not in json.dumps(public)
+    if all("referee_task" not in r.get("extra_info", {}) for r in rows):
+        assert SECRET not in path.read_bytes().decode("utf-8", "replace")
     return (
         Dataset.from_parquet(str(path))
         if path.suffix == ".parquet"
@@ -261,11 +266,13 @@ def test_verl_rows_have_verls_schema(store: TrackStore, tmp_path: Path):
     row = ds[1]
     assert row["data_source"] == "referee/code" and row["ability"] == "code"
     assert row["reward_model"] == {"style": "rule", "ground_truth": "demo/mul-v1"}
+    task = Task.model_validate_json(row["extra_info"].pop("referee_task"))
+    assert task == TASKS[1]  # the reward's copy of the task (referee.train.verl)
     assert row["extra_info"] == {"index": 1, "task_id": "demo/mul-v1", "split": "train"}
     assert row["prompt"][1] == {"role": "user", "content": "Solve demo/mul-v1."}
     val = verl_rows(store, split="heldout", data_source="mine")
     assert [(r["data_source"], r["extra_info"]["split"]) for r in val] == [("mine", "heldout")]
-    assert "agent_name" not in val[0]
+    assert "agent_name" not in val[0] and SECRET not in json.dumps(val)  # held out: no tests
 
 
 def test_skyrl_rows_have_skyrls_schema(store: TrackStore, tmp_path: Path):

@@ -28,8 +28,13 @@ model had written the body.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from referee.tasks.model import Task
 
 __all__ = [
+    "answer_for",
     "extract_code",
     "extract_diff",
     "message_text",
@@ -160,3 +165,24 @@ def text_answer(
     if diff is None and not final_only:
         return text
     return diff
+
+
+def answer_for(task: Task, text: str) -> str:
+    """The answer the verifier judges for ``task`` when a model wrote the plain text ``text``
+    (:func:`text_answer`, as a single-turn episode reads it): a function task's completion, a
+    repository task's diff (else the text), the text for other kinds; "" when it holds no code.
+    What every trainer's reward route uses (the reward protocols of ``referee serve``, veRL's
+    ``compute_score``)."""
+    from referee.tasks.kinds import TaskKind
+
+    if task.kind == TaskKind.FUNCTION:
+        answer = text_answer(
+            text,
+            kind=task.kind.value,
+            code_prompt=str(task.payload.get("code_prompt", "")),
+            entry_point=str(task.payload.get("entry_point", "")),
+        )
+        return answer or ""
+    if task.kind.is_repository:
+        return text_answer(text, kind=task.kind.value) or ""
+    return strip_end_tokens(text)

@@ -18,11 +18,14 @@ no half object.
 ...     write_dataset(verl_rows(store), "verl-train.parquet")
 ...     write_dataset(verl_rows(store, split="heldout"), "verl-val.parquet")
 
-The rows never carry a task's hidden data: the RL rows' ``ground_truth`` is the task id, which
-referee's reward adapters resolve to the task and its verifier. Training exports take the
-``train`` split only unless asked for ``heldout`` by name (for evaluation files), so held-out
-tasks do not reach a training set by accident; quarantined tasks (an audit label, or a
-quarantined verifier that judged them) and canary tasks (impossible on purpose) never do.
+The rows carry a task's hidden data in one place only: a veRL training row holds its task (with
+its tests) in ``extra_info.referee_task``, which veRL hands to the reward function and never
+shows the model (see :mod:`referee.tasks.trainer_rows`); every other row, and every held-out
+row, names its task by id, which referee's reward adapters resolve to the task and its verifier.
+Training exports take the ``train`` split only unless asked for ``heldout`` by name (for
+evaluation files), so held-out tasks do not reach a training set by accident; quarantined tasks
+(an audit label, or a quarantined verifier that judged them) and canary tasks (impossible on
+purpose) never do.
 :func:`export_run` says how many it left out, and why (:class:`ExportReport`).
 """
 
@@ -268,24 +271,16 @@ def verl_rows(
     data_source: str | None = None,
     agent_name: str | None = None,
 ) -> list[Row]:
-    """Task prompts as veRL rows (trainers.md 2.1).
+    """Task prompts as veRL rows (trainers.md 2.1), as :func:`referee.tasks.trainer_rows.verl_row`
+    makes them: ``reward_model.ground_truth`` is the task id; a training row carries its task
+    for :func:`referee.train.verl.compute_score` (``extra_info.referee_task``); ``data_source``
+    defaults to ``referee/<domain>``; ``agent_name`` selects an agent loop."""
+    from referee.tasks.trainer_rows import verl_row
 
-    ``data_source`` (default ``referee/<domain>``) is what veRL's ``compute_score`` dispatches
-    on; ``reward_model.ground_truth`` is the task id; ``agent_name`` selects an agent loop.
-    """
-    rows = []
-    for i, t in enumerate(_tasks(source, split, run_id)):
-        row: Row = {
-            "data_source": data_source or f"referee/{t.domain}",
-            "prompt": _prompt(t),
-            "ability": t.domain,
-            "reward_model": {"style": "rule", "ground_truth": t.id},
-            "extra_info": {"index": i, "task_id": t.id, "split": t.split},
-        }
-        if agent_name is not None:
-            row["agent_name"] = agent_name
-        rows.append(row)
-    return rows
+    return [
+        verl_row(t, i, agent_name=agent_name, data_source=data_source)
+        for i, t in enumerate(_tasks(source, split, run_id))
+    ]
 
 
 def skyrl_rows(

@@ -29,11 +29,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from referee.envs.answers import strip_end_tokens, text_answer
+from referee.envs.answers import answer_for
 from referee.service.http_errors import ApiError
 from referee.service.state import Service
-from referee.tasks.kinds import TaskKind
-from referee.tasks.model import Task
 from referee.verify.verdict import Verdict
 
 __all__ = [
@@ -75,23 +73,6 @@ def task_id_of(label: Any) -> str:
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-def answer_for(task: Task, text: str) -> str:
-    """The completion the verifier judges for ``task`` when the model wrote ``text``
-    (:func:`referee.envs.answers.text_answer`, as a single-turn episode reads it); "" when the
-    text holds no code."""
-    if task.kind == TaskKind.FUNCTION:
-        answer = text_answer(
-            text,
-            kind=task.kind.value,
-            code_prompt=str(task.payload.get("code_prompt", "")),
-            entry_point=str(task.payload.get("entry_point", "")),
-        )
-        return answer or ""
-    if task.kind.is_repository:
-        return text_answer(text, kind=task.kind.value) or ""
-    return strip_end_tokens(text)
 
 
 async def judge(service: Service, samples: Sequence[tuple[str, str]], route: str) -> list[Verdict]:
