@@ -471,7 +471,12 @@ def tasks_gold(file: Annotated[str, _task_file()]) -> None:
 @tasks_app.command("export")
 def tasks_export(
     file: Annotated[str, _task_file()],
-    fmt: Annotated[str, typer.Option("--format", help="The trainer's dataset format: verl.")],
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format", help="The trainer's dataset format: verl, skyrl, rllm, areal, nemo-gym."
+        ),
+    ],
     out: Annotated[
         str,
         typer.Option(

@@ -31,6 +31,8 @@ file; canary tasks never (:func:`referee.track.export.select_tasks`).
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,7 +42,7 @@ from referee.errors import ConfigError
 from referee.storage import is_local, local_path
 from referee.tasks.model import Task
 
-__all__ = ["ROW_FORMATS", "TaskExport", "export_tasks", "verl_row"]
+__all__ = ["ROW_FORMATS", "TaskExport", "export_tasks", "row_function", "verl_row"]
 
 Row = dict[str, Any]
 #: ``row(task, index, *, source, **options) -> row``; see the module.
@@ -81,7 +83,39 @@ def verl_row(
 
 
 #: Format name -> row function. Add a trainer's format here (one function each).
-ROW_FORMATS: dict[str, RowFormat] = {"verl": verl_row}
+#: Format name -> its row function, or where it lives (``"module:function"``): the other
+#: trainers' rows are made by their adapters (``referee.train.*``, ``referee.service.compat``),
+#: which sit above this module, so they are named here and imported only when used.
+ROW_FORMATS: dict[str, RowFormat | str] = {
+    "verl": verl_row,
+    "skyrl": "referee.train.skyrl:skyrl_row",
+    "rllm": "referee.train.rllm:rllm_row",
+    "areal": "referee.train.areal:areal_row",
+    "nemo-gym": "referee.service.compat.nemo_gym:nemo_gym_row",
+}
+
+
+def row_function(fmt: str) -> RowFormat:
+    """The row function of ``fmt`` as ``row(task, index, *, source, **options)``: a function
+    that takes fewer arguments is given only those it takes (``index`` by position, ``source``
+    and options by name). An unknown format is a :class:`ConfigError` naming the known ones."""
+    entry = ROW_FORMATS.get(fmt)
+    if entry is None:
+        raise ConfigError(f"unknown format {fmt!r}; choose one of: {', '.join(ROW_FORMATS)}")
+    if not isinstance(entry, str):
+        return entry
+    module, _, name = entry.partition(":")
+    fn: Callable[..., Row] = getattr(importlib.import_module(module), name)
+    params = inspect.signature(fn).parameters
+    positional = [
+        p for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+
+    def row(task: Task, index: int, **options: Any) -> Row:
+        kwargs = {k: v for k, v in options.items() if k in params and v is not None}
+        return fn(task, index, **kwargs) if len(positional) >= 2 else fn(task, **kwargs)
+
+    return row
 
 
 @dataclass(frozen=True)
@@ -111,9 +145,7 @@ def export_tasks(
     ``options`` go to the format's row function (``agent_name=`` for veRL)."""
     from referee.track.export import select_tasks, write_dataset
 
-    make = ROW_FORMATS.get(fmt)
-    if make is None:
-        raise ConfigError(f"unknown format {fmt!r}; choose one of: {', '.join(ROW_FORMATS)}")
+    make = row_function(fmt)
     chosen = select_tasks(tasks, split)
     rows = [make(t, i, source=source, **options) for i, t in enumerate(chosen.tasks)]
     return TaskExport(write_dataset(rows, out), chosen.left_out)
