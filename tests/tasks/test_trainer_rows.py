@@ -42,5 +42,5 @@ def test_each_format_writes_the_splits_tasks_and_names_them(fmt: str, tmp_path: 
 
 
 def test_an_unknown_format_names_the_known_ones() -> None:
-    with pytest.raises(ConfigError, match="verl.*skyrl"):
+    with pytest.raises(ConfigError, match=r"verl.*skyrl"):
         row_function("parquet-for-my-trainer")
