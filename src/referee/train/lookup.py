@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import json
 import os
 import threading
 from collections.abc import Coroutine, Mapping, Sequence
@@ -47,6 +48,8 @@ __all__ = [
     "TASKS_ENV",
     "TaskSource",
     "check_split",
+    "label_task_id",
+    "label_task_id_or_none",
     "resolve_task",
     "run_sync",
     "score_text",
@@ -84,6 +87,42 @@ def task_id_of(row: Mapping[str, Any]) -> str:
         "the row names no referee task: expected task_id, extra_info.task_id, "
         f"reward_spec.ground_truth or reward_model.ground_truth; its keys are {sorted(row)}"
     )
+
+
+def label_task_id_or_none(label: Any) -> str | None:
+    """The task id a reward-protocol label carries (OpenRLHF's and slime's ``--label-key``
+    column), or None: the id itself (``"HumanEval/0"``), or a JSON object with a ``task_id``
+    string, given as a string (``'{"task_id": "HumanEval/0"}'``) or as an object. The one rule
+    for these labels: referee's reward service (:mod:`referee.service.compat.rewards`) and the
+    in-process adapters (:mod:`referee.train.openrlhf`, :mod:`referee.train.slime`) both use it.
+
+    >>> label_task_id_or_none("HumanEval/0"), label_task_id_or_none('{"task_id": "HumanEval/0"}')
+    ('HumanEval/0', 'HumanEval/0')
+    """
+    value: Any = label
+    if isinstance(label, str) and label.lstrip().startswith("{"):
+        try:
+            value = json.loads(label)
+        except ValueError:
+            value = label  # not JSON after all: an id that starts with a brace
+    if isinstance(value, Mapping):
+        value = value.get("task_id")
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return value.strip()
+
+
+def label_task_id(label: Any) -> str:
+    """:func:`label_task_id_or_none`, with a :class:`ConfigError` for a label naming no task."""
+    tid = label_task_id_or_none(label)
+    if tid is None:
+        shown = repr(label)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise ConfigError(
+            f"cannot read a task id from the label {shown}; the label must be the task id "
+            '(a string, e.g. "HumanEval/0") or a JSON object with a "task_id" string'
+        )
+    return tid
 
 
 def _index(path: str) -> dict[str, Task]:

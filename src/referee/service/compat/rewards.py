@@ -25,13 +25,13 @@ trainer's client retries, and never trains on a 0 the model did not earn.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from referee.envs.answers import answer_for
 from referee.service.http_errors import ApiError
 from referee.service.state import Service
+from referee.train.lookup import label_task_id_or_none
 from referee.verify.verdict import Verdict
 
 __all__ = [
@@ -50,16 +50,10 @@ MAX_WAIT_S = 30.0
 
 
 def task_id_of(label: Any) -> str:
-    """The task id a label carries (see the module); :class:`ApiError` 422 when none."""
-    value: Any = label
-    if isinstance(label, str) and label.lstrip().startswith("{"):
-        try:
-            value = json.loads(label)
-        except ValueError:
-            value = label  # not JSON after all: an id that starts with a brace
-    if isinstance(value, dict):
-        value = value.get("task_id")
-    if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID:
+    """The task id a label carries (see the module; the rule is
+    :func:`referee.train.lookup.label_task_id_or_none`); :class:`ApiError` 422 when none."""
+    value = label_task_id_or_none(label)
+    if value is None or len(value) > MAX_ID:
         raise ApiError(
             422,
             "invalid_label",
@@ -67,7 +61,7 @@ def task_id_of(label: Any) -> str:
             'id (a string, e.g. "HumanEval/0") or a JSON object with a "task_id" string '
             "(GET /v1/tasks lists the ids the server holds)",
         )
-    return value.strip()
+    return value
 
 
 def _shown(value: Any) -> str:
