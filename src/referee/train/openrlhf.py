@@ -162,7 +162,7 @@ def agent_executor(
 
 
 _lock = threading.Lock()
-_default: type | None = None
+_default: Any = None
 
 
 def __getattr__(name: str) -> Any:
