@@ -205,4 +205,6 @@ def test_referee_eval_of_a_local_model_prints_its_result_and_no_library_noise(
     # The result line is on stdout (QA finding 6; it was on stderr), and stderr holds no noise.
     assert not p.stderr.strip(), p.stderr
     lines = [line for line in p.stdout.decode().splitlines() if line.strip()]
-    assert len(lines) == 1 and "(greedy); sampled pass@1" in lines[0], lines
+    # issue 14: the result names the tasks solved and the greedy pass's tokens per second.
+    assert len(lines) == 3 and "(greedy); sampled pass@1" in lines[0], lines
+    assert lines[1].startswith("solved (") and lines[2].startswith("greedy pass: "), lines
