@@ -160,3 +160,33 @@ def test_generation_runs_on_a_real_gpu() -> None:  # pragma: no cover - needs a 
     )
     assert 1 <= g.completion_tokens <= 4
     policy.close()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["train", "--device", "cuda", "--steps", "1"],
+        ["eval", "--device", "cuda", "--policy", "local:/no/such", "--tasks", "x.jsonl"],
+        ["train", "--device", "gpu"],
+    ],
+)
+def test_the_commands_refuse_a_device_they_cannot_have(
+    args: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    r = CliRunner().invoke(app, args, prog_name="referee")
+    assert r.exit_code == 2, r.output
+    assert "device" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "runs").exists()  # refused before any work
+
+
+def test_train_passes_the_device_to_the_experiment() -> None:
+    from referee.experiments.listops import experiment_config
+
+    assert experiment_config({"run_dir": "r"}, env="code-single").model.device == "auto"
+    assert experiment_config({"device": "cpu", "run_dir": "r"}, env="code").model.device == "cpu"
