@@ -96,6 +96,10 @@ class TransformersPolicy:
             model (and, unless given, the tokenizer) from.
     """
 
+    #: One generation at a time (one worker thread): callers that queue requests behind it
+    #: (``referee eval``) run their episodes one by one instead.
+    serial = True
+
     def __init__(
         self,
         model_or_path: PreTrainedModel | str,

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from referee.envs.base import EpisodeLimits
 from referee.envs.registry import make_env
 from referee.envs.runtime import CodeRuntime
 from referee.errors import ConfigError, PolicyError, RefereeError
@@ -135,6 +136,13 @@ def evaluate_policy(
     if concurrency < 1 or max_tokens < 1:
         raise ConfigError("concurrency and max_tokens must be at least 1")
     policy = policy_for_eval(spec, device=device)
+    # A local model generates one answer at a time: episodes queued behind it would spend
+    # their policy watchdog waiting (issue 14: 3 of 40 HumanEval answers of SmolLM2 were
+    # "infrastructure faults" so), so they run one by one, with a CPU's pace in the watchdogs.
+    serial = bool(getattr(policy, "serial", False))
+    policy_timeout_s = 900.0 if serial else Sampling().timeout_s
+    limits = EpisodeLimits(episode_timeout_s=policy_timeout_s + 300.0) if serial else None
+    concurrency = 1 if serial else concurrency
     runtime = CodeRuntime()
 
     async def run(group: int, sampling: Sampling) -> list[Trajectory]:
@@ -144,6 +152,7 @@ def evaluate_policy(
             concurrency=concurrency,
             group_size=group,
             sampling=sampling,
+            limits=limits or EpisodeLimits(),
             log_faults=False,  # reported once, below: the error, or one warning per fault
         )
         return await runner.run(list(tasks))
@@ -156,7 +165,9 @@ def evaluate_policy(
             # SandboxUnavailable instead of in every episode.
             await asyncio.to_thread(lambda: runtime.function_verifier)
             t0 = time.perf_counter()
-            greedy = await run(1, Sampling(temperature=0.0, max_tokens=max_tokens))
+            greedy = await run(
+                1, Sampling(temperature=0.0, max_tokens=max_tokens, timeout_s=policy_timeout_s)
+            )
             timing["greedy_s"] = time.perf_counter() - t0
             if all(not tr.ok for tr in greedy):
                 first = greedy[0].error
@@ -169,7 +180,10 @@ def evaluate_policy(
             sampled: list[Trajectory] = []
             if samples:
                 sampled = await run(
-                    samples, Sampling(temperature=1.0, max_tokens=max_tokens, seed=0)
+                    samples,
+                    Sampling(
+                        temperature=1.0, max_tokens=max_tokens, seed=0, timeout_s=policy_timeout_s
+                    ),
                 )
                 _warn_faults(sampled, "sampled")
             return greedy, sampled
