@@ -743,6 +743,9 @@ def doctor(
     out.print(f"fast path: {probe.summary()}", markup=False, highlight=False)
 
 
+_DEVICE_HELP = "auto (CUDA where torch sees a GPU, bf16 where supported; else the CPU), cpu or cuda"
+
+
 @app.command()
 def train(
     ctx: typer.Context,
@@ -807,6 +810,7 @@ def train(
         typer.Option(help="Run folder, new or empty (default runs/train-<time>)."),
     ] = None,
     control: Annotated[bool, typer.Option(help="Run the SFT-only control.")] = True,
+    device: Annotated[str, typer.Option(help=_DEVICE_HELP + ".")] = "auto",
     as_json: Annotated[
         bool,
         typer.Option("--json", help="stdout: one JSON object, the results (the table: stderr)."),
@@ -814,7 +818,10 @@ def train(
 ) -> None:
     """Fine-tune on imperfect demonstrations, then GRPO with verifier rewards; held-out table."""
     from referee.experiments.listops import experiment_config, results_table, run_experiment
+    from referee.policy.device import pick_device
     from referee.ui.tables import print_table
+
+    pick_device(device)  # a bad or unavailable --device: exit 2 before any work
 
     # Only the options given go to the library: the ones left out take the mode's defaults
     # (multi-turn has its own, smaller ones). The run folder is always named here.
@@ -847,7 +854,13 @@ def train(
 
 @app.command("eval")
 def eval_(
-    policy: Annotated[str, typer.Option(help="local:PATH (a model folder), or openai:URL#MODEL.")],
+    policy: Annotated[
+        str,
+        typer.Option(
+            help="local:PATH (a model folder, a .gguf file, or pkg:MODULE: an installed "
+            "package holding one), or openai:URL#MODEL."
+        ),
+    ],
     tasks: Annotated[str, typer.Option("--tasks", help=_TASKS_HELP)],
     split: Annotated[str, typer.Option(help="heldout, train or all.")] = "heldout",
     samples: Annotated[
@@ -859,10 +872,18 @@ def eval_(
         ),
     ] = 0,
     limit: Annotated[int | None, typer.Option(min=1, help="At most N tasks.")] = None,
+    max_tokens: Annotated[
+        int, typer.Option(min=1, help="Most tokens the policy writes per answer.")
+    ] = 256,
+    device: Annotated[str, typer.Option(help=_DEVICE_HELP + " (a local: model)")] = "auto",
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Evaluate a policy on function tasks: greedy pass@1 (and pass@k with --samples)."""
+    from referee.policy.device import pick_device
     from referee.rollout.evaluate import evaluate_policy
+
+    if policy.startswith("local:"):
+        pick_device(device)  # a bad or unavailable --device: exit 2 before any loading
 
     if split not in ("heldout", "train", "all"):
         raise ConfigError(f"--split must be heldout, train or all, got {split!r}")
@@ -876,9 +897,11 @@ def eval_(
             f"or hold some out with `referee tasks split {tasks} --heldout 0.2 --out FILE`"
         )
     chosen = chosen[:limit] if limit else chosen
-    result = evaluate_policy(policy, chosen, samples=samples)
+    result = evaluate_policy(policy, chosen, samples=samples, max_tokens=max_tokens, device=device)
     data = {"tasks": len(chosen), "split": split, "pass_at_1": result.pass_at_1,
-            "pass_at_k": result.pass_at_k, "infra_errors": result.infra_errors}  # fmt: skip
+            "pass_at_k": result.pass_at_k, "infra_errors": result.infra_errors,
+            "solved": result.solved, "completion_tokens": result.completion_tokens,
+            "greedy_s": result.greedy_s}  # fmt: skip
     sampled = ", ".join(f"pass@{k} {v:.3f}" for k, v in result.pass_at_k.items())
     if as_json:
         print(json.dumps(data))
@@ -887,6 +910,12 @@ def eval_(
             f"{len(chosen)} {split} tasks: pass@1 {result.pass_at_1:.3f}"
             + (f" (greedy); sampled {sampled}" if sampled else "")
             + f"; {result.infra_errors} infra errors"
+        )
+        print(f"solved ({len(result.solved)}): {' '.join(result.solved) or 'none'}")
+        rate = result.completion_tokens / result.greedy_s if result.greedy_s else 0.0
+        print(
+            f"greedy pass: {result.completion_tokens} tokens in {result.greedy_s:.0f}s "
+            f"({rate:.1f} tokens/s, verdicts included)"
         )
 
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from referee.errors import ConfigError
 from referee.policy import policy_from_spec
-from referee.policy.folder import model_folder_problem
+from referee.policy.folder import ModelSource, locate_model, model_folder_problem
 
 
 def fake_model(folder: Path) -> Path:
@@ -72,3 +73,97 @@ def test_local_spec_of_a_missing_path_is_refused_at_once_without_the_hub(tmp_pat
     with pytest.raises(ConfigError, match=r"pass .*model-"):
         policy_from_spec(f"local:{fake_run(tmp_path / 'run')}")
     assert time.perf_counter() - t0 < 2  # no hub retries
+
+
+# ---- issue 14: GGUF models (a .gguf file, a folder holding one, pkg:MODULE) -------------------
+
+
+def gguf_folder(folder: Path, *names: str) -> Path:
+    folder.mkdir(parents=True)
+    for name in names:
+        (folder / name).write_bytes(b"GGUF")
+    return folder
+
+
+def test_a_gguf_file_is_its_folder_and_its_name(tmp_path: Path) -> None:
+    folder = gguf_folder(tmp_path / "m", "Small.Q4_1.gguf")
+    source = locate_model(folder / "Small.Q4_1.gguf")
+    assert source == ModelSource(folder, "Small.Q4_1.gguf")
+    assert source.label == str(folder / "Small.Q4_1.gguf")
+
+
+def test_a_folder_with_one_gguf_and_no_config_is_that_gguf(tmp_path: Path) -> None:
+    folder = gguf_folder(tmp_path / "m", "a.gguf")
+    (folder / "README.md").write_text("x")
+    assert locate_model(folder) == ModelSource(folder, "a.gguf")
+
+
+def test_several_ggufs_name_the_choice(tmp_path: Path) -> None:
+    folder = gguf_folder(tmp_path / "m", "a.gguf", "b.gguf")
+    problem = locate_model(folder)
+    assert isinstance(problem, str)
+    assert "2 .gguf files (a.gguf, b.gguf)" in problem and str(folder / "a.gguf") in problem
+
+
+def test_a_model_folder_wins_over_a_stray_gguf(tmp_path: Path) -> None:
+    folder = fake_model(tmp_path / "m")
+    (folder / "extra.gguf").write_bytes(b"GGUF")
+    assert locate_model(folder) == ModelSource(folder, None)
+
+
+def test_what_is_neither_says_so(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("x")
+    assert locate_model(tmp_path / "notes.txt") == (
+        f"{tmp_path / 'notes.txt'} is a file, not a model folder or a .gguf file"
+    )
+    assert "no config.json" in str(locate_model(gguf_folder(tmp_path / "empty")))
+    assert locate_model(tmp_path / "nothing") == f"{tmp_path / 'nothing'} does not exist"
+
+
+def test_pkg_finds_the_gguf_a_package_ships_without_importing_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pkg = gguf_folder(tmp_path / "site" / "fake_model_pkg", "Tiny.gguf")
+    # Importing the package would fail: locate_model must only find it.
+    (pkg / "__init__.py").write_text("raise ImportError('imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    assert locate_model("pkg:fake_model_pkg") == ModelSource(pkg, "Tiny.gguf")
+
+
+def test_pkg_problems_are_one_line(tmp_path: Path) -> None:
+    assert locate_model("pkg:no_such_model_pkg") == (
+        "pkg:no_such_model_pkg: no installed package provides no_such_model_pkg"
+    )
+    assert "top-level package" in str(locate_model("pkg:a.b"))
+
+
+def test_a_gguf_spec_loads_with_gguf_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from referee.policy import local
+
+    made: list[tuple[Any, ...]] = []
+
+    class Recorder:
+        def __init__(self, path: str, **kw: Any) -> None:
+            made.append((path, kw))
+
+    monkeypatch.setattr(local, "TransformersPolicy", Recorder)
+    folder = gguf_folder(tmp_path / "m", "a.gguf")
+    policy_from_spec(f"local:{folder / 'a.gguf'}#cpu")
+    policy_from_spec(f"local:{folder}", device="auto")
+    assert made == [
+        (str(folder), {"device": "cpu", "gguf_file": "a.gguf", "name": f"local:{folder}/a.gguf"}),
+        (str(folder), {"device": "auto", "gguf_file": "a.gguf", "name": f"local:{folder}/a.gguf"}),
+    ]
+
+
+def test_a_gguf_without_the_gguf_package_names_the_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from referee import optional
+    from referee.policy.local import TransformersPolicy
+
+    real = optional._installed
+    monkeypatch.setattr(optional, "_installed", lambda m: m != "gguf" and real(m))
+    folder = gguf_folder(tmp_path / "m", "a.gguf")
+    with pytest.raises(ConfigError, match=r"pip install gguf==0\.19\.0"):
+        TransformersPolicy(str(folder), gguf_file="a.gguf", device="cpu")

@@ -205,4 +205,30 @@ def test_referee_eval_of_a_local_model_prints_its_result_and_no_library_noise(
     # The result line is on stdout (QA finding 6; it was on stderr), and stderr holds no noise.
     assert not p.stderr.strip(), p.stderr
     lines = [line for line in p.stdout.decode().splitlines() if line.strip()]
-    assert len(lines) == 1 and "(greedy); sampled pass@1" in lines[0], lines
+    # issue 14: the result names the tasks solved and the greedy pass's tokens per second.
+    assert len(lines) == 3 and "(greedy); sampled pass@1" in lines[0], lines
+    assert lines[1].startswith("solved (") and lines[2].startswith("greedy pass: "), lines
+
+
+def test_a_local_models_episodes_run_one_by_one_with_a_cpus_watchdogs(
+    tasks: list[Task], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 14: eight episodes queued behind one generation thread spent their 120 s policy
+    # watchdog waiting, and SmolLM2's slow answers became "infrastructure faults".
+    from referee.policy import ScriptedPolicy
+    from referee.rollout import evaluate as evaluate_module
+
+    seen: list[tuple[int, float, float]] = []
+    real = evaluate_module.RolloutRunner
+
+    def recording(*args: Any, **kw: Any) -> Any:
+        seen.append((kw["concurrency"], kw["sampling"].timeout_s, kw["limits"].episode_timeout_s))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(evaluate_module, "RolloutRunner", recording)
+    serial = ScriptedPolicy("    return []")
+    serial.serial = True  # type: ignore[attr-defined]
+    for policy in (ScriptedPolicy("    return []"), serial):
+        monkeypatch.setattr(evaluate_module, "policy_for_eval", lambda spec, device, p=policy: p)
+        evaluate_policy("scripted:x", tasks[:2])
+    assert seen == [(8, 120.0, 300.0), (1, 900.0, 1200.0)]

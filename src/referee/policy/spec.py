@@ -4,8 +4,12 @@ Accepted forms::
 
     openai:http://host:8000/v1#MODEL    an OpenAI-compatible server (vLLM, SGLang...) and the
                                         served model's name; the key, if any, from OPENAI_API_KEY
-    local:PATH[#DEVICE]                 a transformers model folder (save_pretrained's), on
-                                        DEVICE (cpu); never a hub id: nothing is downloaded
+    local:PATH[#DEVICE]                 a transformers model folder (save_pretrained's), a
+                                        .gguf file (or a folder holding one), or pkg:MODULE
+                                        (an installed package's folder holding a .gguf), on
+                                        DEVICE (auto: CUDA if present, else cpu; see
+                                        referee.policy.device); never a hub id: nothing is
+                                        downloaded
     scripted:TEXT                       answers TEXT on every turn (smoke tests)
     scripted:@FILE.json                 a JSON list of replies, one per turn (text or messages)
 
@@ -23,7 +27,7 @@ from pathlib import Path
 
 from referee.errors import ConfigError
 from referee.policy.base import Policy
-from referee.policy.folder import model_folder_problem
+from referee.policy.folder import locate_model
 
 __all__ = ["FORMS", "policy_from_spec"]
 
@@ -39,8 +43,11 @@ def _bad(spec: str, why: str) -> ConfigError:
     return ConfigError(f"policy spec {spec!r}: {why}; accepted forms: {', '.join(FORMS)}")
 
 
-def policy_from_spec(spec: str) -> Policy:
-    """Build the policy that ``spec`` names (see the module docstring for the forms)."""
+def policy_from_spec(spec: str, *, device: str | None = None) -> Policy:
+    """Build the policy that ``spec`` names (see the module docstring for the forms).
+
+    ``device`` (``auto``, ``cpu``, ``cuda``) is where a ``local:`` model runs, unless the spec
+    names one after ``#``."""
     kind, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise _bad(spec, "expected KIND:VALUE")
@@ -52,13 +59,18 @@ def policy_from_spec(spec: str) -> Policy:
 
         return OpenAIPolicy(url, model, api_key=os.environ.get("OPENAI_API_KEY") or None)
     if kind == "local":
-        path, _, device = rest.partition("#")
-        problem = model_folder_problem(path)
-        if problem is not None:  # before transformers takes it for a hub id and goes online
-            raise _bad(spec, problem)
+        path, _, named = rest.partition("#")
+        source = locate_model(path)
+        if isinstance(source, str):  # before transformers takes it for a hub id and goes online
+            raise _bad(spec, source)
         from referee.policy.local import TransformersPolicy  # imports torch: only when asked
 
-        return TransformersPolicy(path, device=device or "cpu")
+        return TransformersPolicy(
+            str(source.folder),
+            device=named or device,
+            gguf_file=source.gguf_file,
+            name=f"local:{source.label}",
+        )
     if kind == "scripted":
         from referee.policy.scripted import Reply, ScriptedPolicy
 

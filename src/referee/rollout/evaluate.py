@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from referee.envs.base import EpisodeLimits
 from referee.envs.registry import make_env
 from referee.envs.runtime import CodeRuntime
 from referee.errors import ConfigError, PolicyError, RefereeError
@@ -45,6 +47,13 @@ class EvalResult:
     pass_at_k: dict[int, float] = field(default_factory=dict)  # from sampled completions
     infra_errors: int = 0
     completions: list[str] = field(default_factory=list)
+    completion_tokens: int = 0  # the greedy answers' tokens
+    greedy_s: float = 0.0  # wall seconds of the greedy pass (generation and verdicts)
+
+    @property
+    def solved(self) -> list[str]:
+        """The ids of the tasks whose greedy answer passed, in the tasks' order."""
+        return [t for t, ok in zip(self.task_ids, self.passed, strict=True) if ok]
 
     @property
     def pass_at_1(self) -> float:
@@ -63,16 +72,17 @@ def compact_prompt_format(messages: list[dict[str, Any]], tools: Any = None) -> 
     return compact_prompt(text)
 
 
-def policy_for_eval(spec: str) -> Any:
+def policy_for_eval(spec: str, *, device: str | None = None) -> Any:
     """The policy ``spec`` names; a local model without a chat template reads compact prompts.
     A local model loads quietly: the evaluation prints its own result, which transformers'
-    loading bars and notices would bury."""
+    loading bars and notices would bury. ``device``: where a local model runs
+    (:func:`~referee.policy.device.pick_device`; auto by default)."""
     if spec.startswith("local:"):
         from referee.policy.quiet import quiet_transformers
 
         quiet_transformers()
     try:
-        policy: Any = policy_from_spec(spec)
+        policy: Any = policy_from_spec(spec, device=device)
     except PolicyError as e:  # an openai: URL that is not http(s): a bad spec all the same
         raise ConfigError(f"policy spec {spec!r}: {e}; accepted forms: {', '.join(FORMS)}") from e
     tokenizer = getattr(policy, "tokenizer", None)
@@ -108,7 +118,7 @@ async def _close(policy: Any) -> None:
 
 def evaluate_policy(
     spec: str, tasks: Sequence[Task], *, samples: int = 0, ks: Sequence[int] | None = None,
-    concurrency: int = 8, max_tokens: int = 256,
+    concurrency: int = 8, max_tokens: int = 256, device: str | None = None,
 ) -> EvalResult:  # fmt: skip
     """Greedy pass@1 of the policy ``spec`` on ``tasks`` (and pass@k over ``samples``, for each
     k of ``ks`` up to ``samples``; by default 1, 2, 4, 8, ... and ``samples`` itself: :func:`~
@@ -125,7 +135,14 @@ def evaluate_policy(
         raise ConfigError(f"samples must be 0 (greedy only) or more, got {samples}")
     if concurrency < 1 or max_tokens < 1:
         raise ConfigError("concurrency and max_tokens must be at least 1")
-    policy = policy_for_eval(spec)
+    policy = policy_for_eval(spec, device=device)
+    # A local model generates one answer at a time: episodes queued behind it would spend
+    # their policy watchdog waiting (issue 14: 3 of 40 HumanEval answers of SmolLM2 were
+    # "infrastructure faults" so), so they run one by one, with a CPU's pace in the watchdogs.
+    serial = bool(getattr(policy, "serial", False))
+    policy_timeout_s = 900.0 if serial else Sampling().timeout_s
+    limits = EpisodeLimits(episode_timeout_s=policy_timeout_s + 300.0) if serial else None
+    concurrency = 1 if serial else concurrency
     runtime = CodeRuntime()
 
     async def run(group: int, sampling: Sampling) -> list[Trajectory]:
@@ -135,6 +152,7 @@ def evaluate_policy(
             concurrency=concurrency,
             group_size=group,
             sampling=sampling,
+            limits=limits or EpisodeLimits(),
             log_faults=False,  # reported once, below: the error, or one warning per fault
         )
         return await runner.run(list(tasks))
@@ -146,7 +164,11 @@ def evaluate_policy(
             # The sandbox and verifier now, so that a machine without one fails here with
             # SandboxUnavailable instead of in every episode.
             await asyncio.to_thread(lambda: runtime.function_verifier)
-            greedy = await run(1, Sampling(temperature=0.0, max_tokens=max_tokens))
+            t0 = time.perf_counter()
+            greedy = await run(
+                1, Sampling(temperature=0.0, max_tokens=max_tokens, timeout_s=policy_timeout_s)
+            )
+            timing["greedy_s"] = time.perf_counter() - t0
             if all(not tr.ok for tr in greedy):
                 first = greedy[0].error
                 why = f"in {first.where}: {first.message}" if first is not None else ""
@@ -158,13 +180,17 @@ def evaluate_policy(
             sampled: list[Trajectory] = []
             if samples:
                 sampled = await run(
-                    samples, Sampling(temperature=1.0, max_tokens=max_tokens, seed=0)
+                    samples,
+                    Sampling(
+                        temperature=1.0, max_tokens=max_tokens, seed=0, timeout_s=policy_timeout_s
+                    ),
                 )
                 _warn_faults(sampled, "sampled")
             return greedy, sampled
         finally:
             await _close(policy)
 
+    timing: dict[str, float] = {}
     try:
         greedy, sampled = asyncio.run(both())
     finally:
@@ -186,4 +212,6 @@ def evaluate_policy(
         pass_at_k=pass_k,
         infra_errors=infra_errors,
         completions=[tr.final_text() for tr in greedy],
+        completion_tokens=sum(tr.completion_tokens for tr in greedy),
+        greedy_s=round(timing.get("greedy_s", 0.0), 2),
     )

@@ -144,7 +144,9 @@ def test_an_empty_run_dir_is_accepted(tmp_path, monkeypatch):
     import referee.experiments.listops.process as process
 
     (tmp_path / "r").mkdir()
-    monkeypatch.setattr(process, "prepare_process", lambda: (_ for _ in ()).throw(KeyError("ok")))
+    monkeypatch.setattr(
+        process, "prepare_process", lambda device=None: (_ for _ in ()).throw(KeyError("ok"))
+    )
     result, _, _ = _train(tmp_path)
     assert isinstance(result.exception, KeyError)  # past every check: the work began
 

@@ -76,6 +76,9 @@ class ModelConfig:
     #: a fine-tuned model folder (a previous run's model-sft): fine-tuning is skipped and GRPO
     #: and the control start from it
     sft_checkpoint: str | None = None
+    #: where the model trains and generates: auto (CUDA where torch sees a GPU, in bf16 where
+    #: supported; else the CPU), cpu or cuda (referee.policy.device.pick_device)
+    device: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -194,6 +197,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "model": ("model", "model"),
     "tiny": ("model", "tiny"),
     "sft_checkpoint": ("model", "sft_checkpoint"),
+    "device": ("model", "device"),
     "sft_steps": ("sft", "steps"),
     "sft_batch": ("sft", "batch"),
     "sft_lr": ("sft", "lr"),

@@ -46,7 +46,7 @@ def generate_completions(
     try:
         for i in range(0, len(prompts), batch_size):
             chunk = list(prompts[i : i + batch_size])
-            enc = tokenizer(chunk, return_tensors="pt", padding=True)
+            enc = tokenizer(chunk, return_tensors="pt", padding=True).to(model.device)
             with torch.no_grad():
                 gen = model.generate(
                     **enc,

@@ -48,7 +48,7 @@ def run_experiment(cfg: ExperimentConfig, log: Callable[[str], None] = print) ->
         )
     from referee.experiments.listops.process import prepare_process
 
-    prepare_process()
+    prepare_process(cfg.model.device)
     with run_folder(RunLayout(cfg.run_dir), cfg, log) as layout:
         if cfg.multi_turn:
             from referee.experiments.listops.multi_turn import run_multi_turn

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from referee.experiments.listops.config import ExperimentConfig, GRPOConfig, TrackingConfig
-from referee.experiments.listops.process import Timer
+from referee.experiments.listops.process import Timer, trainer_device_args
 from referee.experiments.listops.results import GRPOResult
 from referee.rollout.evaluate import EvalResult
 from referee.tasks.model import Task
@@ -216,8 +216,7 @@ def run_grpo(
             logging_steps=1,
             save_strategy="no",
             report_to=tracking_cfg.report_to,
-            use_cpu=True,
-            bf16=False,
+            **trainer_device_args(),  # the CPU here; CUDA in bf16/fp16 where present
             gradient_checkpointing=False,
             seed=seed,
             dataloader_num_workers=0,

@@ -44,7 +44,7 @@ from referee.envs.runtime import CodeRuntime
 from referee.experiments.listops.config import ExperimentConfig
 from referee.experiments.listops.demonstrator import Demonstrator
 from referee.experiments.listops.grpo import StepRecord, grpo_pool, grpo_stage
-from referee.experiments.listops.process import Timer
+from referee.experiments.listops.process import Timer, place
 from referee.experiments.listops.results import ExperimentResults, SFTResult, experiment_results
 from referee.experiments.listops.tasks import prepare_tasks, task_prompt
 from referee.rollout.evaluate import EvalResult
@@ -290,6 +290,7 @@ def _experiment(
 
     m = cfg.model
     tok, model = chat_model(conversations, tools, model=m.model, tiny=m.tiny, seed=cfg.seed)
+    model = place(model)  # the run's device (the CPU here; CUDA where present)
     log(
         f"model: {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters, "
         f"vocabulary {len(tok)}"
@@ -349,6 +350,7 @@ def _experiment(
         tok, model = chat_model(
             conversations, tools, model=m.sft_checkpoint, tiny=m.tiny, seed=cfg.seed
         )
+        model = place(model)
         rows = rows_for(tok)
         sft_result = SFTResult.skipped(m.sft_checkpoint)
     else:

@@ -1,15 +1,25 @@
-"""The experiment's process: one torch thread, offline hub, quiet libraries, and the stage timer.
+"""The experiment's process: its device, offline hub, quiet libraries, and the stage timer.
 
 Every mode of the experiment starts the same way (:func:`prepare_process`) and times its stages
-with one :class:`Timer`, whose laps are the results' ``times``.
+with one :class:`Timer`, whose laps are the results' ``times``. The device is chosen once
+(:func:`referee.policy.device.pick_device`: CUDA where present, in bf16 where supported, else
+the CPU with one torch thread) and read back by the stages (:func:`run_device`,
+:func:`trainer_device_args`, :func:`place`).
 """
 
 from __future__ import annotations
 
 import os
 import time
+from typing import Any
 
-__all__ = ["Timer", "prepare_process", "quiet_libraries"]
+from referee.policy.device import Device, pick_device
+
+__all__ = [
+    "Timer", "place", "prepare_process", "quiet_libraries", "run_device", "trainer_device_args",
+]  # fmt: skip
+
+_device: Device | None = None
 
 
 class Timer:
@@ -34,12 +44,40 @@ def quiet_libraries() -> None:
     quiet_transformers()
 
 
-def prepare_process() -> None:
-    """One torch thread, the hub offline, TRL's experimental notice off, quiet libraries."""
+def run_device() -> Device:
+    """The device :func:`prepare_process` chose (``auto`` if it has not run)."""
+    return _device if _device is not None else pick_device()
+
+
+def trainer_device_args() -> dict[str, Any]:
+    """TRL/transformers ``TrainingArguments`` for the run's device: the CPU forced where there
+    is no GPU, mixed precision (bf16, or fp16 on older GPUs) where there is one."""
+    d = run_device()
+    return {"use_cpu": d.use_cpu, "bf16": d.bf16, "fp16": d.fp16}
+
+
+def place(model: Any) -> Any:
+    """``model`` on the run's device (float32 weights: the trainer autocasts); returned."""
     import torch
 
-    torch.set_num_threads(1)  # two threads on two shared cores were 10-30x slower here
+    # Module.to, called unbound: transformers' wrapped ``to`` confuses type checkers.
+    torch.nn.Module.to(model, run_device().device)
+    return model
+
+
+def prepare_process(device: str | None = None) -> Device:
+    """The device (``device``: auto, cpu, cuda; see :func:`~referee.policy.device.pick_device`),
+    one torch thread on the CPU, the hub offline, TRL's experimental notice off, quiet
+    libraries. Returns the device."""
+    import torch
+
+    global _device
+    _device = pick_device(device)
+    if _device.threads is not None:
+        # two threads on two shared cores were 10-30x slower here
+        torch.set_num_threads(_device.threads)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     # environment_factory is marked experimental in TRL; its notice on every run says nothing new.
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     quiet_libraries()
+    return _device

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.experiments.listops.config import SFTConfig
-from referee.experiments.listops.process import Timer
+from referee.experiments.listops.process import Timer, place, trainer_device_args
 from referee.experiments.listops.results import SFTResult
 from referee.track.layout import RunLayout
 
@@ -81,8 +81,7 @@ def fine_tune(
         logging_steps=25,
         save_strategy="no",
         report_to="none",
-        use_cpu=True,
-        bf16=False,
+        **trainer_device_args(),  # the CPU here; CUDA in bf16/fp16 where present
         # TRL turns checkpointing on by default; for a model this small it only recomputes
         # every forward pass (a quarter of each step's time here).
         gradient_checkpointing=False,
@@ -132,7 +131,7 @@ def run_control(
 
     from transformers import AutoModelForCausalLM
 
-    base = AutoModelForCausalLM.from_pretrained(layout.model_sft)
+    base = place(AutoModelForCausalLM.from_pretrained(layout.model_sft))
     pace = fine_tuning.pace_s
     planned = int(grpo_wall_s / pace) if pace > 0 else 10**6
     result = fine_tune(
@@ -153,7 +152,7 @@ def save_checkpoint(model: Any, tokenizer: Any, layout: RunLayout) -> Any:
 
     model.save_pretrained(layout.model_sft)
     tokenizer.save_pretrained(layout.model_sft)
-    return AutoModelForCausalLM.from_pretrained(layout.model_sft)
+    return place(AutoModelForCausalLM.from_pretrained(layout.model_sft))
 
 
 def control_stage(

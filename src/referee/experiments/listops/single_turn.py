@@ -30,7 +30,7 @@ from typing import Any
 from referee.experiments.listops.config import ExperimentConfig
 from referee.experiments.listops.demonstrator import Demonstrator
 from referee.experiments.listops.grpo import StepRecord, grpo_pool, grpo_stage
-from referee.experiments.listops.process import Timer
+from referee.experiments.listops.process import Timer, place
 from referee.experiments.listops.results import ExperimentResults, SFTResult, experiment_results
 from referee.experiments.listops.tasks import prepare_tasks, task_prompt
 from referee.rollout.evaluate import EvalResult
@@ -141,6 +141,7 @@ def run_single_turn(
         else:
             tokenizer = AutoTokenizer.from_pretrained(cfg.model.model)
             model = AutoModelForCausalLM.from_pretrained(cfg.model.model)
+        model = place(model)  # the run's device (the CPU here; CUDA where present)
 
         dev_scores: dict[str, float] = {}
         pass_k: dict[str, dict[int, float]] = {}
@@ -174,7 +175,7 @@ def run_single_turn(
         t0 = time.perf_counter()
         if cfg.model.sft_checkpoint:
             tokenizer = AutoTokenizer.from_pretrained(cfg.model.sft_checkpoint)
-            model = AutoModelForCausalLM.from_pretrained(cfg.model.sft_checkpoint)
+            model = place(AutoModelForCausalLM.from_pretrained(cfg.model.sft_checkpoint))
             sft_result = SFTResult.skipped(cfg.model.sft_checkpoint)
         else:
             sft_result = fine_tune(

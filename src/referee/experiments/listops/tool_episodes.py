@@ -217,8 +217,11 @@ def _generate(
             chunk, caps = seqs[lo : lo + batch_size], room[lo : lo + batch_size]
             width = max(map(len, chunk))
             pad = tok.pad_token_id
-            ids = torch.tensor([[pad] * (width - len(s)) + s for s in chunk])
-            mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in chunk])
+            rows = [[pad] * (width - len(s)) + s for s in chunk]
+            ids = torch.tensor(rows, device=model.device)
+            mask = torch.tensor(
+                [[0] * (width - len(s)) + [1] * len(s) for s in chunk], device=model.device
+            )
             torch.manual_seed(seed + lo)
             with torch.no_grad():
                 gen = model.generate(
