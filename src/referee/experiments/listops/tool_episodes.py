@@ -211,6 +211,8 @@ def _generate(
 
     out: list[list[int]] = []
     was_training = model.training
+    # A transformers model says where it lives; a stand-in without ``device`` runs on the CPU.
+    device = getattr(model, "device", None)
     model.eval()
     try:
         for lo in range(0, len(seqs), batch_size):
@@ -218,9 +220,9 @@ def _generate(
             width = max(map(len, chunk))
             pad = tok.pad_token_id
             rows = [[pad] * (width - len(s)) + s for s in chunk]
-            ids = torch.tensor(rows, device=model.device)
+            ids = torch.tensor(rows, device=device)
             mask = torch.tensor(
-                [[0] * (width - len(s)) + [1] * len(s) for s in chunk], device=model.device
+                [[0] * (width - len(s)) + [1] * len(s) for s in chunk], device=device
             )
             torch.manual_seed(seed + lo)
             with torch.no_grad():
