@@ -35,7 +35,7 @@ from fastapi.responses import JSONResponse
 
 from referee.envs.registry import env_names
 from referee.service.engine import ExecRequest
-from referee.service.episodes import bounded, make_session_env
+from referee.service.episodes import bounded, close_episode, make_session_env, open_episode
 from referee.service.guard import ASGIApp, BodyGuard, Message, Receive, Scope, Send
 from referee.service.http_errors import ApiError, as_api_error, error_body, install_error_handlers
 from referee.service.schemas import (
@@ -257,17 +257,8 @@ def _native_router() -> APIRouter:
     ) -> dict[str, Any]:
         s = service_of(request)
         task = s.engine.resolve([(body.task_id, "")])[0][0]
-        s.sessions.check_room()
-        with s.admission.admit(1):
-            env = make_session_env(s, body)
-            try:
-                messages = await bounded(env.reset(task), s.engine.deadline_cap_s)
-                session = s.sessions.add(caller, body.env, task.id, env)
-            except BaseException:
-                await env.close()
-                raise
-        s.metrics.sessions_open.set(len(s.sessions))
-        return {"session_id": session.id, "messages": messages, "tools": env.tools()}
+        session, messages = await open_episode(s, caller, body, task)
+        return {"session_id": session.id, "messages": messages, "tools": session.env.tools()}
 
     @r.post("/v1/sessions/{session_id}/step")
     async def step(
@@ -341,9 +332,7 @@ def _native_router() -> APIRouter:
     ) -> dict[str, Any]:
         s = service_of(request)
         session: Session = s.sessions.get(session_id, caller)
-        s.sessions.pop(session.id)
-        async with session.lock:
-            await s.close_session(session)
+        await close_episode(s, session)
         return {"closed": session.id}
 
     return r
