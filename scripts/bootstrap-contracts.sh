@@ -12,7 +12,7 @@ scripts/bootstrap.sh
 
 stamp="$VENV/.contracts-installed"
 if [ ! -f "$stamp" ] || [ requirements-contracts.lock -nt "$stamp" ]; then
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --no-compile \
     -r requirements-contracts.lock
   # the clients import, and nothing they added replaced a pin of requirements.lock
   "$VENV/bin/python" - <<'PY'

@@ -40,7 +40,7 @@ PY
 stamp="$VENV/.installed"
 if [ ! -f "$stamp" ] || [ requirements.lock -nt "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r requirements.lock
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-compile -r requirements.lock
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
   touch "$stamp"
 fi
