@@ -218,7 +218,9 @@ class VerifierSet:
         n = workers or self.sandbox.python_workers
         with ThreadPoolExecutor(max(1, n)) as pool:
             # Each pair in a copy of the caller's context: its deadline and meters hold there.
-            jobs = [pool.submit(contextvars.copy_context().run, self.verify, *p) for p in pairs]
+            jobs = [
+                pool.submit(contextvars.copy_context().run, self.verify, t, a) for t, a in pairs
+            ]
             for job in jobs:
                 yield job.result()
 

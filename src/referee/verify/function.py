@@ -209,7 +209,9 @@ class FunctionVerifier:
         workers = workers or self.sandbox.python_workers
         with ThreadPoolExecutor(workers) as pool:
             # Each item in a copy of the caller's context: its deadline and meters hold there.
-            jobs = [pool.submit(contextvars.copy_context().run, self.verify, *tc) for tc in items]
+            jobs = [
+                pool.submit(contextvars.copy_context().run, self.verify, t, c) for t, c in items
+            ]
             return [j.result() for j in jobs]
 
     def close(self) -> None:
