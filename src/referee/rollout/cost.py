@@ -39,8 +39,10 @@ class Cost(BaseModel):
 
     ``sandbox_*``: every sandbox run of the rollout (tool calls and verification), from
     :mod:`referee.sandbox.metering`; ``peak_memory_mb`` is the highest of one run. ``wall_s``:
-    the rollout from start to verdict. ``bytes_stored``: the bytes the store wrote for it (its
-    rows and artifacts), set by the store when it writes the record.
+    the rollout from start to verdict. ``bytes_stored``: the bytes the store wrote for a
+    rollout's record (its rows' text and its artifacts); the store measures it as it writes
+    and keeps it in a column of its own, so it is 0 on a trajectory (which reads back as it
+    was logged) and counted in the sums the store makes (``cost_by_task``, ``referee cost``).
     """
 
     model_config = ConfigDict(frozen=True)

@@ -239,8 +239,9 @@ class RolloutRunner:
                 if attempt > self.max_infra_retries:
                     break
                 await asyncio.sleep(self.retry_backoff_s * attempt)
-        traj.cost = spent
-        self.ledger.add(spent)
+            # Counted before the slot is let go, so that the rollout waiting for it sees it.
+            traj.cost = spent
+            self.ledger.add(spent)
         if self.store is not None:
             # Off the loop: a sink syncs every record to disk before it returns.
             await asyncio.to_thread(self.store.log_trajectory, traj)

@@ -10,6 +10,13 @@ which ``referee ui --run <run>``, ``referee audit`` and ``referee export`` read.
 >>> alerts = tracking.log_batch(step, tasks, prompts, completions, verdicts)  # doctest: +SKIP
 >>> tracking.heldout(step, pass_rate=0.41, n=256)                           # doctest: +SKIP
 >>> tracking.close("finished")                                              # doctest: +SKIP
+
+Every trajectory carries its :class:`~referee.rollout.cost.Cost`: the tokens the trainer
+reports, and the sandbox cost and wall time of its verification (``Verdict.sandbox``; a
+trainer's loop shows referee nothing else of an episode). ``tracking.ledger`` sums them against
+the run's :class:`~referee.rollout.cost.RunBudget`; the trainer's loop asks
+``tracking.ledger.exhausted()`` between steps and, when a budget is spent, stops and closes the
+run with the :class:`~referee.rollout.cost.BudgetStop` (``close("stopped", stop)``).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from referee.rollout.cost import BudgetStop, Cost, CostLedger, RunBudget
 from referee.rollout.trajectory import Trajectory, Turn
 from referee.tasks.model import Task
 from referee.track.detectors import Alert
@@ -43,12 +51,17 @@ class RunTracking:
         env: str = "code-single",
         name: str | None = None,
         sinks: Sequence[MetricsSink] = (),
+        budget: RunBudget | None = None,
     ) -> None:
         self.store = TrackStore(run_dir)
         self.run_id = run_id
         self.policy = policy
         self.env = env
-        self.store.start_run(run_id, dict(config), name=name)
+        config = dict(config)
+        if budget is not None:
+            config["budget"] = budget.model_dump()  # what `referee cost` holds the run to
+        self.ledger = CostLedger(budget)
+        self.store.start_run(run_id, config, name=name)
         # The tracker records the tasks in the store too (RL exports are built from them).
         self.tracker = Tracker(self.store, tasks=tasks, run_id=run_id, sinks=sinks)
         # Held-out pass rates arrive between batches; the next batch's step carries them to
@@ -70,16 +83,25 @@ class RunTracking:
         verdicts: Sequence[Verdict],
         *,
         completion_tokens: Sequence[int] | None = None,
+        prompt_tokens: Sequence[int] | None = None,
     ) -> list[Alert]:
         """One generation batch (rows in TRL's group order: G completions per task in a row)."""
         tokens = completion_tokens if completion_tokens is not None else [0] * len(completions)
+        given = prompt_tokens if prompt_tokens is not None else [0] * len(completions)
         return self._log(
             step,
             tasks,
             [[{"role": "user", "content": p}] for p in prompts],
             [
-                [Turn(index=0, assistant={"role": "assistant", "content": c}, completion_tokens=n)]
-                for c, n in zip(completions, tokens, strict=True)
+                [
+                    Turn(
+                        index=0,
+                        assistant={"role": "assistant", "content": c},
+                        prompt_tokens=p,
+                        completion_tokens=n,
+                    )
+                ]
+                for c, n, p in zip(completions, tokens, given, strict=True)
             ],
             verdicts,
             end_reason="completion",
@@ -148,14 +170,22 @@ class RunTracking:
                     end_reason=end_reason,
                     started_at=now,
                     finished_at=now,
+                    cost=Cost.of(
+                        verdict.sandbox if verdict is not None else None,
+                        wall_s=verdict.timings.get("total_s", 0.0) if verdict is not None else 0.0,
+                        prompt_tokens=sum(t.prompt_tokens for t in task_turns),
+                        completion_tokens=sum(t.completion_tokens for t in task_turns),
+                    ),
                 )
             )
+            self.ledger.add(trajectories[-1].cost)
         rate, n = self._heldout if self._heldout else (None, None)
         self._heldout = None
         alerts = self.tracker.log(trajectories, step, heldout_pass_rate=rate, heldout_n=n)
         self.alerts += alerts
         return alerts
 
-    def close(self, status: str = "finished") -> None:
-        self.store.end_run(self.run_id, status)
+    def close(self, status: str = "finished", stop: BudgetStop | None = None) -> None:
+        """End the run (``stop``: why it stopped early, recorded with it) and close the store."""
+        self.store.end_run(self.run_id, status, None if stop is None else stop.model_dump())
         self.store.close()
