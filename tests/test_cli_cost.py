@@ -28,18 +28,10 @@ def _store(run_dir: Path) -> None:
                         peak_memory_mb=14.5, wall_s=1.0, prompt_tokens=12, completion_tokens=8)  # fmt: skip
             turn = Turn(index=0, assistant={"role": "assistant", "content": "x"},
                         prompt_tokens=12, completion_tokens=8)  # fmt: skip
-            store.log_trajectory(
-                Trajectory(
-                    id=f"t{i}",
-                    run_id="r1",
-                    task_id=task.id,
-                    policy="p",
-                    env="e",
-                    turns=[turn],
-                    verdict=Verdict(task_id=task.id, reward=float(passed), passed=passed),
-                    cost=cost,
-                )  # fmt: skip
-            )
+            verdict = Verdict(task_id=task.id, reward=float(passed), passed=passed)
+            t = Trajectory(id=f"t{i}", run_id="r1", task_id=task.id, policy="p", env="e",
+                           turns=[turn], verdict=verdict, cost=cost)  # fmt: skip
+            store.log_trajectory(t)
         stop = BudgetStop(budget="tokens", limit=50, spent=60)
         store.end_run("r1", "stopped", stop=stop.model_dump())
 
