@@ -48,7 +48,7 @@ def test_cost_prints_totals_kinds_tasks_per_pass_budget_and_stop(tmp_path: Path)
     assert "kind function" in out and "c/one" in out
     assert "per passed rollout: 0.750 CPU s, 30.0 tokens, 1.500 s" in out
     assert "budget tokens: 60 of 50 (120%)" in out
-    assert "stopped: budget (tokens: 60.0 of 50.0)" in out
+    assert "stopped: budget (tokens: 60 of 50)" in out
 
 
 def test_cost_json_has_every_task_and_the_stop(tmp_path: Path) -> None:

@@ -1043,7 +1043,8 @@ def _print_cost(report: Any, top: int) -> None:
     if report.stop:
         s = report.stop
         out.print(
-            f"stopped: {s.get('reason')} ({s.get('budget')}: {s.get('spent')} of {s.get('limit')})",
+            f"stopped: {s.get('reason')} ({s.get('budget')}: {s.get('spent'):g} of "
+            f"{s.get('limit'):g})",
             highlight=False,
         )
 
@@ -1052,9 +1053,9 @@ def _bytes(n: int) -> str:
     size = float(n)
     for unit in ("B", "kB", "MB"):
         if size < 1000:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+            return f"{size:.0f}{unit}" if unit == "B" else f"{size:.1f}{unit}"
         size /= 1000
-    return f"{size:.1f} GB"
+    return f"{size:.1f}GB"
 
 
 def _labeller(given: str, *, needed: bool) -> str:
