@@ -28,6 +28,7 @@ from typing import Any
 
 from referee.rollout.cost import BudgetStop, Cost, CostLedger, RunBudget
 from referee.rollout.trajectory import Trajectory, Turn
+from referee.sandbox.metering import SandboxUsage
 from referee.tasks.model import Task
 from referee.track.detectors import Alert
 from referee.track.store import TrackStore
@@ -121,9 +122,13 @@ class RunTracking:
         prompts: Sequence[Sequence[Mapping[str, Any]]],
         conversations: Sequence[Sequence[Mapping[str, Any]]],
         verdicts: Sequence[Verdict | None],
+        *,
+        sandbox: Sequence[SandboxUsage] | None = None,
     ) -> list[Alert]:
         """One step of multi-turn episodes: the prompt messages, then what TRL's tool loop built
-        (assistant messages, each followed by the tool results it caused)."""
+        (assistant messages, each followed by the tool results it caused). ``sandbox``: what
+        each episode's sandbox runs cost (tool calls and verification: ``TRLEnvironment.sandbox``);
+        without it, the verdict's own."""
         all_turns = []
         for messages in conversations:
             turns: list[Turn] = []
@@ -135,7 +140,10 @@ class RunTracking:
                     turns[-1].observations.append(message)
             all_turns.append(turns)
         prompt_messages = [[dict(m) for m in p] for p in prompts]
-        return self._log(step, tasks, prompt_messages, all_turns, verdicts, end_reason="episode")
+        return self._log(
+            step, tasks, prompt_messages, all_turns, verdicts, end_reason="episode",
+            sandbox=sandbox,
+        )  # fmt: skip
 
     def _log(
         self,
@@ -146,13 +154,18 @@ class RunTracking:
         verdicts: Sequence[Verdict | None],
         *,
         end_reason: str,
+        sandbox: Sequence[SandboxUsage] | None = None,
     ) -> list[Alert]:
         """The step's trajectories (G per task, numbered in order) to the tracker, with the
         held-out pass rate that arrived since the last step."""
         now = time.time()
         trajectories = []
         index: dict[str, int] = {}
-        for task, prompt, task_turns, verdict in zip(tasks, prompts, turns, verdicts, strict=True):
+        usages: Sequence[SandboxUsage | None] = (
+            sandbox if sandbox is not None else [v.sandbox if v else None for v in verdicts]
+        )
+        rows = zip(tasks, prompts, turns, verdicts, usages, strict=True)
+        for task, prompt, task_turns, verdict, usage in rows:
             index[task.id] = index.get(task.id, -1) + 1
             trajectories.append(
                 Trajectory(
@@ -171,7 +184,7 @@ class RunTracking:
                     started_at=now,
                     finished_at=now,
                     cost=Cost.of(
-                        verdict.sandbox if verdict is not None else None,
+                        usage,
                         wall_s=verdict.timings.get("total_s", 0.0) if verdict is not None else 0.0,
                         prompt_tokens=sum(t.prompt_tokens for t in task_turns),
                         completion_tokens=sum(t.completion_tokens for t in task_turns),
