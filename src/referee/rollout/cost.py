@@ -22,12 +22,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from referee.errors import ConfigError, RefereeError
 from referee.sandbox.metering import SandboxUsage
+
+if TYPE_CHECKING:  # the trajectory module imports this one
+    from referee.rollout.trajectory import Trajectory
 
 __all__ = ["BudgetExhausted", "BudgetName", "BudgetStop", "Cost", "CostLedger", "RunBudget"]
 
@@ -151,7 +154,7 @@ class BudgetExhausted(RefereeError):
     """Sampling stopped because the run's budget is spent; ``stop`` says which and how much,
     ``completed`` holds what finished before (whole trajectories, all stored)."""
 
-    def __init__(self, stop: BudgetStop, completed: list[Any] | None = None) -> None:
+    def __init__(self, stop: BudgetStop, completed: list[Trajectory] | None = None) -> None:
         super().__init__(stop.describe())
         self.stop = stop
         self.completed = list(completed or [])
