@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from referee.rollout.trajectory import Trajectory, Turn
-from referee.track.store import DB_NAME, TrackStore
+from referee.track.store import DB_NAME, SCHEMA_VERSION, TrackStore
 from referee.verify.verdict import TestOutcome as Outcome
 from referee.verify.verdict import Verdict
 
@@ -178,7 +178,9 @@ def test_four_processes_write_one_new_store_at_once(tmp_path: Path) -> None:
         assert {r.run_id for r in store.runs()} == {f"w{k}" for k in range(4)}
         assert all(r.status == "finished" for r in store.runs())
         assert store._conn().execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    assert sqlite3.connect(tmp_path / DB_NAME).execute("PRAGMA user_version").fetchone() == (1,)
+    assert sqlite3.connect(tmp_path / DB_NAME).execute("PRAGMA user_version").fetchone() == (
+        SCHEMA_VERSION,
+    )
 
 
 def main(argv: list[str]) -> None:

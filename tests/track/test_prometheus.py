@@ -63,3 +63,24 @@ def test_a_port_in_use_is_a_clear_error():
         s.listen()
         with pytest.raises(ConfigError, match="pick another port"):
             MetricsServer(port=s.getsockname()[1])
+
+
+def test_step_costs_add_up_in_counters():
+    from referee.rollout import Cost, Trajectory
+    from referee.track.tracker import Tracker
+
+    with MetricsServer() as server:
+        tracker = Tracker(sinks=[server], run_id="r1")
+        cost = Cost(sandbox_cpu_s=1.25, sandbox_wall_s=2.0, sandbox_runs=3, prompt_tokens=10,
+                    completion_tokens=4)  # fmt: skip
+        for step in range(2):
+            ts = [Trajectory(task_id="t", policy="p", env="e", cost=cost) for _ in range(2)]
+            tracker.log(ts, step)
+        got = scrape(server)
+    r1 = (("run_id", "r1"),)
+    assert got[("referee_sandbox_cpu_seconds_total", r1)] == 5.0
+    assert got[("referee_sandbox_wall_seconds_total", r1)] == 8.0
+    assert got[("referee_sandbox_runs_total", r1)] == 12.0
+    assert got[("referee_tokens_total", (("kind", "prompt"), ("run_id", "r1")))] == 40.0
+    assert got[("referee_tokens_total", (("kind", "completion"), ("run_id", "r1")))] == 16.0
+    assert ("referee_sandbox_cpu_s", r1) not in got  # counted, not a gauge as well

@@ -119,11 +119,18 @@ def test_scripted_episodes_are_judged_by_the_verifier(env_class, tasks):
     assert added is not None and added.startswith("\n\n") and "solution.py" in added
     assert "wrote" in env.write_file(path="solution.py", content=_solution(task))
     assert "visible tests" in env.run_tests()
+    assert "7" in env.run_python(code="print(3 + 4)")
+    after_tests = env.sandbox
+    assert after_tests.runs >= 1 and after_tests.cpu_s > 0  # run_python ran in the sandbox
     assert env.submit() == "submitted"
     assert env.submit().startswith("not run: the episode is over (submitted)")
     assert env.get_reward() == 1.0
     assert env.verdict is not None and env.verdict.passed
-    assert env.metrics["tool_calls"] >= 3.0
+    assert env.metrics["tool_calls"] >= 4.0
+    # The episode's sandbox cost: the tool's runs and the verification's, metered across the
+    # environment's loop thread.
+    assert env.verdict.sandbox is not None and env.verdict.sandbox.runs >= 1
+    assert env.sandbox.runs >= after_tests.runs + env.verdict.sandbox.runs
 
     # The same instance again, as TRL's pool reuses it: the previous episode is closed.
     first = env._sync
@@ -138,6 +145,7 @@ def test_scripted_episodes_are_judged_by_the_verifier(env_class, tasks):
     # Without submit the workspace as it stands is judged (the model's last message, which
     # holds no tool call, never reaches the environment).
     env.reset(**row)
+    assert env.sandbox.runs == 0  # a new episode's cost starts from nothing
     env.write_file(path="solution.py", content=_solution(task))
     assert env.get_reward() == 1.0
     assert env_class.episodes == 3 and env_class.reward_calls == 3

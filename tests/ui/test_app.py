@@ -268,3 +268,22 @@ def test_pages_show_whole_trajectory_ids_as_audit_takes_them(client, store):
         r'class="mono[^"]*" href="/trajectories/([^"/]+)">([^<]+)</a>', run_page + audit_page
     )
     assert linked and all(text == tid for tid, text in linked)
+
+
+def test_run_page_shows_the_runs_cost_and_the_api_serves_it(client, store):
+    from referee.track.cost import cost_report
+
+    report = cost_report(store, RUN)
+    c = report.total.cost
+    assert c.sandbox_cpu_s > 0 and c.tokens > 0 and c.bytes_stored > 0
+    html = client.get(f"/runs/{RUN}").text
+    card = html.split('id="cost"', 1)[1].split('<div class="card', 1)[0]
+    assert f"{c.sandbox_cpu_s:.2f} s" in card
+    assert f"{c.prompt_tokens} / {c.completion_tokens}" in card
+    per = report.per_pass()
+    assert per is not None and f"{per['sandbox_cpu_s']:.3f} s" in card
+    assert 'id="cost-table"' in card and report.by_task[0].key in card
+    data = client.get(f"/api/runs/{RUN}/cost").json()
+    assert data["total"]["sandbox_cpu_s"] == c.sandbox_cpu_s
+    assert data["total"]["rollouts"] == store.count_trajectories(run_id=RUN)
+    assert client.get("/api/runs/nope/cost").status_code == 404

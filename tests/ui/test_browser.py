@@ -91,6 +91,20 @@ def test_run_page_draws_the_curves_and_the_heatmap(live, tmp_path):
     assert_real_picture(page.screenshot(full_page=True), tmp_path / "run.png")
 
 
+def test_run_page_shows_the_cost_card(live):
+    from referee.track.cost import cost_report
+
+    url, store, page = live
+    page.goto(f"{url}/runs/{RUN}")
+    card = page.locator("#cost")
+    assert card.is_visible()
+    c = cost_report(store, RUN).total.cost
+    assert page.locator("#cost-cpu").inner_text() == f"{c.sandbox_cpu_s:.2f} s"
+    assert page.locator("#cost-tokens").inner_text() == f"{c.prompt_tokens} / {c.completion_tokens}"
+    rows = page.locator("#cost-table tbody tr")
+    assert rows.count() >= 2 and rows.first.is_visible()
+
+
 def test_clicking_a_trajectory_row_opens_the_viewer(live, tmp_path):
     url, store, page = live
     page.goto(f"{url}/runs/{RUN}")

@@ -23,6 +23,13 @@ an observation, not an error. Reaching a limit of :class:`~referee.envs.base.Epi
 Results come back in the order of the input; with a ``store`` (a
 :class:`~referee.rollout.sink.TrajectorySink`, usually the run's ``TrackStore``), each
 trajectory is written as soon as it is finished.
+
+Every trajectory carries its :class:`~referee.rollout.cost.Cost` (the sandbox runs of its
+steps and verification, metered; wall time; tokens; the attempts after infrastructure faults
+included), and the runner's :class:`~referee.rollout.cost.CostLedger` (``runner.ledger``) sums
+them. With a ``budget``, no rollout starts once it is spent: the rollouts in flight finish and
+are stored whole, and the batch raises :class:`~referee.rollout.cost.BudgetExhausted` with the
+:class:`~referee.rollout.cost.BudgetStop` and the trajectories that did finish.
 """
 
 from __future__ import annotations
@@ -39,8 +46,10 @@ from typing import Any, TypeVar
 
 from referee.envs.base import ChatMessage, Environment, EpisodeLimits, StepResult
 from referee.policy.base import Generation, Policy, PolicyOutputError, Sampling
+from referee.rollout.cost import BudgetExhausted, BudgetStop, Cost, CostLedger, RunBudget
 from referee.rollout.sink import TrajectorySink
 from referee.rollout.trajectory import ErrorKind, Trajectory, TrajectoryError, Turn
+from referee.sandbox.metering import metering
 from referee.tasks.model import Task
 from referee.verify.verdict import Verdict
 
@@ -96,6 +105,9 @@ class RolloutRunner:
         retry_backoff_s: wait before retry *k* is ``k * retry_backoff_s``.
         log_faults: log infrastructure faults (each distinct one once per batch, then how often
             it recurred); False for a caller that reports them itself (``referee eval``).
+        budget: the run's limits (sandbox CPU-hours, tokens, wall time from the runner's
+            creation); checked before each rollout starts, so the rollouts already in flight
+            may overshoot it by what they cost.
     """
 
     def __init__(
@@ -114,6 +126,7 @@ class RolloutRunner:
         grace_s: float = 5.0,
         retry_backoff_s: float = 0.1,
         log_faults: bool = True,
+        budget: RunBudget | None = None,
     ) -> None:
         if concurrency < 1 or group_size < 1 or max_infra_retries < 0:
             raise ValueError("concurrency and group_size must be >= 1, max_infra_retries >= 0")
@@ -130,6 +143,7 @@ class RolloutRunner:
         self.grace_s = grace_s
         self.retry_backoff_s = retry_backoff_s
         self.log_faults = log_faults
+        self.ledger = CostLedger(budget)
         # Infrastructure faults logged in the current batch: (where, message) -> how often,
         # and the task whose rollout logged it first.
         self._faults: dict[tuple[str, str], int] = {}
@@ -153,11 +167,14 @@ class RolloutRunner:
     async def run_groups(
         self, tasks: Sequence[Task], group_size: int | None = None, *, step: int | None = None
     ) -> list[list[Trajectory]]:
-        """G rollouts per task sharing a ``group_id``, one list per task, in input order."""
+        """G rollouts per task sharing a ``group_id``, one list per task, in input order.
+
+        Raises :class:`~referee.rollout.cost.BudgetExhausted` when the budget stopped rollouts
+        from starting (after those in flight have finished and been stored)."""
         g = group_size or self.group_size
         group_ids = [uuid.uuid4().hex for _ in tasks]
         jobs = [
-            self.rollout(task, group_id=gid, sample_index=i, step=step)
+            self._rollout(task, group_id=gid, sample_index=i, step=step)
             for task, gid in zip(tasks, group_ids, strict=True)
             for i in range(g)
         ]
@@ -165,7 +182,10 @@ class RolloutRunner:
             flat = await _gather_or_cancel(jobs)
         finally:
             self._summarize_faults()
-        return [flat[k * g : (k + 1) * g] for k in range(len(tasks))]
+        done = [t for t in flat if t is not None]
+        if len(done) < len(flat):
+            raise BudgetExhausted(self._stop(), done)
+        return [done[k * g : (k + 1) * g] for k in range(len(tasks))]
 
     def run_sync(self, tasks: Sequence[Task], *, step: int | None = None) -> list[Trajectory]:
         """:meth:`run` from synchronous code (also where a loop already runs in this thread)."""
@@ -186,19 +206,42 @@ class RolloutRunner:
         sample_index: int = 0,
         step: int | None = None,
     ) -> Trajectory:
-        """One rollout of ``task``, retried after infrastructure faults; never raises for them."""
+        """One rollout of ``task``, retried after infrastructure faults; never raises for them.
+        Raises :class:`~referee.rollout.cost.BudgetExhausted` if the budget is spent."""
+        traj = await self._rollout(task, group_id=group_id, sample_index=sample_index, step=step)
+        if traj is None:
+            raise BudgetExhausted(self._stop())
+        return traj
+
+    def _stop(self) -> BudgetStop:
+        stop = self.ledger.exhausted()
+        assert stop is not None  # a rollout is skipped only once the budget is spent
+        return stop
+
+    async def _rollout(
+        self, task: Task, *, group_id: str | None, sample_index: int, step: int | None
+    ) -> Trajectory | None:
+        """:meth:`rollout`, or None when the budget was spent before it could start."""
         async with self._slot():
+            if self.ledger.exhausted() is not None:
+                return None
             attempt = 0
+            spent = Cost()
             while True:
                 attempt += 1
                 traj = await self._episode(task, group_id, sample_index, step)
                 traj.attempts = attempt
+                # The retried attempts were paid for too: a rollout's cost includes them.
+                spent = spent + traj.cost
                 if traj.error is None or traj.error.kind != "infra":
                     break
                 self._warn_fault(task, attempt, traj.error)
                 if attempt > self.max_infra_retries:
                     break
                 await asyncio.sleep(self.retry_backoff_s * attempt)
+            # Counted before the slot is let go, so that the rollout waiting for it sees it.
+            traj.cost = spent
+            self.ledger.add(spent)
         if self.store is not None:
             # Off the loop: a sink syncs every record to disk before it returns.
             await asyncio.to_thread(self.store.log_trajectory, traj)
@@ -240,6 +283,22 @@ class RolloutRunner:
         return self._slots[loop]
 
     async def _episode(
+        self, task: Task, group_id: str | None, sample_index: int, step: int | None
+    ) -> Trajectory:
+        """One attempt at an episode, with its cost. Every sandbox run of the episode (its
+        steps' tools, its verification) is metered: the threads that the environment starts
+        with ``asyncio.to_thread`` carry this task's meter."""
+        with metering() as meter:
+            traj = await self._attempt(task, group_id, sample_index, step)
+        traj.cost = Cost.of(
+            meter.usage(),
+            wall_s=traj.timings.get("total_s", 0.0),
+            prompt_tokens=traj.prompt_tokens,
+            completion_tokens=traj.completion_tokens,
+        )
+        return traj
+
+    async def _attempt(
         self, task: Task, group_id: str | None, sample_index: int, step: int | None
     ) -> Trajectory:
         traj = Trajectory(

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from referee.rollout.cost import Cost
 from referee.verify.verdict import Verdict
 
 __all__ = ["TRAJECTORY_SCHEMA_VERSION", "ErrorKind", "Trajectory", "TrajectoryError", "Turn"]
@@ -76,6 +77,9 @@ class Trajectory(BaseModel):
     )  # reset_s, policy_s, env_s, verify_s, total_s
     started_at: float = 0.0  # unix seconds
     finished_at: float = 0.0
+    #: What the rollout cost (sandbox, wall time, tokens, bytes stored); zeros in records
+    #: written before costs were kept.
+    cost: Cost = Field(default_factory=Cost)
 
     @property
     def reward(self) -> float | None:
@@ -96,6 +100,10 @@ class Trajectory(BaseModel):
     @property
     def completion_tokens(self) -> int:
         return sum(t.completion_tokens for t in self.turns)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(t.prompt_tokens for t in self.turns)
 
     @property
     def tool_calls(self) -> int:

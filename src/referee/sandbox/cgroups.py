@@ -108,6 +108,10 @@ class Cgroup(ABC):
     def stats(self) -> CgroupStats: ...
 
     @abstractmethod
+    def cpu_s(self) -> float | None:
+        """CPU seconds charged to the group so far (None without CPU accounting)."""
+
+    @abstractmethod
     def remove(self) -> None: ...
 
     def kill_all(self, *, timeout_s: float = 5.0, uncounted: Collection[int] = ()) -> int:
@@ -171,20 +175,22 @@ class _V1Group(Cgroup):
         self.files.write(mem / "memory.max_usage_in_bytes", "0")
         self.files.write(mem / "memory.failcnt", "0")
 
+    def cpu_s(self) -> float | None:
+        if "cpuacct" not in self.dirs:
+            return None
+        return int(self.files.read(self.dirs["cpuacct"] / "cpuacct.usage")) / 1e9
+
     def stats(self) -> CgroupStats:
         mem = self.dirs["memory"]
         read = self.files.read
         oom = _kv(read(mem / "memory.oom_control")).get("oom_kill", 0)
         events = _kv(read(self.dirs["pids"] / "pids.events"))
-        cpu: float | None = None
-        if "cpuacct" in self.dirs:
-            cpu = int(read(self.dirs["cpuacct"] / "cpuacct.usage")) / 1e9
         return CgroupStats(
             peak_bytes=int(read(mem / "memory.max_usage_in_bytes")),
             oom_kills=oom,
             memory_failcnt=int(read(mem / "memory.failcnt")),
             pids_refused=events.get("max", 0),
-            cpu_s=cpu,
+            cpu_s=self.cpu_s(),
         )
 
     def remove(self) -> None:
@@ -227,11 +233,15 @@ class _V2Group(Cgroup):
         with contextlib.suppress(OSError):
             self.files.write(self.path / "memory.peak", "0")
 
+    def cpu_s(self) -> float | None:
+        usec = _kv(self.files.read(self.path / "cpu.stat")).get("usage_usec")
+        return None if usec is None else usec / 1e6
+
     def stats(self) -> CgroupStats:
         read = self.files.read
         events = _kv(read(self.path / "memory.events"))
         pid_events = _kv(read(self.path / "pids.events"))
-        cpu = _kv(read(self.path / "cpu.stat")).get("usage_usec")
+        cpu = self.cpu_s()
         try:
             peak = int(read(self.path / "memory.peak"))
         except FileNotFoundError:
@@ -241,7 +251,7 @@ class _V2Group(Cgroup):
             oom_kills=events.get("oom_kill", 0),
             memory_failcnt=events.get("max", 0),
             pids_refused=pid_events.get("max", 0),
-            cpu_s=None if cpu is None else cpu / 1e6,
+            cpu_s=cpu,
         )
 
     def kill_all(self, *, timeout_s: float = 5.0, uncounted: Collection[int] = ()) -> int:

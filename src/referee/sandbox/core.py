@@ -31,6 +31,7 @@ from referee.sandbox.forkserver import ForkServerPool
 from referee.sandbox.host import Scratch, UidPool
 from referee.sandbox.limits import Limits
 from referee.sandbox.local import LocalRunner
+from referee.sandbox.metering import record_run
 from referee.sandbox.result import ExecResult
 from referee.sandbox.view import SandboxView
 from referee.sandbox.workspace import Workspace
@@ -150,11 +151,12 @@ class Sandbox:
         """Run a command in a fresh sandbox. ``files`` go into the workspace first.
 
         Under :func:`referee.sandbox.deadline.deadline` the wall-clock limit is cut to the time
-        left, so the deadline kills the run."""
+        left, so the deadline kills the run; under :func:`referee.sandbox.metering.metering`
+        the run's cost is counted."""
         limits = clip_limits(limits or self.limits)
         runner = self._local if self._local is not None else self._runner
-        return runner.run(
-            argv, files=files, stdin=stdin, limits=limits, workspace=workspace, env=env
+        return record_run(
+            runner.run(argv, files=files, stdin=stdin, limits=limits, workspace=workspace, env=env)
         )
 
     def run_python(
@@ -177,7 +179,7 @@ class Sandbox:
         """
         limits = clip_limits(limits or self.limits)
         run = self._local.run_python if self._local is not None else self.pool.run
-        return run(
+        result = run(
             source,
             name=name,
             argv=argv,
@@ -187,6 +189,7 @@ class Sandbox:
             workspace=workspace,
             env=env,
         )
+        return record_run(result)
 
     @property
     def pool(self) -> ForkServerPool:

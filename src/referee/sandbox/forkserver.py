@@ -122,6 +122,8 @@ class ForkWorker:
         self.baseline = 0
         self._limit_set: tuple[int, int] | None = None
         self._counters = (0, 0)
+        #: The worker cgroup's CPU seconds when the current run started (None: no accounting).
+        self._cpu_mark: float | None = None
         self._devnull = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
 
     # ---- lifecycle ----------------------------------------------------------------------
@@ -241,6 +243,7 @@ class ForkWorker:
             self.group.set_limits(memory_bytes=wanted[0], pids_max=wanted[1])
             self._limit_set = wanted
         self.group.reset_peak()
+        self._cpu_mark = self.group.cpu_s()
 
     def run(
         self,
@@ -351,6 +354,12 @@ class ForkWorker:
         wall = time.monotonic() - t0
         out, out_trunc, err, err_trunc = collector.finish()
         stats = self.group.stats() if self.group is not None else None
+        # The worker's cgroup counts every process of the run, reaped or killed, where the
+        # child's rusage misses what it did not wait for (and a run that took the server down
+        # has no rusage at all). The server's own share (a fork, a wait) is noise.
+        group_cpu: float | None = None
+        if stats is not None and stats.cpu_s is not None and self._cpu_mark is not None:
+            group_cpu = max(0.0, stats.cpu_s - self._cpu_mark)
         common: dict[str, Any] = {
             "stdout": out,
             "stderr": err,
@@ -371,7 +380,7 @@ class ForkWorker:
                 signal=9,
                 timed_out=not in_time,
                 wall_s=wall,
-                cpu_s=0.0,
+                cpu_s=group_cpu or 0.0,
                 maxrss_bytes=0,
                 extra_violations=("supervisor-lost",) if lost and in_time else (),
                 **common,
@@ -388,7 +397,7 @@ class ForkWorker:
             signal=resp.get("signal"),
             timed_out=bool(resp["timed_out"]),
             wall_s=float(resp["wall"]),
-            cpu_s=float(resp["utime"]) + float(resp["stime"]),
+            cpu_s=group_cpu if group_cpu is not None else float(resp["utime"]) + resp["stime"],
             maxrss_bytes=int(resp["maxrss_kb"]) * 1024,
             strays=int(resp["strays"]),
             rlimit_as=self.group is None,

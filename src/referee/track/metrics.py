@@ -44,6 +44,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 
+from referee.rollout.cost import Cost
 from referee.rollout.trajectory import Trajectory
 from referee.tasks.model import Task
 from referee.verify import harness as H  # the grader's codec, used here to decode only
@@ -99,6 +100,13 @@ class StepMetrics:
     identical_share: float | None = None
     canaries: int = 0
     canary_passes: int = 0
+    #: What the step's rollouts cost, summed (``Trajectory.cost``; peak memory: the highest).
+    sandbox_cpu_s: float = 0.0
+    sandbox_wall_s: float = 0.0
+    sandbox_runs: int = 0
+    peak_memory_mb: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
     def as_dict(self) -> dict[str, float]:
         """Flat ``{name: float}`` for sinks; per-kind flag rates as ``flag_rate.<kind>``.
@@ -276,6 +284,7 @@ def step_metrics(
     def timing(key: str) -> float | None:
         return _mean([t.timings[key] for t in ts if key in t.timings])
 
+    spent = Cost.total(t.cost for t in ts)
     return StepMetrics(
         step=step,
         trajectories=len(ts),
@@ -312,4 +321,10 @@ def step_metrics(
         identical_share=_mean([identical_share(g) for g in sized]),
         canaries=len(on_canary),
         canary_passes=sum(t.passed for t in on_canary),
+        sandbox_cpu_s=round(spent.sandbox_cpu_s, 6),
+        sandbox_wall_s=round(spent.sandbox_wall_s, 6),
+        sandbox_runs=spent.sandbox_runs,
+        peak_memory_mb=spent.peak_memory_mb,
+        prompt_tokens=spent.prompt_tokens,
+        completion_tokens=spent.completion_tokens,
     )

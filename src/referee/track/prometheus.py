@@ -1,8 +1,11 @@
 """A Prometheus ``/metrics`` endpoint for a run's step metrics and alerts.
 
 Where a process serves (a trainer, the rollout service), :class:`MetricsServer` exposes the
-latest value of every step metric as a gauge ``referee_<name>{run_id="..."}`` and the alerts
-as a counter ``referee_alerts_total{run_id, detector, severity}``. It has a registry of its
+latest value of every step metric as a gauge ``referee_<name>{run_id="..."}``, the alerts
+as a counter ``referee_alerts_total{run_id, detector, severity}``, and what the steps cost as
+counters summed over the steps: ``referee_sandbox_cpu_seconds_total{run_id}``,
+``referee_sandbox_wall_seconds_total{run_id}``, ``referee_sandbox_runs_total{run_id}`` and
+``referee_tokens_total{run_id, kind="prompt"|"completion"}``. It has a registry of its
 own, so two servers in one process (or tests) never share or clash over metrics.
 
 >>> with MetricsServer() as server:                                        # doctest: +SKIP
@@ -24,6 +27,10 @@ from referee.errors import ConfigError
 __all__ = ["MetricsServer", "metric_name"]
 
 PREFIX = "referee_"
+#: Step metrics that are a step's share of a running total: counters, not gauges.
+COUNTED = frozenset(
+    {"sandbox_cpu_s", "sandbox_wall_s", "sandbox_runs", "prompt_tokens", "completion_tokens"}
+)
 
 
 def metric_name(name: str) -> str:
@@ -49,6 +56,30 @@ class MetricsServer:
             ["run_id", "detector", "severity"],
             registry=self.registry,
         )
+        self._cpu = Counter(
+            PREFIX + "sandbox_cpu_seconds",
+            "CPU seconds of the sandbox runs of the rollouts",
+            ["run_id"],
+            registry=self.registry,
+        )
+        self._sandbox_wall = Counter(
+            PREFIX + "sandbox_wall_seconds",
+            "Wall seconds of the sandbox runs of the rollouts",
+            ["run_id"],
+            registry=self.registry,
+        )
+        self._runs = Counter(
+            PREFIX + "sandbox_runs",
+            "Sandbox runs of the rollouts",
+            ["run_id"],
+            registry=self.registry,
+        )
+        self._tokens = Counter(
+            PREFIX + "tokens",
+            "Tokens of the rollouts, prompt and completion",
+            ["run_id", "kind"],
+            registry=self.registry,
+        )
         try:
             self._server, self._thread = start_http_server(port, addr=host, registry=self.registry)
         except OSError as e:
@@ -64,9 +95,22 @@ class MetricsServer:
         return f"http://{self.host}:{self.port}/metrics"
 
     def update(self, metrics: Mapping[str, float], run_id: str) -> None:
-        """Set the gauge of every metric in ``metrics`` for ``run_id``."""
+        """Set the gauge of every metric in ``metrics`` for ``run_id``; a step's costs
+        (:data:`COUNTED`) are added to the cost counters instead."""
         for name, value in metrics.items():
-            self._gauge(name).labels(run_id=run_id).set(float(value))
+            if name not in COUNTED:
+                self._gauge(name).labels(run_id=run_id).set(float(value))
+        counted = (
+            (self._cpu.labels(run_id=run_id), "sandbox_cpu_s"),
+            (self._sandbox_wall.labels(run_id=run_id), "sandbox_wall_s"),
+            (self._runs.labels(run_id=run_id), "sandbox_runs"),
+            (self._tokens.labels(run_id=run_id, kind="prompt"), "prompt_tokens"),
+            (self._tokens.labels(run_id=run_id, kind="completion"), "completion_tokens"),
+        )
+        for counter, name in counted:
+            value = float(metrics.get(name, 0.0))
+            if value > 0:
+                counter.inc(value)
 
     def alert(self, detector: str, severity: str, run_id: str) -> None:
         """Count one alert."""

@@ -23,8 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from referee.rollout.cost import Cost
 from referee.track.database import Database
-from referee.track.rows import MetricRow, RunRow
+from referee.track.rows import MetricRow, RunRow, TaskCostRow
 
 __all__ = [
     "DifficultyBucket",
@@ -331,6 +332,33 @@ class StoreQueries(Database):
         """How many rows :meth:`trajectory_rows` pages through."""
         where, params = (filters or TrajectoryFilters()).where(run_id)
         return int(self._read(f"SELECT COUNT(*) FROM trajectories t {where}", params)[0][0])
+
+    # --- costs ------------------------------------------------------------------------------
+
+    def cost_by_task(self, run_id: str) -> list[TaskCostRow]:
+        """What the run's trajectories cost, summed per task (most CPU first); the task's kind
+        where the store has the task (tasks of the first schema have none in their record)."""
+        rows = self._read(
+            "SELECT t.task_id, json_extract(k.json, '$.kind'), COUNT(*), SUM(t.passed), "
+            "SUM(t.sandbox_cpu_s), SUM(t.sandbox_wall_s), SUM(t.sandbox_runs), "
+            "MAX(t.peak_memory_mb), SUM(t.wall_s), SUM(t.prompt_tokens), "
+            "SUM(coalesce(t.completion_tokens, 0)), SUM(t.bytes_stored) FROM trajectories t "
+            "LEFT JOIN tasks k ON k.task_id = t.task_id WHERE t.run_id = ? "
+            "GROUP BY t.task_id ORDER BY SUM(t.sandbox_cpu_s) DESC, t.task_id",
+            (run_id,),
+        )
+        return [
+            TaskCostRow(
+                task_id=r[0], kind=r[1], rollouts=r[2], passed=int(r[3] or 0),
+                cost=Cost(
+                    sandbox_cpu_s=round(r[4] or 0.0, 6), sandbox_wall_s=round(r[5] or 0.0, 6),
+                    sandbox_runs=r[6] or 0, peak_memory_mb=r[7] or 0.0,
+                    wall_s=round(r[8] or 0.0, 6), prompt_tokens=r[9] or 0,
+                    completion_tokens=r[10] or 0, bytes_stored=r[11] or 0,
+                ),
+            )
+            for r in rows
+        ]  # fmt: skip
 
     def _trajectory_rows(self, tail: str, params: Sequence[Any]) -> list[TrajectoryRow]:
         rows = self._read(

@@ -9,7 +9,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["AlertRow", "AuditItemRow", "LabelRow", "MetricRow", "RunRow", "StoreRow"]
+from referee.rollout.cost import Cost
+
+__all__ = [
+    "AlertRow", "AuditItemRow", "LabelRow", "MetricRow", "RunRow", "StoreRow", "TaskCostRow",
+]  # fmt: skip
 
 
 class StoreRow(BaseModel):
@@ -25,6 +29,9 @@ class RunRow(StoreRow):
     status: str  # running | finished | failed | imported | what end_run was given
     started_at: float | None
     ended_at: float | None
+    #: Why the run stopped early, where it did: ``{"reason": "budget", "budget": "tokens",
+    #: "limit": ..., "spent": ...}`` (a :class:`~referee.rollout.cost.BudgetStop`).
+    stop: dict[str, Any] | None = None
 
 
 class MetricRow(StoreRow):
@@ -66,3 +73,14 @@ class LabelRow(StoreRow):
     note: str
     labeller: str
     created_at: float
+
+
+class TaskCostRow(StoreRow):
+    """What a run's rollouts of one task cost, summed (``cost.peak_memory_mb``: the highest)."""
+
+    task_id: str
+    #: The task's kind where the store has the task with one, else None.
+    kind: str | None
+    rollouts: int
+    passed: int
+    cost: Cost

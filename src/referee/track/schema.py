@@ -13,6 +13,7 @@ from pathlib import Path
 from referee.errors import StoreError
 
 __all__ = [
+    "COST_COLUMNS",
     "DB_NAME",
     "MIGRATIONS",
     "SCHEMA",
@@ -24,14 +25,40 @@ __all__ = [
 
 DB_NAME = "track.sqlite"
 #: ``PRAGMA user_version`` of a store this code writes; older stores are migrated on open.
-SCHEMA_VERSION = 1
-#: SQL that brings a store from version N to N + 1 (none yet: version 1 is the first).
-MIGRATIONS: dict[int, str] = {}
+SCHEMA_VERSION = 2
+#: The cost columns of ``trajectories`` (``Trajectory.cost``, :mod:`referee.rollout.cost`;
+#: ``completion_tokens`` was there before), after ``json`` in every store.
+COST_COLUMNS = [
+    "sandbox_cpu_s", "sandbox_wall_s", "sandbox_runs", "peak_memory_mb", "wall_s",
+    "prompt_tokens", "bytes_stored",
+]  # fmt: skip
+#: SQL that brings a store from version N to N + 1.
+MIGRATIONS: dict[int, str] = {
+    # 1 -> 2: costs per trajectory, and why a run stopped (``runs.stop_json``). Records of
+    # version 1 had no sandbox costs (0); their wall time, prompt tokens and the size of the
+    # record are read back from what they stored.
+    1: """
+ALTER TABLE trajectories ADD COLUMN sandbox_cpu_s REAL NOT NULL DEFAULT 0;
+ALTER TABLE trajectories ADD COLUMN sandbox_wall_s REAL NOT NULL DEFAULT 0;
+ALTER TABLE trajectories ADD COLUMN sandbox_runs INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trajectories ADD COLUMN peak_memory_mb REAL NOT NULL DEFAULT 0;
+ALTER TABLE trajectories ADD COLUMN wall_s REAL NOT NULL DEFAULT 0;
+ALTER TABLE trajectories ADD COLUMN prompt_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trajectories ADD COLUMN bytes_stored INTEGER NOT NULL DEFAULT 0;
+UPDATE trajectories SET
+    wall_s = coalesce(json_extract(json, '$.timings.total_s'), 0),
+    prompt_tokens = coalesce(
+        (SELECT sum(json_extract(value, '$.prompt_tokens'))
+         FROM json_each(trajectories.json, '$.turns')), 0),
+    bytes_stored = length(CAST(json AS BLOB));
+ALTER TABLE runs ADD COLUMN stop_json TEXT;
+""",
+}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, name TEXT, config_json TEXT NOT NULL, status TEXT NOT NULL,
-    started_at REAL, ended_at REAL);
+    started_at REAL, ended_at REAL, stop_json TEXT);
 CREATE TABLE IF NOT EXISTS tasks (
     task_id TEXT PRIMARY KEY, split TEXT, domain TEXT, difficulty REAL, unit TEXT,
     json TEXT NOT NULL);
@@ -39,7 +66,11 @@ CREATE TABLE IF NOT EXISTS trajectories (
     id TEXT PRIMARY KEY, run_id TEXT, task_id TEXT NOT NULL, split TEXT, policy TEXT, env TEXT,
     group_id TEXT, sample_index INTEGER, step INTEGER, reward REAL, passed INTEGER NOT NULL,
     error_kind TEXT, end_reason TEXT, n_turns INTEGER, completion_tokens INTEGER,
-    tool_calls INTEGER, started_at REAL, finished_at REAL, json TEXT NOT NULL);
+    tool_calls INTEGER, started_at REAL, finished_at REAL, json TEXT NOT NULL,
+    sandbox_cpu_s REAL NOT NULL DEFAULT 0, sandbox_wall_s REAL NOT NULL DEFAULT 0,
+    sandbox_runs INTEGER NOT NULL DEFAULT 0, peak_memory_mb REAL NOT NULL DEFAULT 0,
+    wall_s REAL NOT NULL DEFAULT 0, prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    bytes_stored INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS trajectories_run_step ON trajectories (run_id, step);
 CREATE INDEX IF NOT EXISTS trajectories_task ON trajectories (task_id);
 CREATE INDEX IF NOT EXISTS trajectories_group ON trajectories (group_id);
@@ -76,7 +107,7 @@ CREATE TABLE IF NOT EXISTS quarantine (
 TRAJECTORY_COLUMNS = [
     "id", "run_id", "task_id", "split", "policy", "env", "group_id", "sample_index", "step",
     "reward", "passed", "error_kind", "end_reason", "n_turns", "completion_tokens", "tool_calls",
-    "started_at", "finished_at", "json",
+    "started_at", "finished_at", "json", *COST_COLUMNS,
 ]  # fmt: skip
 UPSERT_TRAJECTORY = (
     f"INSERT INTO trajectories ({', '.join(TRAJECTORY_COLUMNS)}) "

@@ -25,10 +25,11 @@ get_artifact``; the audit tables: ``enqueue_audit / audit_items / set_audit_stat
 add_label / labels / quarantine / quarantined``; the aggregate reads of the dashboard and the
 audit queue (:mod:`referee.track.queries`: ``run_summaries / curves / metric_series /
 pass_by_difficulty / task_heatmap / trajectory_rows / rows_by_id / count_trajectory_rows /
-trajectory_ids / statically_flagged / trajectory_subject / tasks_judged_by``). Each trajectory is
-written in one transaction with its turns, verdict and test outcomes, so a crash never leaves
-half of one; logging the same id again replaces it. ``trajectory(id)`` fetches its artifacts
-back transparently. ``log_trajectory`` makes the store the rollout runner's
+trajectory_ids / statically_flagged / trajectory_subject / tasks_judged_by / cost_by_task``).
+Each trajectory is written in one transaction with its turns, verdict and test outcomes, so a
+crash never leaves half of one; logging the same id again replaces it; its ``cost`` goes into
+columns of its own, with ``bytes_stored`` measured from what is written. ``trajectory(id)``
+fetches its artifacts back transparently. ``log_trajectory`` makes the store the rollout runner's
 :class:`~referee.rollout.sink.TrajectorySink`: one trajectory database per run.
 
 The store owns its SQL, in modules of one idea each: :mod:`~referee.track.schema` (tables,
@@ -55,7 +56,7 @@ from referee.errors import ConfigError, NotFoundError, StoreError
 from referee.rollout.sink import read_jsonl
 from referee.rollout.trajectory import Trajectory
 from referee.tasks.model import Task
-from referee.track.artifacts import ArtifactStore, externalize, has_refs, internalize
+from referee.track.artifacts import ArtifactStore, externalize, has_refs, internalize, is_ref
 from referee.track.database import where_clause
 from referee.track.layout import RunLayout
 from referee.track.queries import StoreQueries
@@ -140,20 +141,26 @@ class TrackStore(StoreQueries):
         config_json = _dumps(dict(config), what=f"the config of run {run_id!r}")
         self._write(
             lambda c: c.execute(
-                "INSERT INTO runs VALUES (?, ?, ?, 'running', ?, NULL) ON CONFLICT(run_id) DO "
-                "UPDATE SET name = coalesce(excluded.name, name), config_json = "
-                "excluded.config_json, status = 'running', ended_at = NULL",
+                "INSERT INTO runs VALUES (?, ?, ?, 'running', ?, NULL, NULL) ON CONFLICT(run_id) "
+                "DO UPDATE SET name = coalesce(excluded.name, name), config_json = "
+                "excluded.config_json, status = 'running', ended_at = NULL, stop_json = NULL",
                 (run_id, name, config_json, time.time()),
             )
         )
         return self.run(run_id)
 
-    def end_run(self, run_id: str, status: str = "finished") -> None:
-        """Mark a run ended (``finished``, ``failed``, ``cancelled``...)."""
+    def end_run(
+        self, run_id: str, status: str = "finished", stop: Mapping[str, Any] | None = None
+    ) -> None:
+        """Mark a run ended (``finished``, ``failed``, ``cancelled``, ``stopped``...); ``stop``
+        records why it stopped early (a :class:`~referee.rollout.cost.BudgetStop`'s
+        ``model_dump()``: ``{"reason": "budget", "budget": "tokens", "limit": ..., "spent":
+        ...}``), read back as ``RunRow.stop``."""
+        stop_json = None if stop is None else _dumps(dict(stop), what=f"the stop of {run_id!r}")
 
         def work(c: sqlite3.Connection) -> int:
-            sql = "UPDATE runs SET status = ?, ended_at = ? WHERE run_id = ?"
-            return c.execute(sql, (status, time.time(), run_id)).rowcount
+            sql = "UPDATE runs SET status = ?, ended_at = ?, stop_json = ? WHERE run_id = ?"
+            return c.execute(sql, (status, time.time(), stop_json, run_id)).rowcount
 
         if not self._write(work):
             raise NotFoundError(f"no run {run_id!r} in {self.path}; start it with start_run first")
@@ -222,11 +229,10 @@ class TrackStore(StoreQueries):
 
     def _prepare(self, t: Trajectory) -> _Prepared:
         stored = externalize(t.model_dump(mode="json"), self.artifacts, self.artifact_threshold)
-        traj = (
+        head = (
             t.id, t.run_id, t.task_id, t.split, t.policy, t.env, t.group_id, t.sample_index,
             t.step, t.reward, int(t.passed), t.error.kind if t.error else None, t.end_reason,
             len(t.turns), t.completion_tokens, t.tool_calls, t.started_at, t.finished_at,
-            json.dumps(stored, ensure_ascii=False, separators=(",", ":")),
         )  # fmt: skip
         turns = []
         for turn, data in zip(t.turns, stored["turns"], strict=True):
@@ -249,6 +255,17 @@ class TrackStore(StoreQueries):
                  json.dumps(o["detail"]))
                 for o in stored_v["tests"]
             ]  # fmt: skip
+        # The bytes this record stores: its rows' text and the artifacts it refers to (not
+        # SQLite's pages and indexes). Kept in its column only: the record reads back as it
+        # was logged.
+        text = _compact(stored)
+        n = _text_bytes(head, *turns, verdict or (), *outcomes) + _artifact_bytes(stored)
+        n += len(text.encode())
+        c = t.cost
+        traj = (
+            *head, text, c.sandbox_cpu_s, c.sandbox_wall_s, c.sandbox_runs, c.peak_memory_mb,
+            c.wall_s, c.prompt_tokens, n,
+        )  # fmt: skip
         return _Prepared(traj, turns, verdict, outcomes)
 
     def _insert(self, batch: list[_Prepared]) -> int:
@@ -344,7 +361,7 @@ class TrackStore(StoreQueries):
         seen = sorted({t.run_id for t in ts if t.run_id is not None})
         self._write(
             lambda c: c.executemany(
-                "INSERT OR IGNORE INTO runs VALUES (?, NULL, '{}', 'imported', ?, NULL)",
+                "INSERT OR IGNORE INTO runs VALUES (?, NULL, '{}', 'imported', ?, NULL, NULL)",
                 [(r, time.time()) for r in seen],
             )
         )
@@ -535,5 +552,26 @@ def _dumps(value: Any, *, what: str) -> str:
 
 def _run_row(r: Sequence[Any]) -> RunRow:
     return RunRow(
-        run_id=r[0], name=r[1], config=json.loads(r[2]), status=r[3], started_at=r[4], ended_at=r[5]
-    )
+        run_id=r[0], name=r[1], config=json.loads(r[2]), status=r[3], started_at=r[4],
+        ended_at=r[5], stop=None if r[6] is None else json.loads(r[6]),
+    )  # fmt: skip
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _text_bytes(*rows: Sequence[Any]) -> int:
+    """UTF-8 bytes of the text values of rows (numbers are a few bytes each: not counted)."""
+    return sum(len(v.encode()) for row in rows for v in row if isinstance(v, str))
+
+
+def _artifact_bytes(value: Any) -> int:
+    """The bytes of the artifacts a stored record refers to."""
+    if is_ref(value):
+        return int(value["bytes"])
+    if isinstance(value, dict):
+        return sum(_artifact_bytes(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_artifact_bytes(v) for v in value)
+    return 0

@@ -62,6 +62,7 @@ from typing import Any, ClassVar, Literal, Union
 from referee.envs.base import ChatMessage, Environment, SyncEnvironment
 from referee.envs.runtime import CodeRuntime
 from referee.errors import ConfigError, SandboxError
+from referee.sandbox.metering import SandboxUsage, metering
 from referee.tasks.model import Task
 from referee.verify.verdict import Verdict
 
@@ -114,6 +115,8 @@ class TRLEnvironment:
         self.task: Task | None = None
         self.verdict: Verdict | None = None
         self.metrics: dict[str, float] = {}
+        #: What the episode's sandbox runs cost so far (its tool calls and its verification).
+        self.sandbox = SandboxUsage()
         self.infra_error = ""
         self._sync: SyncEnvironment | None = None
         self._closer: weakref.finalize[Any, Any] | None = None
@@ -138,8 +141,10 @@ class TRLEnvironment:
         task = cls._task_for(row)
         self._close_episode()
         self.task, self.verdict, self.metrics, self.infra_error = None, None, {}, ""
-        self._reason, self._calls = "", 0
-        sync, opening = cls._start(task)
+        self._reason, self._calls, self.sandbox = "", 0, SandboxUsage()
+        with metering() as meter:
+            sync, opening = cls._start(task)
+        self.sandbox = meter.usage()
         self._sync = sync
         # Closes the episode if TRL drops the instance without another reset (end of training).
         self._closer = weakref.finalize(self, _close_quietly, sync)
@@ -169,10 +174,12 @@ class TRLEnvironment:
         cls._count("reward_calls")
         if self.infra_error:
             return self._infra(self.infra_error)
-        verdict, error = _verify(sync)
-        if error:
-            _log.info("verification of %s failed (%s); retrying once", self._task_id, error)
-            verdict, error = self._verify_again(sync)
+        with metering() as meter:
+            verdict, error = _verify(sync)
+            if error:
+                _log.info("verification of %s failed (%s); retrying once", self._task_id, error)
+                verdict, error = self._verify_again(sync)
+        self.sandbox = self.sandbox + meter.usage()
         if error or verdict is None:
             return self._infra(error or "no verdict")
         self.verdict = verdict
@@ -200,7 +207,13 @@ class TRLEnvironment:
             ],
         }
         try:
-            result = sync.step(message)
+            # The step's coroutine runs on the environment's loop thread, in a copy of this
+            # context: the meter goes with it.
+            with metering() as meter:
+                try:
+                    result = sync.step(message)
+                finally:
+                    self.sandbox = self.sandbox + meter.usage()
         except Exception as e:  # the environment's own failure: the episode cannot be judged
             self.infra_error = f"step {name}: {type(e).__name__}: {e}"
             _log.warning("environment failed on %s: %s", self._task_id, self.infra_error)

@@ -32,6 +32,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from referee.errors import ConfigError, StoreError
 from referee.track.audit import LABELS, AuditQueue, is_flagged
+from referee.track.cost import cost_report
 from referee.track.queries import TrajectoryFilters
 from referee.track.store import TrackStore
 from referee.ui import charts
@@ -145,6 +146,7 @@ def create_app(store: TrackStore | str | os.PathLike[str], *, audit_seed: int = 
             summary=summary,
             charts=_run_charts(db, run_id),
             alerts=db.alerts(run_id=run_id),
+            cost=cost_report(db, run_id),
             rows=rows,
             total=total,
             page_no=page_no,
@@ -240,6 +242,11 @@ def create_app(store: TrackStore | str | os.PathLike[str], *, audit_seed: int = 
             "pass_by_difficulty": [_dump(b) for b in db.pass_by_difficulty(run_id)],
             "heatmap": _dump(db.task_heatmap(run_id)),
         }
+
+    @app.get("/api/runs/{run_id}/cost")
+    def api_cost(run_id: str) -> dict[str, Any]:
+        known_run(run_id)
+        return cost_report(db, run_id).as_dict()
 
     @app.get("/api/runs/{run_id}/alerts")
     def api_alerts(run_id: str) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ import os
 import random
 from pathlib import Path
 
+from referee.rollout.cost import Cost
 from referee.rollout.trajectory import Trajectory, TrajectoryError, Turn
 from referee.tasks.model import Difficulty, Provenance, Task
 from referee.track.store import TrackStore
@@ -104,6 +105,12 @@ def _trajectory(
         timings={"policy_s": sum(t.policy_s for t in turns), "env_s": sum(t.env_s for t in turns),
                  "verify_s": 0.1, "total_s": round(total, 3)},
         started_at=t0, finished_at=t0 + total,
+        # Derived from the numbers above (no draw of its own: the sample stays what it was).
+        cost=Cost(sandbox_cpu_s=round(turns[0].env_s * 3 + 0.04, 4),
+                  sandbox_wall_s=round(turns[0].env_s * 4 + 0.06, 4), sandbox_runs=2,
+                  peak_memory_mb=round(9 + 40 * turns[0].env_s, 1), wall_s=round(total, 3),
+                  prompt_tokens=sum(t.prompt_tokens for t in turns),
+                  completion_tokens=sum(t.completion_tokens for t in turns)),
     )  # fmt: skip
 
 

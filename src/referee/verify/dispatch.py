@@ -13,6 +13,7 @@ first use and judges any task by its kind. The CLI's ``verify``, :class:`~refere
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from referee.errors import ConfigError
+from referee.sandbox.metering import metering
 from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Task
 from referee.verify.function import FunctionVerifier, harness_sandbox
@@ -198,8 +200,12 @@ class VerifierSet:
 
     def verify(self, task: Task, answer: str) -> Verdict:
         """The verdict of ``task``'s verifier on ``answer``. Never raises for what the answer
-        does; a kind without a registered verifier is a :class:`ConfigError`."""
-        return self.verifier(task.kind).verify(task, answer)
+        does; a kind without a registered verifier is a :class:`ConfigError`. The verdict's
+        ``sandbox`` is what its sandbox runs cost."""
+        verifier = self.verifier(task.kind)
+        with metering() as meter:
+            verdict = verifier.verify(task, answer)
+        return verdict.model_copy(update={"sandbox": meter.usage()})
 
     def verify_many(
         self, items: Iterable[tuple[Task, str]], *, workers: int | None = None
@@ -211,7 +217,12 @@ class VerifierSet:
             self.verifier(task.kind)
         n = workers or self.sandbox.python_workers
         with ThreadPoolExecutor(max(1, n)) as pool:
-            yield from pool.map(lambda pair: self.verify(*pair), pairs)
+            # Each pair in a copy of the caller's context: its deadline and meters hold there.
+            jobs = [
+                pool.submit(contextvars.copy_context().run, self.verify, t, a) for t, a in pairs
+            ]
+            for job in jobs:
+                yield job.result()
 
     def close(self) -> None:
         """Close the verifiers this set made, then its own sandbox."""

@@ -21,6 +21,7 @@ as evidence. ``reward`` is the share of tests passed; ``passed`` requires all of
 
 from __future__ import annotations
 
+import contextvars
 import json
 import random
 import secrets
@@ -32,6 +33,7 @@ from typing import Any
 
 from referee.errors import RefereeError, VerifierError
 from referee.sandbox import ExecResult, Limits, Sandbox
+from referee.sandbox.metering import metering
 from referee.tasks.model import Task
 from referee.verify import harness as H
 from referee.verify.guard import scan
@@ -124,11 +126,16 @@ class FunctionVerifier:
 
     # ---- public -------------------------------------------------------------------------
     def verify(self, task: Task, completion: str, *, seed: int | None = None) -> Verdict:
-        """Judge ``completion`` for ``task``. Never raises: a verifier fault is an infra error."""
-        try:
-            return self._verify(task, completion, seed)
-        except Exception as e:  # a bug here must cost a retry, never hand out a reward
-            return Verdict.infra(task.id, f"verifier crashed: {type(e).__name__}: {e}", VERSION)
+        """Judge ``completion`` for ``task``. Never raises: a verifier fault is an infra error.
+        The verdict's ``sandbox`` is what its sandbox runs cost."""
+        with metering() as meter:
+            try:
+                verdict = self._verify(task, completion, seed)
+            except Exception as e:  # a bug here must cost a retry, never hand out a reward
+                verdict = Verdict.infra(
+                    task.id, f"verifier crashed: {type(e).__name__}: {e}", VERSION
+                )
+        return verdict.model_copy(update={"sandbox": meter.usage()})
 
     def _verify(self, task: Task, completion: str, seed: int | None) -> Verdict:
         t0 = time.perf_counter()
@@ -201,7 +208,11 @@ class FunctionVerifier:
         items = list(items)
         workers = workers or self.sandbox.python_workers
         with ThreadPoolExecutor(workers) as pool:
-            return list(pool.map(lambda tc: self.verify(*tc), items))
+            # Each item in a copy of the caller's context: its deadline and meters hold there.
+            jobs = [
+                pool.submit(contextvars.copy_context().run, self.verify, t, c) for t, c in items
+            ]
+            return [j.result() for j in jobs]
 
     def close(self) -> None:
         if self._own:

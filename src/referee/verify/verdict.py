@@ -3,6 +3,9 @@
 ``reward`` is the share of tests passed (partial credit); ``passed`` means all of them passed.
 An ``infra_error`` (the sandbox failed, a verifier crashed) is kept apart from a model failure:
 such a verdict is never a pass and should be retried or counted separately, not trained on as 0.
+``sandbox`` is what the verification's sandbox runs cost (CPU and wall seconds, peak memory,
+runs; :mod:`referee.sandbox.metering`), set by the verifiers that meter themselves
+(``FunctionVerifier``, ``VerifierSet``); ``None`` in verdicts made elsewhere or stored before.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from referee.sandbox.metering import SandboxUsage
 
 __all__ = ["VERDICT_SCHEMA_VERSION", "Flag", "TestOutcome", "TestStatus", "Verdict"]
 
@@ -44,6 +49,7 @@ class Verdict(BaseModel):
     infra_error: str | None = None
     timings: dict[str, float] = Field(default_factory=dict)
     verifier: str = ""
+    sandbox: SandboxUsage | None = None
 
     @classmethod
     def infra(cls, task_id: str, error: str, verifier: str) -> Verdict:

@@ -82,6 +82,9 @@ def test_the_parts_are_frozen():
         ({"quarantine_from": ["/no/such/run"]}, "--quarantine-from: /no/such/run does not exist"),
         ({"env": "code-agent"}, "referee train runs code-single"),
         ({"steps": 3}, "unknown experiment option(s) steps"),
+        ({"budget_tokens": 0}, "--budget-tokens must be a whole number of at least 1"),
+        ({"budget_cpu_hours": -1.0}, "--budget-cpu-hours must be more than 0"),
+        ({"budget_wall": 0}, "--budget-wall must be more than 0"),
     ],
 )
 def test_bad_options_are_refused_with_the_option_named(options, words):
@@ -117,6 +120,8 @@ def test_the_parts_validate_when_built_directly():
         ["--env", "code", "--demo-draws", "0"],
         ["--env", "code", "--steps", "-1"],
         ["--report-to", "nope"],
+        ["--budget-tokens", "0"],
+        ["--budget-wall", "-5"],
     ],
 )
 def test_the_command_refuses_bad_options_before_any_work(args, tmp_path, monkeypatch):
@@ -217,3 +222,13 @@ def test_options_a_task_file_overrides_are_refused_with_it(tmp_path):
         with pytest.raises(ConfigError) as e:
             experiment_config({"task_file": str(pool), name: 60 if name == "tasks" else 0.3})
         assert str(e.value).startswith(f"{flag} cannot apply with --task-file"), e.value
+
+
+def test_budget_options_make_the_runs_budget():
+    cfg = experiment_config({"budget_tokens": 5000, "budget_wall": 60.0})
+    assert cfg.grpo.budget is not None
+    assert (cfg.grpo.budget.tokens, cfg.grpo.budget.wall_s, cfg.grpo.budget.cpu_hours) == (
+        5000, 60.0, None,
+    )  # fmt: skip
+    assert cfg.options()["budget_tokens"] == 5000
+    assert experiment_config({}).grpo.budget is None

@@ -26,6 +26,7 @@ from typing import Any
 
 from referee.errors import ConfigError
 from referee.experiments.listops.tiny import TinyConfig
+from referee.rollout.cost import RunBudget
 from referee.storage import is_url
 
 __all__ = [
@@ -124,6 +125,20 @@ class GRPOConfig:
     #: run folders whose audit labels quarantine tasks from this run's GRPO sampling
     quarantine_from: tuple[str, ...] = ()
     eval_every: int = 0  # held-out pass@1 every N GRPO steps (0: only at the end)
+    #: the run's budget (None: no limit): sandbox CPU-hours, tokens (prompt + completion) and
+    #: wall seconds of GRPO; when one is spent, GRPO stops after the step and the run records
+    #: why (referee.rollout.cost.RunBudget)
+    budget_cpu_hours: float | None = None
+    budget_tokens: int | None = None
+    budget_wall_s: float | None = None
+
+    @property
+    def budget(self) -> RunBudget | None:
+        """The run's budget, or None when no limit is set."""
+        b = RunBudget(
+            cpu_hours=self.budget_cpu_hours, tokens=self.budget_tokens, wall_s=self.budget_wall_s
+        )
+        return None if b.unlimited else b
 
 
 @dataclass(frozen=True)
@@ -216,6 +231,9 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "canary_share": ("grpo", "canary_share"),
     "quarantine_from": ("grpo", "quarantine_from"),
     "eval_every": ("grpo", "eval_every"),
+    "budget_cpu_hours": ("grpo", "budget_cpu_hours"),
+    "budget_tokens": ("grpo", "budget_tokens"),
+    "budget_wall": ("grpo", "budget_wall_s"),
     "pass_k_samples": ("evaluation", "pass_k_samples"),
     "report_to": ("tracking", "report_to"),
     "metrics_port": ("tracking", "metrics_port"),
@@ -407,6 +425,12 @@ def _validate(cfg: ExperimentConfig) -> None:
     for folder in g.quarantine_from:
         _local("quarantine_from", folder, "give an earlier run's folder")
     _whole("eval_every", g.eval_every, 0, "held-out pass@1 every N GRPO steps (0: at the end)")
+    if g.budget_cpu_hours is not None:
+        _positive("budget_cpu_hours", g.budget_cpu_hours, "sandbox CPU-hours GRPO may spend")
+    if g.budget_tokens is not None:
+        _whole("budget_tokens", g.budget_tokens, 1, "prompt and completion tokens GRPO may use")
+    if g.budget_wall_s is not None:
+        _positive("budget_wall", g.budget_wall_s, "seconds GRPO may sample for")
     _whole("pass_k_samples", e.pass_k_samples, 0, "sampled completions per task (0: none)")
     if cfg.multi_turn and e.pass_k_samples:
         raise ConfigError(

@@ -13,7 +13,12 @@ fine-tuned model, with everything referee adds around it, the same in both modes
 * the **record**: every episode goes to the run's ``track.sqlite`` through
   :class:`~referee.train.tracking.RunTracking` (detectors on each step; the step metrics to
   the Prometheus endpoint of ``metrics_port`` and to the trainer's ``report_to`` loggers);
-* the **held-out curve** every ``eval_every`` steps, and the held-out pass rate after GRPO.
+* the **held-out curve** every ``eval_every`` steps, and the held-out pass rate after GRPO;
+* the **budget** (``budget_*`` options): every episode's cost is summed by the run's ledger,
+  and when a budget is spent GRPO stops after the step it finished (TRL's
+  ``should_training_stop``: no step is cut in half), the run is recorded ``stopped`` with the
+  :class:`~referee.rollout.cost.BudgetStop`, and the rest of the experiment (the model, the
+  held-out evaluation, the control) goes on from where GRPO stopped.
 
 What differs between the modes is a :class:`Rollouts`: how TRL makes the episodes and how their
 rewards come back (single-turn: a reward function over completions; multi-turn: TRL's
@@ -165,7 +170,7 @@ def run_grpo(
     tracking = RunTracking(
         layout.root, run_id=layout.name, config=dict(run_config), tasks=[*pool, *heldout],
         env=env, name=f"referee train{' --env code' if env == 'code' else ''} "
-        f"(seed {seed}, {cfg.sampler})", sinks=sinks,
+        f"(seed {seed}, {cfg.sampler})", sinks=sinks, budget=cfg.budget,
     )  # fmt: skip
     status = "failed"
     try:
@@ -201,6 +206,14 @@ def run_grpo(
                     tracking.heldout(state.global_step, pass_rate=res.pass_at_1, n=len(res.passed))
                 return control
 
+        class Budget(TrainerCallback):
+            def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> Any:
+                stop = tracking.ledger.exhausted()
+                if stop is not None and not control.should_training_stop:
+                    log(f"GRPO stops after step {state.global_step}: {stop.describe()}")
+                    control.should_training_stop = True
+                return control
+
         args = TRLGRPOConfig(
             output_dir=str(layout.rl_dir),
             max_steps=cfg.steps,
@@ -229,7 +242,7 @@ def run_grpo(
             args=args,
             train_dataset=dataset,
             processing_class=tokenizer,
-            callbacks=[Curve()],
+            callbacks=[Curve(), Budget()],
             choose=choose,
             **rollouts.trainer_options(),
         )
@@ -260,10 +273,10 @@ def run_grpo(
         tokenizer.save_pretrained(layout.model_rl)
         on_rl = heldout_eval(model, "rl")
         tracking.heldout(result.steps, pass_rate=on_rl.pass_at_1, n=len(on_rl.passed))
-        status = "finished"
+        status = "finished" if tracking.ledger.exhausted() is None else "stopped"
         return result, on_rl
     finally:
-        tracking.close(status)
+        tracking.close(status, tracking.ledger.exhausted() if status == "stopped" else None)
         for sink in sinks:
             sink.close()
 

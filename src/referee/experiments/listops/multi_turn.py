@@ -169,6 +169,7 @@ class EnvRollouts:
                 [m if isinstance(m, list) else [{"role": "assistant", "content": str(m)}]
                  for m in completions],
                 [e.verdict for e in environments],
+                sandbox=[e.sandbox for e in environments],
             )  # fmt: skip
             rewards = [None if e.verdict is None else e.verdict.reward for e in environments]
             dropped = record.scored(tasks, out, rewards, alerts)

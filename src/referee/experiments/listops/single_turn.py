@@ -71,9 +71,11 @@ class CompletionRollouts:
             ]
             lengths = [len(self.tokenizer(c, add_special_tokens=False)["input_ids"]) for c in texts]
             prompts = [task_prompt(t, self.prompt) for t in batch]
+            prompt_lengths = [len(self.tokenizer(p)["input_ids"]) for p in prompts]
             alerts = record.tracking.log_batch(
-                record.step, batch, prompts, texts, verdicts, completion_tokens=lengths
-            )
+                record.step, batch, prompts, texts, verdicts, completion_tokens=lengths,
+                prompt_tokens=prompt_lengths,
+            )  # fmt: skip
             rewards = [None if v.infra_error else v.reward for v in verdicts]
             record.scored(batch, scores, rewards, alerts)
 
