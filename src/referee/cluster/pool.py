@@ -9,7 +9,7 @@ out at a time: a bigger batch waits for room instead of queueing in Ray without 
 When an actor dies under a chunk (``RayActorError``: its process was killed, its node went
 away), the chunk's samples are judged on another actor, at most ``max_retries`` times, after
 which each gets an infrastructure verdict (:meth:`Verdict.infra`): never a pass, never a silent
-0. The dead actor is probed (Ray restarts it up to ``max_restarts`` times) and, when it does not
+0. The dead actor is probed (Ray restarts it when ``max_restarts`` allows) and, when it does not
 come back, replaced by a new one, so the pool recovers.
 
 The pool's own work runs on an event loop in a background thread: ``await pool.verify(...)``
@@ -86,7 +86,10 @@ class SandboxPool:
     takes one unit: one actor per unit a node offers), or a list of names (actor ``i`` takes
     ``placement[i % len]``). ``workers_per_actor``: sandbox workers in each actor (default: its
     node's CPUs + 1); ``num_cpus_per_actor``: the CPUs Ray reserves for each.
-    ``chunk_size``: samples per remote call (default: about two chunks per actor, at most
+    ``max_restarts``: Ray's own restarts of a dead actor before the pool replaces it with a new
+    one (0, the default: the pool replaces it at once; above 0 Ray logs a warning that the
+    actor's arguments live in the object store, which the pool keeps alive for as long as it
+    lives). ``chunk_size``: samples per remote call (default: about two chunks per actor, at most
     ``4 * workers_per_actor``). ``address``: joined with :func:`~referee.cluster.connect`
     when Ray is not initialised yet.
     """
@@ -102,7 +105,7 @@ class SandboxPool:
         max_in_flight: int | None = None,
         chunk_size: int | None = None,
         num_cpus_per_actor: float = 1.0,
-        max_restarts: int = 1,
+        max_restarts: int = 0,
         deadline_cap_s: float = 60.0,
         call_timeout_s: float = 5.0,
         run_timeout_s: float = 30.0,
@@ -125,6 +128,7 @@ class SandboxPool:
             # Plain data, put once: every actor (and every restart) reads the same object.
             tasks = [t.model_dump(mode="json") for t in listed]
         self._tasks_ref = ray.put(tasks)
+        self._check_room(ray, actors, num_cpus_per_actor, placement)
         self.placement = [placement] if isinstance(placement, str) else list(placement)
         if not self.placement:
             raise ConfigError("placement needs 'spread' or at least one resource name")
@@ -161,6 +165,27 @@ class SandboxPool:
             raise
 
     # ---- actors ----------------------------------------------------------------------------
+    @staticmethod
+    def _check_room(ray: Any, actors: int, cpus: float, placement: str | Sequence[str]) -> None:
+        """Refuse at once a pool the cluster cannot hold (Ray would wait for room forever)."""
+        have = ray.cluster_resources()
+        if actors * cpus > have.get("CPU", 0.0):
+            raise ConfigError(
+                f"{actors} sandbox actors of {cpus:g} CPU each do not fit the cluster's "
+                f"{have.get('CPU', 0.0):g} CPUs; ask for fewer actors (--actors) or add nodes"
+            )
+        names = [placement] if isinstance(placement, str) else list(placement)
+        if names == ["spread"]:
+            return
+        for name in set(names):
+            wanted = sum(1 for i in range(actors) if names[i % len(names)] == name)
+            if have.get(name, 0.0) < wanted:
+                raise ConfigError(
+                    f"{wanted} actor(s) need the custom resource {name!r}, and the cluster "
+                    f"offers {have.get(name, 0.0):g}; start nodes with "
+                    f"`ray start --resources='{{\"{name}\": 1}}'` or use placement 'spread'"
+                )
+
     def _new_actor(self, index: int) -> Any:
         where = self.placement[index % len(self.placement)]
         options: dict[str, Any] = dict(self._options)
