@@ -1,7 +1,7 @@
 """A real two-node Ray cluster on this machine, for the module that asks for it.
 
 Two ``ray start`` processes (a head offering the custom resource ``node_a``, a second node
-offering ``node_b``), each with one CPU, their own temporary folder and their own process
+offering ``node_b``), each counted as two CPUs, their own temporary folder and their own process
 group, so teardown kills exactly them (``ray stop`` would stop every Ray on the machine,
 other people's included). Token authentication is off (``RAY_AUTH_MODE=disabled``): Ray reads
 the mode once per process, so a driver that imported Ray before the fixture set a token could
@@ -51,7 +51,7 @@ class LocalCluster:
 
     def _start(self, *args: str) -> str:
         common = [
-            "--num-cpus=1",
+            "--num-cpus=2",  # Ray's bookkeeping: room for two pools' actors on each node
             f"--temp-dir={self.tmp}",
             "--disable-usage-stats",
             "--object-store-memory=150000000",

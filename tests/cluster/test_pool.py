@@ -173,6 +173,60 @@ def test_a_hung_candidate_is_killed_at_its_deadline_and_frees_its_worker(pool, h
     assert took <= deadline_s + 1.0, took
 
 
+def _cli(*args):
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+def test_cli_verify_on_ray_gives_the_same_verdicts(ray_cluster, humaneval, tmp_path):
+    import json
+
+    from referee.tasks.model import write_tasks
+
+    tasks = [humaneval[f"HumanEval/{i}"] for i in range(12)]
+    write_tasks(tmp_path / "he.jsonl", tasks)
+    lines = [{"task_id": t.id, "completion": t.hidden["reference"]} for t in tasks[:8]]
+    lines += [{"task_id": t.id, "completion": "    return None\n"} for t in tasks[8:]]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    args = ("verify", "--tasks", str(tmp_path / "he.jsonl"), "--samples", str(tmp_path / "s.jsonl"))
+    plain = _cli(*args, "--json")
+    # Ray is initialised (this module's cluster): --ray local joins it, never starts another.
+    on_ray = _cli(*args, "--json", "--ray", "local", "--actors", "2", "--workers", "1")
+    assert plain.exit_code == on_ray.exit_code == 0, on_ray.output
+
+    def verdicts(result):
+        rows = [json.loads(x) for x in result.stdout.splitlines()]
+        return [{k: v for k, v in r.items() if k != "timings"} for r in rows]
+
+    assert verdicts(on_ray) == verdicts(plain) and len(verdicts(plain)) == 12
+    summary = _cli(*args, "--ray", "local", "--actors", "2")
+    assert summary.stdout.strip().startswith("12 samples: 8 passed, 4 failed, 0 infra errors")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (("--actors", "9"), "--actors works with --ray only"),
+        (("--ray", "local", "--actors", "9"), "do not fit the cluster"),
+    ],
+)
+def test_cli_refusals_exit_2_in_one_line(ray_cluster, humaneval, tmp_path, options, message):
+    from referee.tasks.model import write_tasks
+
+    task = humaneval["HumanEval/0"]
+    write_tasks(tmp_path / "he.jsonl", [task])
+    (tmp_path / "s.jsonl").write_text('{"task_id": "HumanEval/0", "completion": "    pass\\n"}\n')
+    args = ("verify", "--tasks", str(tmp_path / "he.jsonl"), "--samples", str(tmp_path / "s.jsonl"))
+    result = _cli(*args, *options)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("referee: "), result.stderr
+    assert message in lines[0]
+
+
 def test_an_actor_killed_mid_batch_loses_no_sample(pool, humaneval):
     tasks = list(humaneval.values())
     good = [(t, t.hidden["reference"]) for t in tasks] * 2

@@ -77,6 +77,10 @@ def connect(address: str | None = None) -> dict[str, Any]:
     if address is None:
         address = os.environ.get("RAY_ADDRESS") or LOCAL
     quiet = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": False}
+    # Ray's start-up notes (token authentication switched on, and the like) are not referee's
+    # output: only errors are logged while it starts (its loggers set their own levels).
+    disabled = logging.root.manager.disable
+    logging.disable(logging.WARNING)
     try:
         if address == LOCAL:
             ray.init(address="local", num_cpus=os.cpu_count() or 1, **quiet)
@@ -92,4 +96,6 @@ def connect(address: str | None = None) -> dict[str, Any]:
             f"could not join the Ray cluster at {address}: {first}; check that `ray status` "
             "works on that node (same Ray version, 2.60.0), or use --ray local"
         ) from None
+    finally:
+        logging.disable(disabled)
     return _describe(ray, started=True)
