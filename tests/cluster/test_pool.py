@@ -65,6 +65,24 @@ def test_actors_land_on_both_nodes(pool, ray_cluster):
     assert all(h["healthy"] and h["workers"] == 2 for h in health)
 
 
+def test_a_custom_resource_per_node_places_the_actors(ray_cluster, humaneval):
+    import ray
+
+    from referee.cluster import SandboxPool
+
+    owner = {
+        name: n["NodeID"] for n in ray.nodes() if n["Alive"] for name in ("node_a", "node_b")
+        if name in n["Resources"]
+    }  # fmt: skip
+    task = humaneval["HumanEval/0"]
+    with SandboxPool([task], actors=2, workers_per_actor=1, placement=["node_a", "node_b"]) as p:
+        health = p.health()
+        assert [h["node_id"] for h in health] == [owner["node_a"], owner["node_b"]]
+        assert all(v.passed for v in p.verify_many([(task, task.hidden["reference"])] * 4))
+    with pytest.raises(ConfigError, match="custom resource 'node_c'"):
+        SandboxPool([task], actors=1, placement="node_c")
+
+
 def test_canonical_solutions_equal_the_in_process_verdicts(pool, local, humaneval):
     pairs = [(t, t.hidden["reference"]) for t in humaneval.values()]
     remote = pool.verify_many(pairs)
@@ -80,7 +98,8 @@ def test_exploit_corpus_equals_the_in_process_verdicts(pool, local, humaneval):
     here = list(local.verify_many(pairs))
     assert not any(v.passed for v in remote)
     assert all(v.infra_error is None for v in remote)
-    mismatched = [(a.task_id, _key(a), _key(b)) for a, b in zip(remote, here) if _key(a) != _key(b)]
+    pairs_ = zip(remote, here, strict=True)
+    mismatched = [(a.task_id, _key(a), _key(b)) for a, b in pairs_ if _key(a) != _key(b)]
     assert mismatched == []
 
 
@@ -265,4 +284,5 @@ def test_an_actor_killed_mid_batch_loses_no_sample(pool, humaneval):
     while not all(h["healthy"] and "error" not in h for h in pool.health()):
         assert time.monotonic() < deadline, pool.health()
         time.sleep(0.5)
-    assert pool.health()[0]["pid"] != victim["pid"]
+    after = pool.health()[0]
+    assert after["pid"] != victim["pid"] and after["replaced"] >= 1

@@ -41,7 +41,7 @@ from referee.service.sessions import Session, SessionStore
 from referee.tasks.model import Task, read_tasks
 from referee.verify.verdict import Verdict
 
-__all__ = ["TaskSource", "SandboxActor", "load_tasks"]
+__all__ = ["SandboxActor", "TaskSource", "load_tasks"]
 
 #: Tasks as an actor takes them: Task objects, their JSON dicts, or a task file path or URL.
 TaskSource = str | Sequence[Task | Mapping[str, Any]]

@@ -76,14 +76,19 @@ def connect(address: str | None = None) -> dict[str, Any]:
         return _describe(ray, started=False)
     if address is None:
         address = os.environ.get("RAY_ADDRESS") or LOCAL
-    quiet = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": False}
     # Ray's start-up notes (token authentication switched on, and the like) are not referee's
     # output: only errors are logged while it starts (its loggers set their own levels).
     disabled = logging.root.manager.disable
     logging.disable(logging.WARNING)
     try:
         if address == LOCAL:
-            ray.init(address="local", num_cpus=os.cpu_count() or 1, **quiet)
+            ray.init(
+                address="local",
+                num_cpus=os.cpu_count() or 1,
+                include_dashboard=False,
+                logging_level=logging.WARNING,
+                log_to_driver=False,
+            )
         else:
             if address != "auto":
                 _check_reachable(address)

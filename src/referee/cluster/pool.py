@@ -197,7 +197,9 @@ class SandboxPool:
         return cls.options(**options).remote(self._tasks_ref, **self._actor_kwargs)
 
     async def _ready(self, slots: Sequence[_Slot]) -> None:
-        calls = [asyncio.wait_for(_call(s.handle.health.remote()), self.ready_timeout_s) for s in slots]
+        calls = [
+            asyncio.wait_for(_call(s.handle.health.remote()), self.ready_timeout_s) for s in slots
+        ]
         try:
             await asyncio.gather(*calls)
         except TimeoutError:
@@ -267,20 +269,18 @@ class SandboxPool:
         results: list[Verdict | None] = [None] * len(samples)
         size = self.chunk_size or max(
             1,
-            min(4 * (self.workers_per_actor or 4), math.ceil(len(samples) / (2 * len(self._slots)))),
+            min(
+                4 * (self.workers_per_actor or 4), math.ceil(len(samples) / (2 * len(self._slots)))
+            ),
         )
         window = asyncio.Semaphore(self.max_in_flight)
         running: list[asyncio.Task[None]] = []
         for start in range(0, len(samples), size):
             await window.acquire()  # back-pressure: wait for room, never queue without bound
             idx = list(range(start, min(start + size, len(samples))))
-            job = asyncio.ensure_future(
-                self._chunk(idx, samples, deadline_s, results, progress)
-            )
+            job = asyncio.ensure_future(self._chunk(idx, samples, deadline_s, results, progress))
             job.add_done_callback(lambda _: window.release())
             running.append(job)
-            if job.done() and job.exception() is not None:
-                break
         await asyncio.gather(*running)
         return [v for v in results if v is not None]
 
@@ -308,7 +308,7 @@ class SandboxPool:
             slot.in_flight += 1
             ref = slot.handle.verify_batch.remote(chunk, deadline_s)
             try:
-                verdicts = await asyncio.wait_for(_call(ref), bound)
+                got: list[Verdict] = await asyncio.wait_for(_call(ref), bound)
             except (self._ray.exceptions.RayActorError, TimeoutError) as e:
                 if isinstance(e, TimeoutError):
                     self._ray.cancel(ref, force=True)
@@ -318,8 +318,9 @@ class SandboxPool:
                 continue
             finally:
                 slot.in_flight -= 1
-            for i, v in zip(idx, verdicts, strict=True):
+            for i, v in zip(idx, got, strict=True):
                 results[i] = v
+            verdicts = got
             break
         if verdicts is None:
             reason = (
@@ -451,7 +452,9 @@ class PoolSession:
         self._on_close = on_close
         self._closed = False
 
-    async def step(self, message: Mapping[str, Any], deadline_s: float | None = None) -> dict[str, Any]:
+    async def step(
+        self, message: Mapping[str, Any], deadline_s: float | None = None
+    ) -> dict[str, Any]:
         """``{"observations", "done", "metrics", "reason"}`` for one assistant message."""
         return await _call(self.actor.step.remote(self.id, dict(message), deadline_s))
 
