@@ -6,6 +6,7 @@ The actor-killing test comes last in the module: the others run on an undisturbe
 
 from __future__ import annotations
 
+import asyncio
 import os
 import pickle
 import signal
@@ -14,7 +15,7 @@ import time
 
 import pytest
 
-from referee.errors import ConfigError
+from referee.errors import ConfigError, SandboxError
 from referee.service.engine import UnknownTasks
 from referee.tasks.kinds import TaskKind
 from referee.verify.dispatch import VerifierSet
@@ -252,6 +253,8 @@ def test_an_actor_killed_mid_batch_loses_no_sample(pool, humaneval):
     bad = [(humaneval[t], e.completion(humaneval[t])) for e in EXPLOITS[:10] for t in TARGETS]
     pairs = good + bad
     victim = pool.health()[0]
+    session = pool.open_session("code", "HumanEval/0")
+    assert session.actor == pool.actors()[0]  # the fewest sessions, ties to the first actor
     out: dict[str, object] = {}
 
     def run() -> None:
@@ -277,6 +280,9 @@ def test_an_actor_killed_mid_batch_loses_no_sample(pool, humaneval):
     assert all("3 time(s)" in v.infra_error for v in infra), infra[:3]
     assert all(v.passed for v in verdicts[: len(good)] if not v.infra_error)
     assert not any(v.passed for v in verdicts[len(good) :])
+    # A session dies with its actor, saying so.
+    with pytest.raises(SandboxError, match="the session is lost"):
+        asyncio.run(session.step({"role": "assistant", "content": "    return []\n"}))
     # The pool recovers (Ray restarts the actor, or the pool replaces it) and serves again.
     again = pool.verify_many(good[:20])
     assert all(v.passed for v in again)

@@ -124,6 +124,9 @@ class SandboxActor:
                 f"unknown environment {env_name!r}; available: {', '.join(env_names())}"
             )
         [(task, _)] = self.engine.resolve([(task_id, "")])
+        for idle in self.sessions.expired():  # idle past session_ttl_s: their room is freed
+            idle.closed = True
+            await idle.env.close()
         self.sessions.check_room()
         opts = SessionOptions.model_validate(dict(options or {}))
         kwargs: dict[str, Any] = {"runtime": self.engine.runtime}

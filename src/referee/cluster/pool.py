@@ -65,6 +65,19 @@ async def _call(ref: Awaitable[T]) -> T:
         raise cause from None
 
 
+async def _session_call(ref: Awaitable[T]) -> T:
+    """A session's call: an actor that died takes the session with it (its state lived there)."""
+    import ray
+
+    try:
+        return await _call(ref)
+    except ray.exceptions.RayActorError as e:
+        raise SandboxError(
+            f"the actor holding this session died ({type(e).__name__}); the session is lost: "
+            "open a new one with pool.open_session()"
+        ) from None
+
+
 @dataclass
 class _Slot:
     """One actor of the pool, as the pool sees it."""
@@ -456,20 +469,20 @@ class PoolSession:
         self, message: Mapping[str, Any], deadline_s: float | None = None
     ) -> dict[str, Any]:
         """``{"observations", "done", "metrics", "reason"}`` for one assistant message."""
-        return await _call(self.actor.step.remote(self.id, dict(message), deadline_s))
+        return await _session_call(self.actor.step.remote(self.id, dict(message), deadline_s))
 
     async def snapshot(self) -> str:
-        return await _call(self.actor.snapshot.remote(self.id))
+        return await _session_call(self.actor.snapshot.remote(self.id))
 
     async def restore(self, snapshot_id: str) -> None:
-        await _call(self.actor.restore.remote(self.id, snapshot_id))
+        await _session_call(self.actor.restore.remote(self.id, snapshot_id))
 
     async def verify(self, deadline_s: float | None = None) -> Verdict:
-        return await _call(self.actor.verify_session.remote(self.id, deadline_s))
+        return await _session_call(self.actor.verify_session.remote(self.id, deadline_s))
 
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
         self._on_close()
-        await _call(self.actor.close_session.remote(self.id))
+        await _session_call(self.actor.close_session.remote(self.id))
