@@ -3,9 +3,10 @@
 Two ``ray start`` processes (a head offering the custom resource ``node_a``, a second node
 offering ``node_b``), each counted as two CPUs, their own temporary folder and their own process
 group, so teardown kills exactly them (``ray stop`` would stop every Ray on the machine,
-other people's included). Token authentication is off (``RAY_AUTH_MODE=disabled``): Ray reads
-the mode once per process, so a driver that imported Ray before the fixture set a token could
-not join; and nothing is written to ``~/.ray``. The cluster listens on this machine only.
+other people's included). Token authentication follows this process: Ray fixes a process's
+mode once (at its first ``ray.init``), so the cluster is started in the mode the driver already
+has: off (``RAY_AUTH_MODE=disabled``) in a fresh test process, on (with the token Ray keeps in
+``~/.ray``) after an earlier test started a local Ray. The cluster listens on this machine only.
 """
 
 from __future__ import annotations
@@ -38,11 +39,11 @@ def _free_port() -> int:
 class LocalCluster:
     """The head's address and the two ``ray start`` process groups."""
 
-    def __init__(self) -> None:
+    def __init__(self, auth_mode: str) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix="referee-ray-", dir="/tmp"))
         self.env = dict(os.environ)
         self.env.update({
-            "RAY_AUTH_MODE": "disabled",
+            "RAY_AUTH_MODE": auth_mode,
             "RAY_USAGE_STATS_ENABLED": "0",
             "PYTHONPATH": os.pathsep.join(p for p in (SRC, os.environ.get("PYTHONPATH")) if p),
         })  # fmt: skip
@@ -92,12 +93,19 @@ class LocalCluster:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+def _driver_auth_mode() -> str:
+    # Ray's own answer for this process (no public API says it).
+    from ray._private.authentication.authentication_utils import is_token_auth_enabled
+
+    return "token" if is_token_auth_enabled() else "disabled"
+
+
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[LocalCluster]:
     """Two nodes, the driver joined to them; everything stopped after the module."""
     import ray
 
-    cluster = LocalCluster()
+    cluster = LocalCluster(_driver_auth_mode())
     saved = {k: os.environ.get(k) for k in ("RAY_AUTH_MODE",)}
     try:
         cluster.start()
