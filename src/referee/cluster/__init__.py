@@ -6,8 +6,8 @@ retries a dead actor's work on another and replaces the actor (:class:`SandboxPo
 imported only when one of these is used, so ``import referee`` works without it.
 
 >>> from referee.cluster import SandboxPool, connect                   # doctest: +SKIP
->>> connect("local")
->>> with SandboxPool(tasks, actors=2) as pool:
+>>> connect("local")  # doctest: +SKIP
+>>> with SandboxPool(tasks, actors=2) as pool:  # doctest: +SKIP
 ...     verdicts = pool.verify_many([(task, completion)])
 """
 

@@ -8,7 +8,7 @@ on, is a :class:`~referee.errors.ConfigError` naming the fix, before any work st
 
 >>> connect("local")                                   # doctest: +SKIP
 {'address': '10.0.0.5:6379', 'nodes': 1, 'cpus': 2.0, 'started': True}
->>> connect("local")["started"]                        # already initialised: joined as it is
+>>> connect("local")["started"]  # already initialised: joined as it is  # doctest: +SKIP
 False
 """
 

@@ -36,46 +36,18 @@ from typing import Any, TypeVar
 
 from referee.cluster.actor import SandboxActor, TaskSource, load_tasks
 from referee.cluster.connect import connect
-from referee.errors import ConfigError, RefereeError, SandboxError
+from referee.cluster.session import PoolSession, call_remote
+from referee.errors import ConfigError, SandboxError
 from referee.service.engine import GRACE_S, UnknownTasks
 from referee.tasks.model import Task
 from referee.verify.verdict import Verdict
 
-__all__ = ["PoolSession", "SandboxPool"]
+__all__ = ["SandboxPool"]
 
 T = TypeVar("T")
 VERIFIER = "cluster"
 #: Concurrent calls one actor accepts (chunks, session steps, health probes).
 ACTOR_CONCURRENCY = 1000
-
-
-def _unwrap(exc: BaseException) -> BaseException:
-    """The referee error a remote call raised (Ray wraps it in a ``RayTaskError``)."""
-    cause = getattr(exc, "cause", None)
-    return cause if isinstance(cause, RefereeError) else exc
-
-
-async def _call(ref: Awaitable[T]) -> T:
-    try:
-        return await ref
-    except Exception as e:
-        cause = _unwrap(e)
-        if cause is e:
-            raise
-        raise cause from None
-
-
-async def _session_call(ref: Awaitable[T]) -> T:
-    """A session's call: an actor that died takes the session with it (its state lived there)."""
-    import ray
-
-    try:
-        return await _call(ref)
-    except ray.exceptions.RayActorError as e:
-        raise SandboxError(
-            f"the actor holding this session died ({type(e).__name__}); the session is lost: "
-            "open a new one with pool.open_session()"
-        ) from None
 
 
 @dataclass
@@ -211,7 +183,8 @@ class SandboxPool:
 
     async def _ready(self, slots: Sequence[_Slot]) -> None:
         calls = [
-            asyncio.wait_for(_call(s.handle.health.remote()), self.ready_timeout_s) for s in slots
+            asyncio.wait_for(call_remote(s.handle.health.remote()), self.ready_timeout_s)
+            for s in slots
         ]
         try:
             await asyncio.gather(*calls)
@@ -237,7 +210,7 @@ class SandboxPool:
     async def _recover(self, slot: _Slot) -> None:
         """Wait for Ray to restart the actor; replace it when it does not come back."""
         try:
-            await asyncio.wait_for(_call(slot.handle.health.remote()), self.ready_timeout_s)
+            await asyncio.wait_for(call_remote(slot.handle.health.remote()), self.ready_timeout_s)
         except Exception:
             self._ray.kill(slot.handle, no_restart=True)
             slot.handle = self._new_actor(slot.index)
@@ -321,7 +294,7 @@ class SandboxPool:
             slot.in_flight += 1
             ref = slot.handle.verify_batch.remote(chunk, deadline_s)
             try:
-                got: list[Verdict] = await asyncio.wait_for(_call(ref), bound)
+                got: list[Verdict] = await asyncio.wait_for(call_remote(ref), bound)
             except (self._ray.exceptions.RayActorError, TimeoutError) as e:
                 if isinstance(e, TimeoutError):
                     self._ray.cancel(ref, force=True)
@@ -386,7 +359,7 @@ class SandboxPool:
         async def open_() -> PoolSession:
             live = [s for s in self._slots if s.healthy] or self._slots
             slot = min(live, key=lambda s: (s.sessions, s.in_flight))
-            opened = await _call(slot.handle.open_session.remote(env_name, task_id, options))
+            opened = await call_remote(slot.handle.open_session.remote(env_name, task_id, options))
             slot.sessions += 1
             return PoolSession(slot.handle, opened, lambda: self._forget_session(slot))
 
@@ -413,7 +386,9 @@ class SandboxPool:
                     "replaced": slot.replaced,
                 }
                 try:
-                    got = await asyncio.wait_for(_call(slot.handle.health.remote()), timeout_s)
+                    got = await asyncio.wait_for(
+                        call_remote(slot.handle.health.remote()), timeout_s
+                    )
                     return {**got, **view}
                 except Exception as e:
                     return {**view, "error": f"{type(e).__name__}: {str(e)[:200]}"}
@@ -431,7 +406,7 @@ class SandboxPool:
         async def down() -> None:
             async def one(slot: _Slot) -> None:
                 try:
-                    await asyncio.wait_for(_call(slot.handle.shutdown.remote()), 10.0)
+                    await asyncio.wait_for(call_remote(slot.handle.shutdown.remote()), 10.0)
                 except Exception:
                     pass
                 self._ray.kill(slot.handle, no_restart=True)
@@ -451,38 +426,3 @@ class SandboxPool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class PoolSession:
-    """An environment session pinned to one actor (see :meth:`SandboxPool.open_session`);
-    async methods, awaited from any event loop."""
-
-    def __init__(self, actor: Any, opened: Mapping[str, Any], on_close: Callable[[], None]):
-        self.actor = actor
-        self.id: str = opened["session_id"]
-        self.messages: list[dict[str, Any]] = list(opened["messages"])
-        self.tools: list[dict[str, Any]] = list(opened["tools"])
-        self._on_close = on_close
-        self._closed = False
-
-    async def step(
-        self, message: Mapping[str, Any], deadline_s: float | None = None
-    ) -> dict[str, Any]:
-        """``{"observations", "done", "metrics", "reason"}`` for one assistant message."""
-        return await _session_call(self.actor.step.remote(self.id, dict(message), deadline_s))
-
-    async def snapshot(self) -> str:
-        return await _session_call(self.actor.snapshot.remote(self.id))
-
-    async def restore(self, snapshot_id: str) -> None:
-        await _session_call(self.actor.restore.remote(self.id, snapshot_id))
-
-    async def verify(self, deadline_s: float | None = None) -> Verdict:
-        return await _session_call(self.actor.verify_session.remote(self.id, deadline_s))
-
-    async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self._on_close()
-        await _session_call(self.actor.close_session.remote(self.id))
