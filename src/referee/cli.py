@@ -609,7 +609,20 @@ def verify(
     tasks: Annotated[str, typer.Option("--tasks", help=_TASKS_HELP)],
     samples: Annotated[Path, typer.Option("--samples", help="Samples JSONL: task_id, completion.")],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON verdict per sample.")] = False,
-    workers: Annotated[int | None, typer.Option(min=1, help="Concurrent checks.")] = None,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Concurrent checks (with --ray: per actor).")
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="ADDRESS|local",
+            help="Verify on Ray actors: a cluster's address (HOST:PORT, auto) or local.",
+        ),
+    ] = None,
+    actors: Annotated[
+        int | None, typer.Option(min=1, help="Sandbox actors with --ray (default: one per node).")
+    ] = None,
 ) -> None:
     """Verify samples against tasks: a summary on stdout (--json: one verdict per line there,
     the summary on stderr)."""
@@ -620,7 +633,10 @@ def verify(
     from referee.verify.pytest_verifier import PYTEST_PACKAGES
     from referee.verify.samples import read_samples
 
-    pairs = read_samples(samples, _load(tasks, "--tasks"), tasks_name=str(tasks))
+    if actors is not None and ray_address is None:
+        raise ConfigError("--actors works with --ray only; add --ray local (or a cluster address)")
+    task_list = _load(tasks, "--tasks")
+    pairs = read_samples(samples, task_list, tasks_name=str(tasks))
     if not pairs:  # a summary of nothing ("0 samples, mean reward 0.000") is no verdict
         raise ConfigError(
             f"--samples {samples} holds no samples; give one JSON object per line, "
@@ -628,17 +644,23 @@ def verify(
             "references in that form)"
         )
 
-    sandbox = harness_sandbox(python_workers=workers, python_packages=PYTEST_PACKAGES)
     verdicts = []
-    # Each task is judged by the verifier of its kind, all sharing this sandbox.
-    with sandbox, VerifierSet(sandbox) as verifiers, Progress(console=err) as progress:
-        bar = progress.add_task("verifying", total=len(pairs))
-        for v in verifiers.verify_many(pairs, workers=sandbox.python_workers):
-            verdicts.append(v)
-            progress.advance(bar)
-            if as_json:
-                out = v.model_dump(mode="json")
-                print(json.dumps(out), flush=True)
+    if ray_address is not None:
+        verdicts = _verify_on_ray(ray_address, actors, workers, task_list, pairs)
+        if as_json:
+            for v in verdicts:
+                print(json.dumps(v.model_dump(mode="json")), flush=True)
+    else:
+        sandbox = harness_sandbox(python_workers=workers, python_packages=PYTEST_PACKAGES)
+        # Each task is judged by the verifier of its kind, all sharing this sandbox.
+        with sandbox, VerifierSet(sandbox) as verifiers, Progress(console=err) as progress:
+            bar = progress.add_task("verifying", total=len(pairs))
+            for v in verifiers.verify_many(pairs, workers=sandbox.python_workers):
+                verdicts.append(v)
+                progress.advance(bar)
+                if as_json:
+                    out = v.model_dump(mode="json")
+                    print(json.dumps(out), flush=True)
     passed = sum(v.passed for v in verdicts)
     infra = sum(v.infra_error is not None for v in verdicts)
     flagged = sum(bool(v.flags) for v in verdicts)
@@ -650,6 +672,33 @@ def verify(
         markup=False,
         highlight=False,
     )
+
+
+def _verify_on_ray(
+    address: str, actors: int | None, workers: int | None, tasks: list[Any], pairs: list[Any]
+) -> list[Any]:
+    """``referee verify --ray``: the same verdicts, judged by a pool of sandbox actors."""
+    from rich.progress import Progress
+
+    from referee.cluster import SandboxPool, connect
+
+    info = connect(address)
+    used = {t.id for t, _ in pairs}
+    with (
+        SandboxPool(
+            [t for t in tasks if t.id in used],
+            actors=actors or info["nodes"],
+            workers_per_actor=workers,
+        ) as pool,
+        Progress(console=err) as progress,
+    ):
+        bar = progress.add_task("verifying", total=len(pairs))
+        verdicts = pool.verify_many(pairs, progress=lambda n: progress.advance(bar, n))
+    if info["started"]:
+        import ray
+
+        ray.shutdown()
+    return verdicts
 
 
 @app.command()

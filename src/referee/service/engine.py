@@ -55,13 +55,18 @@ VERIFIER = "service"
 class UnknownTasks(ConfigError):
     """Samples name tasks the server does not hold."""
 
-    def __init__(self, ids: Sequence[str]) -> None:
+    def __init__(self, ids: Sequence[str], message: str | None = None) -> None:
         shown = ", ".join(repr(i) for i in ids[:10]) + (" ..." if len(ids) > 10 else "")
         super().__init__(
-            f"unknown task id(s): {shown}; the server holds {{n}} tasks from its --tasks files "
+            message
+            or f"unknown task id(s): {shown}; the server holds {{n}} tasks from its --tasks files "
             "(GET /v1/tasks lists them)"
         )
         self.ids = list(ids)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled with its message and ids (it crosses process boundaries: Ray actors).
+        return (type(self), (self.ids, str(self)))
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,9 @@ class ServiceEngine:
     """The server's tasks, sandbox and verifiers; see the module docstring.
 
     ``deadline_cap_s`` bounds every job; ``workers`` sizes the sandbox's worker pool and the
-    thread pool that feeds it (default: CPUs + 1). ``on_busy`` hears the number of busy
+    thread pool that feeds it (default: CPUs + 1). ``call_timeout_s`` and ``run_timeout_s``
+    are the function verifier's limits on one call and one whole run (the latter at most
+    ``deadline_cap_s``; default 30 s). ``on_busy`` hears the number of busy
     workers after each change, ``on_lost_worker`` each sandbox worker that died under a sample
     (for the metrics).
     """
@@ -92,6 +99,8 @@ class ServiceEngine:
         workers: int | None = None,
         deadline_cap_s: float = 60.0,
         backend: str = "bwrap",
+        call_timeout_s: float = 5.0,
+        run_timeout_s: float = 30.0,
         on_busy: Callable[[int], None] | None = None,
         on_lost_worker: Callable[[], None] | None = None,
     ) -> None:
@@ -109,8 +118,11 @@ class ServiceEngine:
         self.workers = self.sandbox.python_workers
         # A candidate's own program is bounded by the verifier's run limit; keep that inside
         # the server's cap so the cap, not a longer verifier default, is what kills.
-        run_timeout_s = min(30.0, deadline_cap_s)
-        function = FunctionVerifier(self.sandbox, run_timeout_s=run_timeout_s)
+        function = FunctionVerifier(
+            self.sandbox,
+            call_timeout_s=call_timeout_s,
+            run_timeout_s=min(run_timeout_s, deadline_cap_s),
+        )
         self.verifiers = VerifierSet(self.sandbox, verifiers={TaskKind.FUNCTION: function})
         self._function = function
         # Environment sessions share the sandbox and the function verifier.
@@ -121,6 +133,12 @@ class ServiceEngine:
         self._on_busy = on_busy
         self._on_lost_worker = on_lost_worker
         self._closed = False
+
+    @property
+    def busy(self) -> int:
+        """Jobs running in the sandbox's workers now."""
+        with self._busy_lock:
+            return self._busy
 
     # ---- running blocking work ---------------------------------------------------------
     def bound(self, deadline_s: float | None) -> float:

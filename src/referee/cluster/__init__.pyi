@@ -1,0 +1,7 @@
+"""Type information for the lazily loaded names of this package: lazy_loader reads
+the same imports to load each name on first use (see the package's __init__.py)."""
+
+from .actor import SandboxActor as SandboxActor
+from .connect import connect as connect
+from .pool import SandboxPool as SandboxPool
+from .session import PoolSession as PoolSession
