@@ -3,5 +3,6 @@ the same imports to load each name on first use (see the package's __init__.py).
 
 from .actor import SandboxActor as SandboxActor
 from .connect import connect as connect
+from .environment import PoolEnvironment as PoolEnvironment
 from .pool import PoolSession as PoolSession
 from .pool import SandboxPool as SandboxPool

@@ -1,0 +1,126 @@
+"""The pool behind referee's other entry points, on the real two-node cluster: the rollout
+runner with environments hosted in the pool (``PoolEnvironment``), and TRL's reward function
+judging through it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from referee.envs import CodeEnv, CodeRuntime
+from referee.policy.scripted import ScriptedPolicy
+from referee.rollout.runner import RolloutRunner
+from referee.tasks.model import Task
+from referee.train.trl_adapter import reward_function
+
+WRONG = "    return None\n"
+
+
+@pytest.fixture(scope="module")
+def tasks(humaneval) -> list[Task]:
+    return [humaneval[f"HumanEval/{i}"] for i in (0, 2, 4, 7)]
+
+
+@pytest.fixture(scope="module")
+def pool(ray_cluster, tasks):
+    from referee.cluster import SandboxPool
+
+    p = SandboxPool(tasks, actors=2, workers_per_actor=2, ready_timeout_s=90)
+    yield p
+    p.close()
+
+
+def _fenced(completion: str) -> str:
+    return "```python\n" + completion + "\n```"
+
+
+def _answers(tasks: list[Task]) -> dict[str, str]:
+    """Each task's reference, except a wrong answer for the last task."""
+    return {t.id: (WRONG if t is tasks[-1] else t.hidden["reference"]) for t in tasks}
+
+
+def _policy(tasks: list[Task], answers: dict[str, str]) -> ScriptedPolicy:
+    by_prompt = {t.prompt[-1].content: answers[t.id] for t in tasks}
+    return ScriptedPolicy(lambda messages, tools: _fenced(by_prompt[messages[-1]["content"]]))
+
+
+def test_the_rollout_runner_runs_unchanged_on_pool_environments(pool, tasks, harness_sb):
+    from referee.cluster import PoolEnvironment
+
+    answers = _answers(tasks)
+    with CodeRuntime(sandbox=harness_sb) as rt:
+        local = RolloutRunner(lambda: CodeEnv(rt, single_turn=None), _policy(tasks, answers),
+                              group_size=2, concurrency=4).run_sync(tasks)  # fmt: skip
+    before = {h["index"]: h["sessions_opened"] for h in pool.health()}
+    remote = RolloutRunner(
+        lambda: PoolEnvironment(pool, "code"), _policy(tasks, answers), group_size=2, concurrency=4
+    ).run_sync(tasks)
+    after = pool.health()
+    assert [t.error for t in remote] == [None] * 8
+    assert [t.reward for t in remote] == [t.reward for t in local]
+    assert [t.reward for t in remote][:6] == [1.0] * 6 and all(t.reward < 1 for t in remote[6:])
+    # The episodes ran on both actors, and every session was closed.
+    assert all(h["sessions_opened"] - before[h["index"]] >= 2 for h in after), (before, after)
+    assert sum(h["sessions"] for h in after) == 0
+
+
+def test_a_pool_episode_with_tools_snapshots_and_restores(pool, tasks):
+    from referee.cluster import PoolEnvironment
+
+    task = tasks[0]
+    options = {"single_turn": False, "tools": ["write_file", "submit"], "max_turns": 6}
+
+    def call(i: int, name: str, **args: str) -> dict:
+        fn = {"name": name, "arguments": json.dumps(args)}
+        return {"id": str(i), "type": "function", "function": fn}
+
+    def write(i: int, body: str) -> dict:
+        code = task.payload["code_prompt"] + body
+        return {"role": "assistant", "content": "", "tool_calls": [call(i, "write_file",
+                path="solution.py", content=code)]}  # fmt: skip
+
+    submit = {"role": "assistant", "content": "", "tool_calls": [call(9, "submit")]}
+
+    async def episode() -> tuple[float, float, list[str]]:
+        env = PoolEnvironment(pool, "code", options=options, deadline_s=20)
+        messages = await env.reset(task)
+        names = [t["function"]["name"] for t in env.tools()]
+        assert messages[0]["role"] == "system" and not env.done
+        first = await env.step(write(1, task.hidden["reference"]))
+        assert not first.done and first.observations[0]["role"] == "tool"
+        snap = await env.snapshot()
+        await env.step(write(2, WRONG))
+        assert (await env.step(submit)).done and env.done
+        wrong = (await env.verify()).reward
+        await env.restore(snap)  # back to the good file, before the submit
+        assert not env.done
+        await env.step(submit)
+        right = (await env.verify()).reward
+        await env.close()
+        await env.close()
+        return wrong, right, names
+
+    wrong, right, names = asyncio.run(episode())
+    assert names == ["write_file", "submit"]
+    assert wrong < 1.0 and right == 1.0
+
+
+def test_the_trl_reward_function_judges_through_the_pool(pool, tasks, verifier):
+    train = [t.model_copy(update={"split": "train"}) for t in tasks]
+    answers = _answers(train)
+    ids = [t.id for t in train] * 2
+    batch = {
+        "prompts": [[{"role": "user", "content": "..."}]] * len(ids),
+        "completions": [[{"role": "assistant", "content": answers[i]}] for i in ids],
+        "task_id": ids,
+        "completion_ids": [[0]] * len(ids),
+        "trainer_state": None,
+    }
+    local = reward_function(verifier, train)(**batch)
+    logged: dict[str, float] = {}
+    remote = reward_function(pool, train)(**batch, log_metric=logged.__setitem__)
+    assert remote == local
+    assert remote[:3] == [1.0] * 3 and remote[3] < 1.0 and remote[4:] == remote[:4]
+    assert logged == {"referee/infra_errors": 0.0, "referee/pass_rate": 0.75}
