@@ -124,3 +124,31 @@ def test_the_trl_reward_function_judges_through_the_pool(pool, tasks, verifier):
     assert remote == local
     assert remote[:3] == [1.0] * 3 and remote[3] < 1.0 and remote[4:] == remote[:4]
     assert logged == {"referee/infra_errors": 0.0, "referee/pass_rate": 0.75}
+
+
+def test_referee_serve_verifies_on_the_ray_pool(ray_cluster, tasks, tmp_path):
+    """`referee serve --ray ADDRESS`: a real server process whose verification runs on the
+    cluster's actors; a hung candidate is killed at the request's deadline, an infra verdict."""
+    import time
+
+    from referee.service import Client
+    from referee.tasks.model import write_tasks
+    from tests.service.procs import serve_process
+
+    path = tmp_path / "tasks.jsonl"
+    write_tasks(path, tasks)
+    args = ["--tasks", str(path), "--no-auth", "--workers", "1", "--ray", ray_cluster.address,
+            "--ray-actors", "2", "--deadline", "20"]  # fmt: skip
+    with serve_process(args, start_timeout_s=120) as sp, Client(sp.url) as client:
+        health = client.health()
+        answers = _answers(tasks)
+        verdicts = client.verify([(t.id, answers[t.id]) for t in tasks] * 2)
+        started = time.monotonic()
+        [hung] = client.verify([(tasks[0].id, "    while True:\n        pass\n")], deadline_s=3)
+        hung_s = time.monotonic() - started
+        announced = sp.drain_stderr()
+    assert health["verify_on"] == "ray"
+    assert "verifying on 2 Ray sandbox actors" in announced
+    assert [v.passed for v in verdicts] == [True, True, True, False] * 2
+    assert all(v.infra_error is None for v in verdicts)
+    assert hung.infra_error is not None and not hung.passed and hung_s < 3 + 5
