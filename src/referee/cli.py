@@ -1227,9 +1227,7 @@ def serve(
             help="Verify on a Ray pool of sandbox actors: a cluster's ADDRESS, or 'local'.",
         ),
     ] = None,
-    ray_actors: Annotated[
-        int, typer.Option(min=1, help="Sandbox actors in the --ray pool.")
-    ] = 2,
+    ray_actors: Annotated[int, typer.Option(min=1, help="Sandbox actors in the --ray pool.")] = 2,
 ) -> None:
     """Serve referee's API (and trainers' protocols with --compat) over HTTP until SIGTERM.
 

@@ -131,9 +131,10 @@ def test_referee_serve_verifies_on_the_ray_pool(ray_cluster, tasks, tmp_path):
     cluster's actors; a hung candidate is killed at the request's deadline, an infra verdict."""
     import time
 
+    from tests.service.procs import serve_process
+
     from referee.service import Client
     from referee.tasks.model import write_tasks
-    from tests.service.procs import serve_process
 
     path = tmp_path / "tasks.jsonl"
     write_tasks(path, tasks)

@@ -127,7 +127,7 @@ class PoolEnvironment(Environment):
             return
         try:
             await session.close()
-        except Exception:  # noqa: BLE001 (the actor died: its session died with it)
+        except Exception:  # the actor died: its session died with it
             pass
 
     def _session(self) -> PoolSession:
