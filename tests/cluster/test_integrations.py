@@ -153,3 +153,66 @@ def test_referee_serve_verifies_on_the_ray_pool(ray_cluster, tasks, tmp_path):
     assert [v.passed for v in verdicts] == [True, True, True, False] * 2
     assert all(v.infra_error is None for v in verdicts)
     assert hung.infra_error is not None and not hung.passed and hung_s < 3 + 5
+
+
+EXPLOIT = "    import sys\n    sys.exit(0)\n"
+
+
+@pytest.fixture(scope="module")
+def task_file(tasks, tmp_path_factory):
+    from referee.tasks.model import write_tasks
+
+    path = tmp_path_factory.mktemp("cluster") / "tasks.jsonl"
+    write_tasks(path, [t.model_copy(update={"split": "train"}) for t in tasks])
+    return path
+
+
+def test_verl_rewards_judged_on_a_shared_pool(ray_cluster, tasks, task_file):
+    """veRL's compute_score/compute_score_batch with ray_actors: the reward worker's samples
+    judged on a pool on the trainer's cluster (made once per process), same scores."""
+    from referee.cluster.shared import close_shared_pools, shared_pool
+    from referee.train.verl import compute_score, compute_score_batch
+
+    answers = _answers(tasks)
+    texts = [_fenced(answers[t.id]) for t in tasks] + ["", _fenced(EXPLOIT)]
+    ids = [t.id for t in tasks] + [tasks[0].id] * 2
+    try:
+        kw = {"tasks": str(task_file), "ray_actors": 2}
+        scores = compute_score_batch(["referee"] * 6, texts, ids, None, **kw)
+        one = compute_score("referee", texts[0], ids[0], **kw)
+        pool = shared_pool(str(task_file), 2)
+        verified = sum(h["verified"] for h in pool.health())
+        assert shared_pool(str(task_file), 2) is pool  # one pool per process
+    finally:
+        close_shared_pools()
+    assert [s["score"] for s in scores][:3] == [1.0] * 3
+    assert [s["passed"] for s in scores] == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+    assert one["score"] == 1.0 and verified == 7
+
+
+def test_nemo_rl_environment_actor_judges_its_batches_on_the_pool(ray_cluster, tasks, task_file):
+    """NeMo RL's environment as a Ray actor (as NeMo RL makes it) with ray_actors: a step's
+    single-turn answers judged together on the pool it owns."""
+    import ray
+
+    from referee.train.nemo_rl import actor_class
+
+    answers = _answers(tasks)
+    logs = [[{"role": "user", "content": "..."}, {"role": "assistant", "content": text}]
+            for text in [_fenced(answers[t.id]) for t in tasks] + [_fenced(EXPLOIT)]]  # fmt: skip
+    metas = [{"task_id": t.id} for t in tasks] + [{"task_id": tasks[0].id}]
+    env = actor_class(num_cpus=0).remote({"tasks": str(task_file), "ray_actors": 2})
+    try:
+        ret = ray.get(env.step.remote(logs, metas), timeout=180)
+        again = ray.get(env.step.remote(logs[:1], metas[:1]), timeout=60)
+        health = ray.get(env.health.remote(), timeout=60)
+    finally:
+        ray.get(env.shutdown.remote(), timeout=60)
+        ray.kill(env, no_restart=True)
+    assert [float(r) for r in ret.rewards][:3] == [1.0] * 3
+    assert float(ret.rewards[3]) < 1.0 and float(ret.rewards[4]) == 0.0
+    assert [float(d) for d in ret.terminateds] == [1.0] * 5
+    assert float(again.rewards[0]) == 1.0
+    # Judged on the pool's two actors (on the two nodes), not in the environment's process.
+    assert sum(h["verified"] for h in health["pool"]) == 6 and health["episodes"] == 0
+    assert len({h["node_id"] for h in health["pool"]}) == 2

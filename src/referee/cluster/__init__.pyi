@@ -6,3 +6,5 @@ from .connect import connect as connect
 from .environment import PoolEnvironment as PoolEnvironment
 from .pool import PoolSession as PoolSession
 from .pool import SandboxPool as SandboxPool
+from .shared import judge_texts as judge_texts
+from .shared import shared_pool as shared_pool
