@@ -1315,6 +1315,14 @@ def serve(
     drain_timeout: Annotated[
         float, typer.Option(help="SIGTERM: seconds work in flight may take to finish.")
     ] = 120.0,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            help="Verify on a Ray pool of sandbox actors: a cluster's ADDRESS, or 'local'.",
+        ),
+    ] = None,
+    ray_actors: Annotated[int, typer.Option(min=1, help="Sandbox actors in the --ray pool.")] = 2,
 ) -> None:
     """Serve referee's API (and trainers' protocols with --compat) over HTTP until SIGTERM.
 
@@ -1339,6 +1347,8 @@ def serve(
         session_ttl_s=session_ttl,
         compat=tuple(compat or ()),
         drain_timeout_s=drain_timeout,
+        ray=ray,
+        ray_actors=ray_actors,
     )
     bind(host, port).close()  # a busy port fails now, before the tasks and sandbox load
     service = Service.start(config)
@@ -1347,6 +1357,8 @@ def serve(
 
     def announce(url: str) -> None:
         auth = "no auth (loopback)" if no_auth else f"tokens from {tokens}"
+        if ray is not None:
+            auth += f", verifying on {ray_actors} Ray sandbox actors ({ray})"
         err.print(
             f"referee: serving {len(service.engine.tasks)} tasks at {url} with "
             f"{service.engine.workers} sandbox workers, {auth} (SIGTERM drains and stops)",

@@ -114,17 +114,6 @@ def test_batches_of_one_are_spread_over_the_actors(pool, humaneval):
     assert all(after[i] - before[i] >= 2 for i in before), (before, after)
 
 
-def test_the_trl_reward_function_takes_the_pool_as_its_verifier(pool, humaneval):
-    from referee.train.trl_adapter import reward_function
-
-    # HumanEval is held out; the same tasks marked for training (their ids unchanged).
-    tasks = [humaneval[f"HumanEval/{i}"].model_copy(update={"split": "train"}) for i in range(4)]
-    reward = reward_function(pool, tasks)
-    completions = [t.hidden["reference"] for t in tasks[:3]] + ["    return None\n"]
-    scores = reward(prompts=[""] * 4, completions=completions, task_id=[t.id for t in tasks])
-    assert scores[:3] == [1.0, 1.0, 1.0] and scores[3] is not None and scores[3] < 1.0
-
-
 def test_a_referee_error_crosses_ray_with_its_type_and_message(pool):
     import ray
 
@@ -230,7 +219,8 @@ def test_cli_verify_on_ray_gives_the_same_verdicts(ray_cluster, humaneval, tmp_p
 
     def verdicts(result):
         rows = [json.loads(x) for x in result.stdout.splitlines()]
-        return [{k: v for k, v in r.items() if k != "timings"} for r in rows]
+        # What a run cost (timings, sandbox usage) differs between any two runs.
+        return [{k: v for k, v in r.items() if k not in ("timings", "sandbox")} for r in rows]
 
     assert verdicts(on_ray) == verdicts(plain) and len(verdicts(plain)) == 12
     summary = _cli(*args, "--ray", "local", "--actors", "2")

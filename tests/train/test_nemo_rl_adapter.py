@@ -3,7 +3,6 @@ NeMo RL is not on the package index), with a stand-in batch; Ray when it is inst
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import json
 from pathlib import Path
@@ -49,7 +48,10 @@ def test_matches_the_recorded_signatures():
         name = recorded.split("(")[0]
         params = [p.split(":")[0].strip() for p in recorded.split("(")[1].split(")")[0].split(",")]
         fn = getattr(nemo_rl.RefereeEnvironment, name)
-        assert list(inspect.signature(fn).parameters) == params
+        # Once a process has made the class a Ray actor, Ray's tracing sets each method's
+        # __signature__ with a keyword-only "_ray_trace_ctx" added: not part of the contract.
+        got = [p for p in inspect.signature(fn).parameters if p != "_ray_trace_ctx"]
+        assert got == params
     assert callable(nemo_rl.RefereeEnvironment.shutdown)
     assert nemo_rl.FQN == "referee.train.nemo_rl.RefereeEnvironment"
 
@@ -103,9 +105,7 @@ def test_step_multi_turn_keeps_the_episode_across_calls():
 
 
 def test_as_a_ray_actor():
-    if importlib.util.find_spec("ray") is None:
-        print("SKIP reason: ray is not installed in this venv; the Ray actor path is untested here")
-        pytest.skip("ray is not installed in this venv")
+    # Ray is one of referee's dependencies (referee.cluster): this never skips.
     import ray
 
     ray.init(num_cpus=1, include_dashboard=False)

@@ -3,5 +3,8 @@ the same imports to load each name on first use (see the package's __init__.py).
 
 from .actor import SandboxActor as SandboxActor
 from .connect import connect as connect
+from .environment import PoolEnvironment as PoolEnvironment
 from .pool import SandboxPool as SandboxPool
 from .session import PoolSession as PoolSession
+from .shared import judge_texts as judge_texts
+from .shared import shared_pool as shared_pool

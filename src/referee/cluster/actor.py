@@ -89,6 +89,7 @@ class SandboxActor:
         self.sessions = SessionStore(ttl_s=session_ttl_s, max_sessions=max_sessions)
         self.started = time.time()
         self.verified = 0
+        self.sessions_opened = 0
         self._slots: asyncio.Semaphore | None = None  # made on the actor's own event loop
 
     # ---- verification ----------------------------------------------------------------------
@@ -145,6 +146,7 @@ class SandboxActor:
         except BaseException:
             await env.close()
             raise
+        self.sessions_opened += 1
         return {"session_id": session.id, "messages": messages, "tools": env.tools()}
 
     async def step(
@@ -167,8 +169,9 @@ class SandboxActor:
         async with session.lock:
             return session.add_snapshot(await session.env.snapshot())
 
-    async def restore(self, session_id: str, snapshot_id: str) -> None:
-        """Return the session to the state ``snapshot_id`` captured."""
+    async def restore(self, session_id: str, snapshot_id: str) -> bool:
+        """Return the session to the state ``snapshot_id`` captured; whether the episode had
+        ended in that state."""
         session = self._session(session_id)
         async with session.lock:
             try:
@@ -179,6 +182,7 @@ class SandboxActor:
                     "with snapshot() (a session keeps its most recent ones)"
                 ) from None
             await session.env.restore(state)
+            return session.env.done
 
     async def verify_session(self, session_id: str, deadline_s: float | None = None) -> Verdict:
         """The episode's verdict, from the task's verifier."""
@@ -232,6 +236,7 @@ class SandboxActor:
             "sessions": len(self.sessions),
             "tasks": len(self.engine.tasks),
             "verified": self.verified,
+            "sessions_opened": self.sessions_opened,
             "uptime_s": round(time.time() - self.started, 3),
         }
 

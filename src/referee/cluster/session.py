@@ -75,8 +75,9 @@ class PoolSession:
     async def snapshot(self) -> str:
         return await _session_call(self.actor.snapshot.remote(self.id))
 
-    async def restore(self, snapshot_id: str) -> None:
-        await _session_call(self.actor.restore.remote(self.id, snapshot_id))
+    async def restore(self, snapshot_id: str) -> bool:
+        """Back to the state ``snapshot_id`` captured; whether the episode had ended there."""
+        return bool(await _session_call(self.actor.restore.remote(self.id, snapshot_id)))
 
     async def verify(self, deadline_s: float | None = None) -> Verdict:
         return await _session_call(self.actor.verify_session.remote(self.id, deadline_s))

@@ -181,6 +181,7 @@ def _native_router() -> APIRouter:
             "workers": s.engine.workers,
             "sessions": len(s.sessions),
             "queue": {"in_use": s.admission.in_use, "limit": s.admission.limit},
+            "verify_on": "ray" if s.engine.remote is not None else "local",
         }
         return JSONResponse(body, status_code=503 if s.admission.draining else 200)
 

@@ -43,6 +43,10 @@ class ServeConfig:
     compat: tuple[str, ...] = ()
     drain_timeout_s: float = 120.0  # SIGTERM: how long work in flight may take to finish
     backend: str = "bwrap"  # "local" only for trusted code on machines without bubblewrap
+    #: Verify on a Ray pool of sandbox actors: a cluster's address, or "local" (a Ray
+    #: instance started here); None: on this server's own sandbox.
+    ray: str | None = None
+    ray_actors: int = 2
 
     def __post_init__(self) -> None:
         if not self.tasks:
@@ -63,6 +67,8 @@ class ServeConfig:
             raise ConfigError(f"--port must be between 0 and 65535, got {self.port}")
         if self.workers is not None and self.workers < 1:
             raise ConfigError(f"--workers must be at least 1, got {self.workers}")
+        if self.ray_actors < 1:
+            raise ConfigError(f"--ray-actors must be at least 1, got {self.ray_actors}")
         if not 0 < self.max_body_mb <= 1024:
             raise ConfigError(
                 f"--max-body-mb must be above 0 and at most 1024, got {self.max_body_mb:g}"

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from referee.envs.runtime import CodeRuntime
 from referee.errors import ConfigError
@@ -39,7 +39,7 @@ from referee.verify.function import FunctionVerifier, harness_sandbox
 from referee.verify.pytest_verifier import PYTEST_PACKAGES
 from referee.verify.verdict import Verdict
 
-__all__ = ["LANGUAGES", "ExecRequest", "ServiceEngine", "UnknownTasks"]
+__all__ = ["LANGUAGES", "ExecRequest", "RemoteVerifier", "ServiceEngine", "UnknownTasks"]
 
 T = TypeVar("T")
 #: Languages ``exec`` runs, and how: Python on the fork-server fast path, shells as commands.
@@ -69,6 +69,17 @@ class UnknownTasks(ConfigError):
         return (type(self), (self.ids, str(self)))
 
 
+class RemoteVerifier(Protocol):
+    """Where verification goes instead of the engine's own sandbox (``referee serve --ray``:
+    a :class:`referee.cluster.SandboxPool`)."""
+
+    async def verify(
+        self, samples: Sequence[tuple[str, str]], *, deadline_s: float | None = None
+    ) -> list[Verdict]: ...
+
+    def close(self) -> None: ...
+
+
 @dataclass(frozen=True)
 class ExecRequest:
     """One program to run in the sandbox (``POST /v1/exec``)."""
@@ -89,7 +100,8 @@ class ServiceEngine:
     are the function verifier's limits on one call and one whole run (the latter at most
     ``deadline_cap_s``; default 30 s). ``on_busy`` hears the number of busy
     workers after each change, ``on_lost_worker`` each sandbox worker that died under a sample
-    (for the metrics).
+    (for the metrics). ``remote``: where verification runs instead (``referee serve
+    --ray``); programs and environment sessions stay on this engine's sandbox.
     """
 
     def __init__(
@@ -103,6 +115,7 @@ class ServiceEngine:
         run_timeout_s: float = 30.0,
         on_busy: Callable[[int], None] | None = None,
         on_lost_worker: Callable[[], None] | None = None,
+        remote: RemoteVerifier | None = None,
     ) -> None:
         self.tasks: dict[str, Task] = {}
         for t in tasks:
@@ -132,6 +145,8 @@ class ServiceEngine:
         self._busy_lock = threading.Lock()
         self._on_busy = on_busy
         self._on_lost_worker = on_lost_worker
+        #: Verification's home when not this engine's sandbox (closed with the engine).
+        self.remote = remote
         self._closed = False
 
     @property
@@ -195,6 +210,9 @@ class ServiceEngine:
         an infrastructure error."""
         pairs = self.resolve(samples)
         limit = self.bound(deadline_s)
+        if self.remote is not None:
+            # Each sample's run is killed at the deadline where it runs (in its actor).
+            return await self.remote.verify(samples, deadline_s=limit)
         until = time.monotonic() + limit
         results = await asyncio.gather(
             *(self._verify_one(task, completion, limit, until) for task, completion in pairs)
@@ -274,6 +292,8 @@ class ServiceEngine:
         if self._closed:
             return
         self._closed = True
+        if self.remote is not None:
+            self.remote.close()
         self._pool.shutdown(wait=True, cancel_futures=True)
         self.runtime.close()
         self.verifiers.close()

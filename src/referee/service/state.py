@@ -43,6 +43,16 @@ class Service:
         tokens = Tokens.load(config.tokens_file) if config.tokens_file is not None else None
         loaded = list(tasks) if tasks is not None else load_task_files(config.tasks)
         metrics_ref: list[ServiceMetrics] = []
+        remote = None
+        if config.ray is not None:
+            from referee.cluster import SandboxPool
+
+            remote = SandboxPool(
+                loaded,
+                actors=config.ray_actors,
+                address=config.ray,
+                deadline_cap_s=config.deadline_cap_s,
+            )
         engine = ServiceEngine(
             loaded,
             workers=config.workers,
@@ -50,6 +60,7 @@ class Service:
             backend=config.backend,
             on_busy=lambda n: metrics_ref[0].busy(n) if metrics_ref else None,
             on_lost_worker=lambda: metrics_ref[0].lost_worker() if metrics_ref else None,
+            remote=remote,
         )
         metrics = ServiceMetrics(workers=engine.workers, queue_limit=config.queue)
         metrics_ref.append(metrics)

@@ -18,6 +18,11 @@ the same fields in the same order (the rollout code unpacks it positionally).
   the actor under ``metadata[i]["referee_episode"]`` (set by the first step), the reward 0 until
   ``submit``/``max_turns``. The tools must be offered in the dataset's prompt.
 
+With ``ray_actors: N`` in the config, the single-turn answers of each ``step`` batch are judged
+together on a pool of N sandbox actors that this environment actor makes on NeMo RL's own Ray
+cluster (:func:`referee.cluster.shared_pool`; it needs the task file, ``tasks``), spread over
+the nodes, instead of one by one in this actor's process.
+
 ``rewards`` and ``terminateds`` are float ``torch`` tensors of shape ``[B]``; ``answers`` the
 answers judged. Held-out tasks are refused (:class:`~referee.errors.ConfigError`) unless the
 config sets ``allow_heldout: true``; a missing task is a ``ConfigError``, never a 0.
@@ -39,11 +44,13 @@ NeMo RL constructs it as ``ray.remote(RefereeEnvironment).options(...).remote(cf
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 import uuid
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from referee.train.lookup import TASKS_ENV
 from referee.train.skyrl import TextEpisode
 
 __all__ = ["FQN", "EnvironmentResult", "RefereeEnvironment", "actor_class", "register"]
@@ -83,6 +90,15 @@ class RefereeEnvironment(_Base):  # type: ignore[misc]
         self.max_turns = int(cfg.get("max_turns", 8))
         self.episodes: dict[str, TextEpisode] = {}
         self._lock = threading.Lock()
+        #: ``ray_actors: N``: single-turn answers are judged on a pool of N sandbox actors
+        #: spread over the cluster (:mod:`referee.cluster`), a batch at a time, instead of one
+        #: by one in this actor's process.
+        self.ray_actors = int(cfg.get("ray_actors") or 0)
+        self.pool: Any = None
+        if self.ray_actors:
+            from referee.cluster.shared import shared_pool
+
+            self.pool = shared_pool(self.tasks or os.environ.get(TASKS_ENV), self.ray_actors)
 
     def _episode(self, meta: Mapping[str, Any]) -> tuple[str, TextEpisode]:
         key = meta.get("referee_episode")
@@ -110,11 +126,14 @@ class RefereeEnvironment(_Base):  # type: ignore[misc]
         rewards: list[float] = []
         dones: list[float] = []
         answers: list[str | None] = []
-        for log, meta in zip(message_log_batch, metadata, strict=True):
-            key, episode = self._episode(meta or {})
-            said = [m for m in log if m.get("role") == "assistant"]
-            text = str(said[-1]["content"]) if said else ""
-            obs, reward, done, _ = episode.step(text)
+        batch = [self._episode(meta or {}) for meta in metadata]
+        texts = [_last_reply(log) for log in message_log_batch]
+        judged = self._judge_on_pool(batch, texts) if self.pool is not None else {}
+        for (key, episode), text, meta in zip(batch, texts, metadata, strict=True):
+            if key in judged:
+                obs, reward, done, _ = episode.finish(judged[key])
+            else:
+                obs, reward, done, _ = episode.step(text)
             if done:
                 episode.close()
                 with self._lock:
@@ -135,6 +154,19 @@ class RefereeEnvironment(_Base):  # type: ignore[misc]
             answers,
         )
 
+    def _judge_on_pool(
+        self, batch: list[tuple[str, TextEpisode]], texts: list[str]
+    ) -> dict[str, Any]:
+        """The verdicts of the batch's single-turn answers, judged together on the pool."""
+        from referee.cluster.shared import judge_texts
+
+        chosen = [(key, ep, text) for (key, ep), text in zip(batch, texts, strict=True)
+                  if not ep.multi_turn]  # fmt: skip
+        if not chosen:
+            return {}
+        verdicts = judge_texts(self.pool, [(ep.task, text) for _, ep, text in chosen])
+        return {key: v for (key, _, _), v in zip(chosen, verdicts, strict=True)}
+
     def global_post_process_and_metrics(self, batch: Any) -> tuple[Any, dict[str, Any]]:
         """The batch unchanged; ``accuracy`` (share of rewards of 1) and ``mean_reward``."""
         rewards = batch.get("rewards")
@@ -146,11 +178,27 @@ class RefereeEnvironment(_Base):  # type: ignore[misc]
             "mean_reward": sum(values) / len(values),
         }
 
+    def health(self) -> dict[str, Any]:
+        """Open episodes, and each pool actor's health (``ray_actors``; else an empty list)."""
+        with self._lock:
+            episodes = len(self.episodes)
+        return {"episodes": episodes, "pool": self.pool.health() if self.pool is not None else []}
+
     def shutdown(self) -> None:
         with self._lock:
             episodes, self.episodes = list(self.episodes.values()), {}
         for episode in episodes:
             episode.close()
+        if self.pool is not None:
+            from referee.cluster.shared import close_shared_pools
+
+            self.pool = None
+            close_shared_pools()
+
+
+def _last_reply(log: list[Any]) -> str:
+    said = [m for m in log if m.get("role") == "assistant"]
+    return str(said[-1]["content"]) if said else ""
 
 
 def actor_class(**options: Any) -> Any:

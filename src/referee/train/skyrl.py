@@ -66,6 +66,7 @@ from referee.train.lookup import (
     shared_runtime,
 )
 from referee.train.text_actions import observation_text, parse_text_action, tools_prompt
+from referee.verify.verdict import Verdict
 
 __all__ = ["ENTRY_POINT", "TextEpisode", "env_class", "register", "skyrl_row"]
 
@@ -157,6 +158,14 @@ class TextEpisode:
                 f"other than the answer: {verdict.infra_error}"
             )
         return self._finish(verdict.reward, verdict.passed, result.reason)
+
+    def finish(self, verdict: Verdict) -> tuple[list[ChatMessage], float, bool, dict[str, Any]]:
+        """End a single-turn episode with a verdict judged elsewhere (a batch on a Ray pool);
+        what :meth:`step` returns."""
+        if self.done or self.multi_turn:
+            raise ConfigError("finish(verdict) ends a single-turn episode that is still open")
+        self.turns += 1
+        return self._finish(verdict.reward, verdict.passed, "answered")
 
     def _finish(
         self, reward: float, passed: bool, reason: str

@@ -294,13 +294,19 @@ def compute_score(
     tasks: str | None = None,
     deadline_s: float = DEFAULT_DEADLINE_S,
     binary: bool = False,
+    ray_actors: int = 0,
     **_veRL: Any,
 ) -> dict[str, Any]:
     """veRL's reward function for referee rows (see the module). ``data_source`` is not
     needed: the row's task decides the verifier. Other keyword arguments veRL passes
-    (``reward_router_address``...) are ignored."""
+    (``reward_router_address``...) are ignored. ``ray_actors=N`` (with ``tasks=FILE``): judged
+    on this process's pool of N sandbox actors on veRL's Ray cluster
+    (:func:`referee.cluster.shared_pool`) instead of in this reward worker."""
     task = row_task(ground_truth, extra_info, tasks=tasks)
     check_split(task, extra_info)
+    if ray_actors:
+        [verdict] = _judge_on_pool([task], [solution_str], tasks, ray_actors, float(deadline_s))
+        return scores_of(verdict, binary)
     verdict = _judge(task, solution_str, float(deadline_s))
     if verdict.infra_error:
         _raise_infra([verdict], 1)
@@ -317,6 +323,7 @@ def compute_score_batch(
     deadline_s: float = DEFAULT_DEADLINE_S,
     binary: bool = False,
     workers: int | None = None,
+    ray_actors: int = 0,
     **_veRL: Any,
 ) -> list[dict[str, Any]]:
     """:func:`compute_score` of many samples, judged concurrently (``workers`` at a time;
@@ -336,6 +343,9 @@ def compute_score_batch(
         task = row_task(gt, extra, tasks=tasks)
         check_split(task, extra)
         chosen.append(task)
+    if ray_actors:  # the batch spread over the pool's actors (see compute_score)
+        verdicts = _judge_on_pool(chosen, list(solution_strs), tasks, ray_actors, deadline_s)
+        return [scores_of(v, binary) for v in verdicts]
     verifiers = verifier_set()
     for task in chosen:  # a kind nobody judges is refused before any work starts
         verifiers.verifier(task.kind)
@@ -345,6 +355,18 @@ def compute_score_batch(
     if failed:
         _raise_infra(failed, n)
     return [scores_of(v, binary) for v in verdicts]
+
+
+def _judge_on_pool(
+    chosen: Sequence[Task], texts: Sequence[str], tasks: str | None, actors: int, deadline_s: float
+) -> list[Verdict]:
+    from referee.cluster.shared import judge_texts, shared_pool
+
+    pool = shared_pool(tasks or os.environ.get(TASKS_ENV), int(actors))
+    try:
+        return judge_texts(pool, list(zip(chosen, texts, strict=True)), deadline_s=deadline_s)
+    except VerifierError as e:
+        raise InfraError(str(e)) from e
 
 
 def _workers(verifiers: VerifierSet) -> int:
