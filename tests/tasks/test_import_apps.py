@@ -7,7 +7,8 @@ import pytest
 
 from referee.errors import TaskError
 from referee.tasks.kinds import TaskKind
-from referee.tasks.sources import load_source
+from referee.tasks.imports.program import compare_for
+from referee.tasks.sources import iter_source, load_source
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "imports"
 
@@ -116,3 +117,24 @@ def test_a_json_array_file_reads_as_rows(tmp_path):
         "apps/4001",
         "apps/4002",
     ]
+
+
+def test_rows_stream_one_at_a_time():
+    tasks = iter_source("apps", "train", FIXTURES / "apps" / "malformed.jsonl")
+    assert next(tasks).id == "apps/4000"  # the first row, before the malformed second is read
+    with pytest.raises(TaskError, match=r":2: field 'input_output'"):
+        next(tasks)
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        ("Print the sum.", ("tokens", None)),
+        ("An absolute or relative error of at most 10^{-9} is accepted.", ("float", 1e-9)),
+        ("Answers within 1e-4 relative error are accepted.", ("float", 1e-4)),
+        ("Your answer's absolute error must be small.", ("float", 1e-6)),
+        ("x" * 500 + " absolute or relative error not exceeding 10^-7", ("float", 1e-7)),
+    ],
+)
+def test_stated_tolerances_make_float_comparisons(statement, expected):
+    assert compare_for(statement) == expected

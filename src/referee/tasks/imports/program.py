@@ -70,10 +70,11 @@ def compare_for(statement: str) -> tuple[str, float | None]:
     states (``10^{-6}``; 1e-6 when none is written) where it speaks of absolute or relative
     error, else ``tokens``. A heuristic; problems with several right answers need a checker,
     which none of the public formats carry."""
-    if not _FLOAT_HINT.search(statement):
+    hint = _FLOAT_HINT.search(statement)
+    if hint is None:
         return "tokens", None
-    tail = statement[_FLOAT_HINT.search(statement).start() - 200 :]  # type: ignore[union-attr]
-    m = _TOLERANCE.search(tail) or _TOLERANCE.search(statement)
+    near = statement[max(0, hint.start() - 200) :]  # the tolerance written next to the hint
+    m = _TOLERANCE.search(near) or _TOLERANCE.search(statement)
     exponent = int(m.group(1) or m.group(2)) if m else 6
     return "float", float(f"1e-{exponent}")
 
