@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from referee.errors import TaskError
-from referee.tasks.kinds import TaskKind
 from referee.tasks.imports.program import compare_for
+from referee.tasks.kinds import TaskKind
 from referee.tasks.sources import iter_source, load_source
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "imports"
