@@ -38,6 +38,7 @@ def test_python2_is_never_the_reference_and_stated_tolerances_compare_as_floats(
     # No limits in the row (null, 0 bytes): the defaults.
     assert mean.payload["time_limit_s"] == 2.0 and mean.payload["memory_mb"] == 256
     assert mean.difficulty.estimate is None
+    assert 'Print "naïve\\path" ≤ 10^9\ttab — and a </s> token' in mean.user_prompt
 
 
 def test_a_malformed_codecontests_row_names_the_row_and_field():
