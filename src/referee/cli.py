@@ -273,6 +273,13 @@ def tasks_import(
         str, typer.Argument(help=f"Where the tasks come from: {', '.join(source_names())}.")
     ],
     out: Annotated[str, typer.Option("--out", help=_OUT_TASKS_HELP)],
+    file: Annotated[
+        str | None,
+        typer.Argument(
+            help="The dataset file (JSONL, JSON or Parquet) of a source that reads one: every "
+            "source but humaneval (docs/imports.md)."
+        ),
+    ] = None,
     split: Annotated[
         str | None, typer.Option(help="Put every task in this split: train or heldout.")
     ] = None,
@@ -282,23 +289,70 @@ def tasks_import(
     by: Annotated[str, _BY_OPTION] = "module",
     augment: Annotated[
         int,
-        typer.Option(min=0, help="Generated test inputs to add per task (0: the task's own only)."),
+        typer.Option(
+            min=0,
+            help="Generated test inputs to add per function task (0: the task's own only); "
+            "humaneval and other function sources only.",
+        ),
     ] = 0,
+    subset: Annotated[
+        str | None,
+        typer.Option(help="deepcoder: the subset the file holds (default: from its name)."),
+    ] = None,
+    repo_dir: Annotated[
+        str | None,
+        typer.Option(
+            "--repo-dir",
+            help="swebench: a local git checkout of the instances' repository (or a folder "
+            "holding one checkout per repository, named owner__name or name).",
+        ),
+    ] = None,
+    store: Annotated[
+        str | None,
+        typer.Option(help="swebench: the artifact store for the repository snapshots."),
+    ] = None,
 ) -> None:
-    """Import tasks from a registered source, recording each task's test inputs in the sandbox.
+    """Import tasks from a registered source: humaneval's own, or a dataset FILE (docs/imports.md).
 
     Every task goes to the held-out split unless --split or --heldout says otherwise.
+
+    Function tasks (humaneval) are recorded in the sandbox; program and repository tasks are not.
+
+    A malformed row stops the import (naming the file, row and field) and writes nothing.
     """
     from referee.tasks.model import write_tasks
+    from referee.tasks.sources import check_source_call
     from referee.tasks.split import check_split_options, split_tasks
-    from referee.verify.record import import_recorded
 
     _out_file("--out", out)
     if split is not None and heldout is not None:
         raise ConfigError(
             "give --split (every task in one split) or --heldout (a share held out), not both"
         )
+    options = {"subset": subset, "repo_dir": repo_dir, "store": store}
+    given = {k for k, v in options.items() if v is not None}
+    entry = check_source_call(source, split or "heldout", file, given)
     check_split_options(heldout or 0.0, by)  # before the minutes of recording
+    if entry.reads_file:
+        from referee.tasks.imports import import_tasks
+
+        if augment:
+            raise ConfigError(
+                f"--augment adds inputs to recorded function tasks; {source!r} makes tasks "
+                "that carry their own cases: drop --augment"
+            )
+        summary = import_tasks(
+            source, str(file), out, split=split or "heldout", heldout=heldout, by=by, **options
+        )
+        train = summary.splits.get("train", 0)
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(summary.kinds.items()))
+        err.print(
+            f"wrote {summary.count} {source} tasks ({kinds}; {train} train, "
+            f"{summary.count - train} held out) to {out}"
+        )
+        return
+    from referee.verify.record import import_recorded
+
     tasks = import_recorded(source, split=split or "heldout", augment=augment)
     if heldout is not None:
         tasks = split_tasks(tasks, heldout, by=by)

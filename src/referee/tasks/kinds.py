@@ -41,6 +41,7 @@ class TaskKind(StrEnum):
     #: share of ``hidden["mutants"]`` they kill. Judged by
     #: :class:`~referee.verify.testgen_verifier.TestgenVerifier`.
     TEST_WRITING = "test-writing"
+    PROGRAM = "program"
     #: Anything else (``text`` or ``tool-state`` answers): judged by the environment made for
     #: it, which has no verifier registered here (``examples/custom_env.py``).
     CUSTOM = "custom"
@@ -60,6 +61,7 @@ _ANSWER_FORMATS: dict[TaskKind, str] = {
     TaskKind.FUNCTION: "code",
     TaskKind.REPO_PATCH: "patch",
     TaskKind.TEST_WRITING: "patch",
+    TaskKind.PROGRAM: "code",
 }
 
 

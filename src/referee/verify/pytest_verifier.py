@@ -5,7 +5,8 @@ Steps, each in the sandbox:
 1. The repository's files go into a fresh workspace; the candidate's unified diff is applied with
    ``git apply``. A diff that does not apply is the candidate's failure.
 2. Every test file is restored from the task's pristine copy (so edits to tests count for
-   nothing), and the grader adds *canary* tests under random names that fail on any code.
+   nothing); a task's ``hidden.test_patch`` (SWE-bench's tests, which the model never saw) is
+   applied on top; and the grader adds *canary* tests under random names that fail on any code.
 3. pytest runs under the grader's own runner (``_pytest_runner``): no repository config, no
    ``conftest.py``, no plugin autoloading, no cache, empty ``addopts``. The grader's plugin reports
    each test's setup, call and teardown.
@@ -133,6 +134,12 @@ class PytestVerifier:
                     task, f2p, p2p, "failed", f"patch does not apply: {applied}", flags, t0
                 )
             ws.write(state.tests)  # pristine test files, whatever the patch did to them
+            if state.test_patch:
+                why = self._apply_test_patch(sandbox, ws, state)
+                if why is not None:
+                    return Verdict.infra(
+                        task.id, f"the task's test_patch does not apply: {why}", VERSION
+                    )
             canaries = self._plant_canaries(ws, state.tests)
             run = run_pytest(
                 sandbox,
@@ -181,6 +188,15 @@ class PytestVerifier:
     @staticmethod
     def _apply(sandbox: Sandbox, ws: Workspace, patch: str) -> str | None:
         return apply_patch(sandbox, ws, patch)
+
+    @staticmethod
+    def _apply_test_patch(sandbox: Sandbox, ws: Workspace, state: RepoState) -> str | None:
+        # Files the test patch creates go first: a candidate that wrote one would otherwise
+        # make the patch fail to apply (and its version would be the one tested).
+        for path in touched_paths(state.test_patch):
+            if path not in state.files and path not in state.tests:
+                (ws.root / path).unlink(missing_ok=True)
+        return apply_patch(sandbox, ws, state.test_patch)
 
     @staticmethod
     def canary_file(near: str) -> tuple[str, str, list[str]]:
@@ -260,6 +276,9 @@ class RepoState:
     source_roots: tuple[str, ...] = ("",)
     conftests: list[str] | None = None
     environment: RepoVenv | None = None
+    #: A diff adding the hidden tests (SWE-bench's ``test_patch``), applied after the
+    #: candidate's patch and the restore of the pristine tests.
+    test_patch: str = ""
 
 
 def repo_state(task: Task, store: ArtifactStore | None = None) -> RepoState:
@@ -286,6 +305,7 @@ def repo_state(task: Task, store: ArtifactStore | None = None) -> RepoState:
             source_roots=tuple(repo.get("source_roots", [""])),
             conftests=list(repo.get("conftests", [])),
             environment=RepoVenv(tuple(env.get("requirements", []))),
+            test_patch=str(task.hidden.get("test_patch") or ""),
         )
     files = task.payload.get("files")
     tests_inline = task.hidden.get("tests")
