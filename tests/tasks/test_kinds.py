@@ -90,14 +90,21 @@ def test_version_2_round_trip_keeps_the_kind(tmp_path):
         Task.create(name="t/p-v1", prompt="p", kind="repo-patch", answer_format="patch"),
         Task.create(name="t/w-v1", prompt="p", kind="test-writing", answer_format="patch"),
         Task.create(name="t/c-v1", prompt="p", kind="custom", answer_format="text"),
+        Task.create(name="t/g-v1", prompt="p", kind="program", answer_format="code"),
     ]
     path = tmp_path / "t.jsonl"
     write_tasks(path, tasks)
     lines = [json.loads(x) for x in path.read_text().splitlines()]
-    assert [x["kind"] for x in lines] == ["function", "repo-patch", "test-writing", "custom"]
+    assert [x["kind"] for x in lines] == [
+        "function",
+        "repo-patch",
+        "test-writing",
+        "custom",
+        "program",
+    ]
     assert all(x["schema_version"] == 2 for x in lines)
     back = read_tasks(path)
-    assert back == tasks and [t.kind for t in back] == list(TaskKind)
+    assert back == tasks and sorted(t.kind for t in back) == sorted(TaskKind)
 
 
 def test_from_version_2_the_hash_covers_the_kind(tmp_path):
