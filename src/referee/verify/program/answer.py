@@ -20,7 +20,14 @@ from dataclasses import dataclass
 
 from referee.sandbox.toolchains import LANGUAGES
 
-__all__ = ["ALIASES", "Answer", "AnswerError", "normalise_language", "parse_answer"]
+__all__ = [
+    "ALIASES",
+    "Answer",
+    "AnswerError",
+    "normalise_language",
+    "parse_answer",
+    "with_language",
+]
 
 #: Every name a language goes by (fence tags, sample fields), lower case.
 ALIASES = {
@@ -105,3 +112,19 @@ def parse_answer(
     if not code.strip():
         raise AnswerError("the answer holds no code")
     return Answer(language=lang, code=code)
+
+
+def with_language(completion: str, language: str) -> str:
+    """The answer ``completion`` with its language stated: its code (the first fenced block's,
+    or all of it) in a block tagged ``language``, which :func:`parse_answer` reads back. This is
+    how a sample's ``language`` field travels with its completion.
+
+    >>> parse_answer(with_language("int main(){}", "c")).language
+    'c'
+    """
+    block = _first_block(completion)
+    code = block[1] if block is not None else completion
+    longest = max((len(m) for m in re.findall(r"`{3,}", code)), default=2)
+    fence = "`" * (longest + 1)
+    tag = language.strip().replace("`", "").split()[0] if language.strip() else "none"
+    return f"{fence}{tag}\n{code}{'' if code.endswith(chr(10)) else chr(10)}{fence}\n"

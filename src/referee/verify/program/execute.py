@@ -96,17 +96,17 @@ def run_build(
 def classify(r: ExecResult, time_limit_s: float) -> tuple[TestStatus, str] | None:
     """The outcome of a run that did not finish cleanly (None: it did; compare its output).
 
-    A time limit is ``timeout``; a crash or exhausted memory is ``error``; output past its cap
-    is ``failed``. The detail starts with the judge's words (time limit, memory limit, output
-    limit, runtime error).
+    Output past its cap is ``failed`` (whether or not the flood then ran out of time); a time
+    limit is ``timeout``; a crash or exhausted memory is ``error``. The detail starts with the
+    judge's words (output limit, time limit, memory limit, runtime error).
     """
-    if r.timed_out or "cpu-limit" in r.violations:
-        return "timeout", f"time limit exceeded ({time_limit_s:g}s)"
-    oom_text = r.exit_code not in (0, None) and any(m in r.stderr for m in _OOM_MARKS)
-    if r.memory_exceeded or oom_text:
-        return "error", f"memory limit exceeded ({r.summary()})"
     if r.stdout_truncated or "output-limit" in r.violations:
         return "failed", "output limit exceeded"
+    if r.timed_out or "cpu-limit" in r.violations:
+        return "timeout", f"time limit exceeded ({time_limit_s:g}s)"
+    oom_text = r.exit_code != 0 and any(m in r.stderr for m in _OOM_MARKS)
+    if r.memory_exceeded or oom_text:
+        return "error", f"memory limit exceeded ({r.summary()})"
     if r.exit_code != 0:
         how = f"signal {r.signal}" if r.exit_code is None else f"exit code {r.exit_code}"
         if "seccomp-kill" in r.violations:
