@@ -32,7 +32,7 @@ SUM_TASK = Task.create(
         "starter_code": "",
         "examples": [_EXAMPLE],
         "languages": None,
-        "time_limit_s": 2.0,
+        "time_limit_s": 1.0,
         "memory_mb": 128,
     },
     hidden={
