@@ -265,9 +265,8 @@ def _go() -> Toolchain | None:
 
 
 def _rust() -> Toolchain | None:
-    rustc = shutil.which("rustc") or (
-        "/root/.cargo/bin/rustc" if Path("/root/.cargo/bin/rustc").exists() else None
-    )
+    rustup = Path.home() / ".cargo" / "bin" / "rustc"
+    rustc = shutil.which("rustc") or (str(rustup) if rustup.exists() else None)
     if rustc is None:
         return None
     try:
