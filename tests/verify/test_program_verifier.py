@@ -218,3 +218,38 @@ def test_the_candidate_sees_only_its_program_and_its_stdin(program_sb, warm):
     names = {x.rsplit("/", 1)[1] for x in listed} - {".", ".."}
     assert names <= {"prog"}, r.stdout
     assert "expected" not in r.stdout.lower() and "answer" not in r.stdout.lower()
+
+
+DEEP = program_task("deep", [{"input": "1000000\n", "output": "1000000\n"}])
+DEEP_C = (
+    "#include <stdio.h>\nlong d(long n){volatile char pad[64];pad[0]=0;"
+    'return n?1+d(n-1)+pad[0]:0;}\nint main(){long n;scanf("%ld",&n);printf("%ld\\n",d(n));}\n'
+)
+
+
+@pytest.mark.parametrize("warm", [True, False])
+def test_native_programs_may_recurse_deeply(program_sb, warm):
+    v = ProgramVerifier(program_sb, warm=warm).verify(DEEP, f"```c\n{DEEP_C}```")
+    assert v.passed, v.tests
+
+
+def test_referee_verify_takes_a_language_per_sample(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+    from referee.tasks import write_tasks
+
+    write_tasks(tmp_path / "t.jsonl", [AB])
+    samples = [
+        {"task_id": AB.id, "completion": C_GOLD, "language": "c"},
+        {"task_id": AB.id, "completion": C_GOLD},  # no fence, no language: Python, which fails
+    ]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
+    r = CliRunner().invoke(
+        app,
+        ["verify", "--tasks", str(tmp_path / "t.jsonl"), "--samples", str(tmp_path / "s.jsonl")],
+    )
+    assert r.exit_code == 0, r.output
+    assert "2 samples: 1 passed, 1 failed, 0 infra errors" in r.output

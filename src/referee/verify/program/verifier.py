@@ -97,10 +97,11 @@ class ProgramVerifier:
         except AnswerError as e:
             tests = _all(spec, "error", f"answer: {e}")
             return _verdict(task, tests, flags, timings, t0)
-        if ans.language == "python":
-            flags += scan(ans.code)
         if spec.io == "function":
             assert spec.fn_name is not None
+            # The guard's evidence (exit calls, patched builtins) is about code that is called;
+            # a whole program may exit as it likes.
+            flags += scan(ans.code)
             tests, more = run_function_cases(
                 self.sandbox, ans.code, spec.fn_name, spec.cases, spec.tolerance
             )
