@@ -91,6 +91,8 @@ def test_a_checker_accepts_any_right_answer(pv, lang):
     assert wrong.reward == 0.0 and wrong.tests[0].detail.startswith("wrong answer")
     garbage = pv.verify(task, py("print('ACCEPTED')\n"))
     assert garbage.reward == 0.0
+    # Checkers never run in (a fork of) a process candidates run in.
+    assert pv.checker_sandbox is not pv.sandbox
 
 
 def test_a_failing_checker_rejects_and_raises_a_flag(pv):

@@ -14,6 +14,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from referee.errors import ConfigError, RefereeError
 from referee.sandbox import ExecResult, Limits, Sandbox
 from referee.sandbox.toolchains import PROGRAM, Toolchain
 
@@ -79,8 +80,6 @@ def _failure(r: ExecResult, tc: Toolchain, seconds: float) -> CompileFailure:
 def build_program(sandbox: Sandbox, language: str, code: str) -> Build | CompileFailure:
     """Build ``code`` with the sandbox's toolchain for ``language`` (a ``ConfigError`` if the
     sandbox has none: an infrastructure problem, not the answer's)."""
-    from referee.errors import ConfigError
-
     tc = sandbox.toolchains.get(language)
     if tc is None:
         raise ConfigError(f"the sandbox has no {language} toolchain (Sandbox(toolchains=...))")
@@ -116,13 +115,14 @@ def build_program(sandbox: Sandbox, language: str, code: str) -> Build | Compile
         seconds = time.perf_counter() - t0
         if not r.ok:
             return _failure(r, tc, seconds)
-        made = ws.read_all()
-    if language == "java":
-        files = {name: data for name, data in made.items() if name.endswith(".class")}
-        if not files:
-            return CompileFailure("compile error: no class was compiled", seconds)
-    else:
-        if PROGRAM not in made:
-            return CompileFailure("compile error: the compiler made no program", seconds)
-        files = {PROGRAM: made[PROGRAM]}
+        try:
+            if language == "java":
+                made = ws.read_all(max_files=4096, max_bytes=64 << 20)
+                files = {name: data for name, data in made.items() if name.endswith(".class")}
+            else:
+                files = {PROGRAM: ws.read(PROGRAM, max_bytes=64 << 20)}
+        except (OSError, RefereeError) as e:
+            return CompileFailure(f"compile error: no usable program ({e})", seconds)
+    if not files:
+        return CompileFailure("compile error: no class was compiled", seconds)
     return Build(tc, files=files, main=main, compile_s=seconds)

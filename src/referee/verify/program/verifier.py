@@ -17,6 +17,7 @@ runtime error, compile error, output limit).
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -72,6 +73,19 @@ class ProgramVerifier:
         self.warm = warm
         self.stop_on_first_failure = stop_on_first_failure
         self._checkers = CheckerCache()
+        self._checker_sandbox: Sandbox | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def checker_sandbox(self) -> Sandbox:
+        """Where checkers are built and run: a sandbox of their own (made on first use), so
+        that no candidate ever runs in a process forked from one that held a checker."""
+        with self._lock:
+            if self._checker_sandbox is None:
+                self._checker_sandbox = Sandbox(
+                    toolchains=("python", "cpp"), python_workers=1, scratch_mb=1024
+                )
+            return self._checker_sandbox
 
     def verify(self, task: Task, answer: str, /, *, language: str | None = None) -> Verdict:
         """Judge ``answer`` for ``task``; ``language`` overrides the fenced block's tag. Never
@@ -116,7 +130,8 @@ class ProgramVerifier:
         return _verdict(task, tests, flags, timings, t0)
 
     def _run_cases(self, spec: ProgramSpec, built: Build, flags: list[Flag]) -> list[TestOutcome]:
-        checker = self._checkers.get(self.sandbox, spec.checker) if spec.checker else None
+        judge = self.checker_sandbox if spec.checker else self.sandbox
+        checker = self._checkers.get(judge, spec.checker) if spec.checker else None
         tests: list[TestOutcome] = []
         for i, case in enumerate(spec.cases):
             name = f"case-{i}"
@@ -143,7 +158,7 @@ class ProgramVerifier:
                 continue
             if checker is not None:
                 ok, why = run_checker(
-                    self.sandbox, checker, case.input, r.stdout, case.output, warm=self.warm
+                    judge, checker, case.input, r.stdout, case.output, warm=self.warm
                 )
                 if why.startswith("checker failed"):
                     flags.append(Flag(kind="checker-failed", evidence=f"{name}: {why}"))
@@ -158,6 +173,10 @@ class ProgramVerifier:
         return tests
 
     def close(self) -> None:
+        with self._lock:
+            checker_sandbox, self._checker_sandbox = self._checker_sandbox, None
+        if checker_sandbox is not None:
+            checker_sandbox.close()
         if self._own:
             self.sandbox.close()
 
