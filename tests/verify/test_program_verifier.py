@@ -255,3 +255,18 @@ def test_referee_verify_takes_a_language_per_sample(tmp_path):
     )
     assert r.exit_code == 0, r.output
     assert "2 samples: 1 passed, 1 failed, 0 infra errors" in r.output
+
+
+def test_function_io_times_out_per_case(pv):
+    task = program_task(
+        "fn-slow",
+        [
+            {"input": "[1]", "output": "1"},
+            {"input": "[0]", "output": "0", "time_limit_s": 0.3},
+            {"input": "[2]", "output": "2"},
+        ],
+        payload={"io": "function", "fn_name": "f"},
+    )
+    v = pv.verify(task, py("def f(x):\n    while not x:\n        pass\n    return x\n"))
+    assert [t.status for t in v.tests] == ["passed", "timeout", "passed"], v.tests
+    assert v.tests[1].detail == "time limit exceeded (0.3s)"

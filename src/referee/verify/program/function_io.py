@@ -103,6 +103,7 @@ def run_function_cases(
         order=order,
         nonce=nonce,
         timeout=per_call,
+        timeouts=[c.time_limit_s for c in cases],
     )
     limits = Limits(
         timeout_s=sum(c.time_limit_s for c in cases) + per_call + 2.0,
@@ -147,7 +148,9 @@ def run_function_cases(
         elif out[0] == "timeout":
             tests.append(
                 TestOutcome(
-                    name=name, status="timeout", detail=f"time limit exceeded ({per_call:g}s)"
+                    name=name,
+                    status="timeout",
+                    detail=f"time limit exceeded ({cases[i].time_limit_s:g}s)",
                 )
             )
         elif out[0] == "raise":
