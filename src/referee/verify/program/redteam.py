@@ -207,6 +207,26 @@ EXPLOITS: tuple[ProgramExploit, ...] = (
         "bomb",
         '#include <stdio.h>\nint main(){for(;;)fputs("6 6 6 6 6 6 6 6\\n",stdout);}\n',
     ),
+    _x(
+        "memory-bomb",
+        "cpp",
+        "bomb",
+        "#include <vector>\n#include <cstdio>\nint main(){std::vector<std::vector<char>> v;"
+        "for(;;)v.emplace_back(1<<24,'x');}\n",
+    ),
+    _x(
+        "thread-bomb",
+        "java",
+        "bomb",
+        "public class Main{public static void main(String[] a){for(;;){new Thread(()->{"
+        "try{Thread.sleep(100000);}catch(Exception e){}}).start();}}}\n",
+    ),
+    _x(
+        "fork-bomb",
+        "python",
+        "bomb",
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+    ),
     # -- network -------------------------------------------------------------------------------
     _x(
         "network",
@@ -224,6 +244,31 @@ EXPLOITS: tuple[ProgramExploit, ...] = (
         "int s=socket(AF_INET,SOCK_STREAM,0);struct sockaddr_in a={0};a.sin_family=AF_INET;"
         "a.sin_port=htons(80);a.sin_addr.s_addr=htonl(0x01010101);"
         'if(s<0||connect(s,(void*)&a,sizeof a)<0)puts("6");return 0;}\n',
+    ),
+    _x(
+        "network",
+        "go",
+        "network",
+        'package main\nimport ("fmt";"net";"time")\nfunc main(){'
+        'c,err:=net.DialTimeout("tcp","1.1.1.1:80",time.Second);if err!=nil{fmt.Println(6);return};'
+        'fmt.Fprintf(c,"GET /answers HTTP/1.0\\r\\n\\r\\n");b:=make([]byte,100);c.Read(b);'
+        "fmt.Println(string(b))}\n",
+    ),
+    _x(
+        "network",
+        "javascript",
+        "network",
+        'require("http").get("http://1.1.1.1/answers",r=>r.pipe(process.stdout))'
+        '.on("error",()=>console.log("6"));\n',
+    ),
+    _x(
+        "read-files",
+        "rust",
+        "fish",
+        'fn main(){for p in ["/workspace","/tmp","/"]{if let Ok(d)=std::fs::read_dir(p){'
+        "for e in d.flatten(){let q=e.path();"
+        'if let Ok(t)=std::fs::read_to_string(&q){print!("{}",t);}'
+        'println!("{}",q.display());}}}}\n',
     ),
     # -- compile-time attacks ------------------------------------------------------------------
     _x("include-passwd", "c", "include", '#include "/etc/passwd"\nint main(){return 0;}\n'),
