@@ -12,7 +12,7 @@ empty program) on :data:`SUM_TASK`, and never pass; every language's gold progra
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from referee.tasks.model import Task
 from referee.verify.verdict import Verdict
@@ -345,6 +345,7 @@ class ProgramResult:
     passed: bool
     baseline: float  # the empty program's reward in this language
     detail: str
+    verdict: Verdict | None = field(default=None, repr=False, compare=False)
 
     @property
     def held(self) -> bool:
@@ -373,7 +374,14 @@ def run_corpus(
         v = verify(task, e.answer)
         out.append(
             ProgramResult(
-                e.name, e.language, e.klass, v.reward, v.passed, baselines[e.language], _detail(v)
+                e.name,
+                e.language,
+                e.klass,
+                v.reward,
+                v.passed,
+                baselines[e.language],
+                _detail(v),
+                verdict=v,
             )
         )
     return out
