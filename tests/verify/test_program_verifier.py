@@ -270,3 +270,16 @@ def test_function_io_times_out_per_case(pv):
     v = pv.verify(task, py("def f(x):\n    while not x:\n        pass\n    return x\n"))
     assert [t.status for t in v.tests] == ["passed", "timeout", "passed"], v.tests
     assert v.tests[1].detail == "time limit exceeded (0.3s)"
+
+
+def test_without_a_memory_cgroup_runtimes_get_their_reservations(monkeypatch):
+    from referee.verify.program import program_sandbox
+    from referee.verify.program.redteam import GOLD, SUM_TASK
+
+    monkeypatch.setenv("REFEREE_NO_CGROUPS", "1")  # RLIMIT_AS stands in for the cgroup
+    with program_sandbox(python_workers=1, toolchains=("python", "java", "go")) as sb:
+        assert not any(x.startswith("cgroup") for x in sb.isolation())
+        v = ProgramVerifier(sb)
+        for lang in ("java", "go"):
+            verdict = v.verify(SUM_TASK, f"```{lang}\n{GOLD[lang]}```")
+            assert verdict.passed, (lang, verdict.tests)

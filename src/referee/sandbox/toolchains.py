@@ -74,6 +74,9 @@ class Toolchain:
     max_processes: int = 16
     #: Seconds a run gets on top of a case's time limit for the runtime's own start (the JVM).
     startup_s: float = 0.0
+    #: Address space a run reserves on top of what it uses (the JVM's, V8's and Go's arenas),
+    #: added to its memory limit only where RLIMIT_AS stands in for a missing memory cgroup.
+    reserve_mb: int = 0
 
     @property
     def compiled(self) -> bool:
@@ -148,7 +151,10 @@ def _java() -> Toolchain | None:
     if _outside_usr(home):
         binds.append((str(home), f"{TOOLCHAIN_MOUNT}/jdk"))
         home = Path(f"{TOOLCHAIN_MOUNT}/jdk")
-    jvm = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:ActiveProcessorCount=1"]
+    # Small reservations (class space reserves 1 GiB by default): where no memory cgroup
+    # exists, the sandbox falls back to RLIMIT_AS, which counts reserved address space.
+    reserve = ["-XX:CompressedClassSpaceSize=64m", "-XX:ReservedCodeCacheSize=32m"]
+    jvm = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:ActiveProcessorCount=1", *reserve]
     return Toolchain(
         "java",
         "OpenJDK " + _version([str(java), "-version"], r"\d+(\.\d+)*"),
@@ -159,7 +165,8 @@ def _java() -> Toolchain | None:
             "-Xmx{memory_mb}m",
             "-XX:+UseSerialGC",
             "-XX:ActiveProcessorCount=1",
-            "-XX:ReservedCodeCacheSize=32m",
+            *reserve,
+            "-XX:MaxMetaspaceSize=128m",
             "-cp",
             "/workspace",
             "{main}",
@@ -183,6 +190,7 @@ def _java() -> Toolchain | None:
         run_memory_overhead_mb=160,
         max_processes=64,
         startup_s=1.0,
+        reserve_mb=2048,
     )
 
 
@@ -206,6 +214,7 @@ def _node() -> Toolchain | None:
         run_memory_overhead_mb=64,
         max_processes=32,
         startup_s=0.5,
+        reserve_mb=16384,
     )
 
 
@@ -261,6 +270,7 @@ def _go() -> Toolchain | None:
         compile_memory_mb=1024,
         compile_processes=64,
         max_processes=32,
+        reserve_mb=1024,
     )
 
 

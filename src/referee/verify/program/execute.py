@@ -21,21 +21,32 @@ from referee.sandbox.toolchains import PROGRAM
 from referee.verify.program.build import Build
 from referee.verify.verdict import TestStatus
 
-__all__ = ["case_limits", "classify", "run_build"]
+__all__ = ["case_limits", "classify", "memory_by_address_space", "run_build"]
 
 #: Signs in stderr that a managed runtime ran out of its own heap (the JVM's -Xmx, node's
 #: old space, Python's MemoryError): reported as a memory limit rather than a crash.
 _OOM_MARKS = ("java.lang.OutOfMemoryError", "JavaScript heap out of memory", "MemoryError")
 
 
-def case_limits(build: Build, time_limit_s: float, memory_mb: int, output_bytes: int) -> Limits:
-    """The limits of one case's run: the task's, plus the runtime's own start and baseline."""
+def case_limits(
+    build: Build,
+    time_limit_s: float,
+    memory_mb: int,
+    output_bytes: int,
+    *,
+    address_space: bool = False,
+) -> Limits:
+    """The limits of one case's run: the task's, plus the runtime's own start and baseline.
+
+    ``address_space``: the sandbox bounds memory with RLIMIT_AS (it has no memory cgroup), so
+    runtimes that reserve more than they use get their reservation on top."""
     tc = build.toolchain
     timeout = time_limit_s + tc.startup_s
+    reserve = tc.reserve_mb if address_space else 0
     return Limits(
         timeout_s=timeout,
         cpu_s=timeout + 0.5,
-        memory_mb=memory_mb + tc.run_memory_overhead_mb,
+        memory_mb=memory_mb + tc.run_memory_overhead_mb + reserve,
         max_processes=tc.max_processes,
         max_file_mb=16,
         stdout_bytes=output_bytes,
@@ -52,6 +63,11 @@ def _stub(argv: list[str], chmod: bool, stack_bytes: int | None) -> str:
         lines.append(f"resource.setrlimit(resource.RLIMIT_STACK, ({stack_bytes}, {stack_bytes}))")
     lines.append(f"os.execv({argv[0]!r}, {json.dumps(argv)})")
     return "\n".join(lines) + "\n"
+
+
+def memory_by_address_space(sandbox: Sandbox) -> bool:
+    """Whether the sandbox bounds memory with RLIMIT_AS rather than a memory cgroup."""
+    return not any(layer.startswith("cgroup") for layer in sandbox.isolation())
 
 
 def run_build(

@@ -31,7 +31,12 @@ from referee.verify.program.answer import AnswerError, parse_answer
 from referee.verify.program.build import Build, CompileFailure, build_program
 from referee.verify.program.checker import CheckerCache, run_checker
 from referee.verify.program.compare import compare
-from referee.verify.program.execute import case_limits, classify, run_build
+from referee.verify.program.execute import (
+    case_limits,
+    classify,
+    memory_by_address_space,
+    run_build,
+)
 from referee.verify.program.function_io import run_function_cases
 from referee.verify.program.spec import ProgramSpec, program_spec
 from referee.verify.verdict import Flag, TestOutcome, Verdict
@@ -75,6 +80,7 @@ class ProgramVerifier:
         self._checkers = CheckerCache()
         self._checker_sandbox: Sandbox | None = None
         self._lock = threading.Lock()
+        self._rlimit_as = memory_by_address_space(self.sandbox)
 
     @property
     def checker_sandbox(self) -> Sandbox:
@@ -143,7 +149,9 @@ class ProgramVerifier:
                 )
                 continue
             cap = max(MIN_OUTPUT_BYTES, 4 * len(case.output))
-            limits = case_limits(built, case.time_limit_s, case.memory_mb, cap)
+            limits = case_limits(
+                built, case.time_limit_s, case.memory_mb, cap, address_space=self._rlimit_as
+            )
             r = run_build(
                 self.sandbox,
                 built,
