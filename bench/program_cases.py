@@ -1,6 +1,7 @@
 """Programs in seven languages: compile time, and the cost of one test case after compilation.
 
     PYTHONPATH=src .venv/bin/python bench/program_cases.py [--rounds 3] [--warm 40] [--fresh 15]
+        [--languages c,cpp,...] [--no-redteam]
 
 For each language, an A+B program is built ``--rounds`` times (the median is reported), then run
 on one case many times, measured side by side in one process (the machine is shared and noisy,
@@ -70,11 +71,13 @@ def main() -> None:
     ap.add_argument("--warm", type=int, default=40)
     ap.add_argument("--fresh", type=int, default=15)
     ap.add_argument("--no-redteam", action="store_true")
+    ap.add_argument("--languages", default=",".join(AB), help="Comma-separated subset.")
     args = ap.parse_args()
     sb = program_sandbox(python_workers=2)
     rows = {}
     try:
-        for lang, code in AB.items():
+        chosen = [x for x in args.languages.split(",") if x]
+        for lang, code in ((x, AB[x]) for x in chosen):
             builds = []
             for _ in range(args.rounds):
                 built = build_program(sb, lang, code)
@@ -101,7 +104,7 @@ def main() -> None:
         if not args.no_redteam:
             v = ProgramVerifier(sb)
             results = run_corpus(v)
-            for lang in AB:
+            for lang in chosen:
                 mine = [r for r in results if r.language == lang]
                 gold = v.verify(SUM_TASK, f"```{lang}\n{GOLD[lang]}```\n").passed
                 rows[lang]["redteam"] = {
