@@ -89,7 +89,7 @@ P = {
         "gold": "use std::io::*;\nfn main(){let mut s=String::new();stdin().read_to_string(&mut s).unwrap();"
         'let v:Vec<i64>=s.split_whitespace().map(|x|x.parse().unwrap()).collect();println!("{}",v[0]+v[1]);}\n',
         "wrong": 'fn main(){println!("7");}\n',
-        "tle": "fn main(){let mut i:u64=0;loop{i=i.wrapping_add(1);std::hint::black_box(i);}}\n",
+        "tle": 'fn main(){let mut i:u64=1;loop{i=i.wrapping_mul(3);if i==0{println!("{}",i);}}}\n',
         "mle": 'fn main(){let v=vec![1u8;512<<20];println!("{}",v[7]);}\n',
         "re": "use std::io::*;\nfn main(){let mut s=String::new();stdin().read_to_string(&mut s).unwrap();"
         'let v:Vec<i64>=s.split_whitespace().map(|x|x.parse().unwrap()).collect();println!("{}",v[0]+v[1]);'

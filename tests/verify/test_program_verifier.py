@@ -229,9 +229,18 @@ DEEP_C = (
 )
 
 
+DEEP_JS_TASK = program_task("deep-js", [{"input": "300000\n", "output": "300000\n"}])
+DEEP_JS = (
+    "const n=Number(require('fs').readFileSync(0,'utf8'));"
+    "function d(k){return k?1+d(k-1):0}console.log(d(n));\n"
+)
+
+
 @pytest.mark.parametrize("warm", [True, False])
-def test_native_programs_may_recurse_deeply(program_sb, warm):
-    v = ProgramVerifier(program_sb, warm=warm).verify(DEEP, f"```c\n{DEEP_C}```")
+@pytest.mark.parametrize(("lang", "code"), [("c", DEEP_C), ("javascript", DEEP_JS)])
+def test_programs_may_recurse_deeply(program_sb, warm, lang, code):
+    task = DEEP if lang == "c" else DEEP_JS_TASK  # a million frames; node's are larger
+    v = ProgramVerifier(program_sb, warm=warm).verify(task, f"```{lang}\n{code}```")
     assert v.passed, v.tests
 
 

@@ -87,9 +87,15 @@ class Toolchain:
         return [a.replace("{source}", source) for a in self.compile_argv]
 
     def run_command(self, memory_mb: int, main: str = "Main") -> list[str]:
-        """The argv of one run under a memory limit of ``memory_mb``; ``main`` is Java's class."""
+        """The argv of one run under a memory limit of ``memory_mb``; ``main`` is Java's class.
+        ``{stack_kb}`` (node's stack) is three quarters of the memory limit: the run's stack
+        rlimit is the whole limit."""
+        stack_kb = str(memory_mb * 1024 * 3 // 4)
         return [
-            a.replace("{memory_mb}", str(memory_mb)).replace("{main}", main) for a in self.run_argv
+            a.replace("{memory_mb}", str(memory_mb))
+            .replace("{stack_kb}", stack_kb)
+            .replace("{main}", main)
+            for a in self.run_argv
         ]
 
 
@@ -209,7 +215,7 @@ def _node() -> Toolchain | None:
         "javascript",
         "node " + _version([node, "--version"], r"[\d.]+"),
         "main.js",
-        run_argv=(exe, "--max-old-space-size={memory_mb}", "--stack-size=65500", "main.js"),
+        run_argv=(exe, "--max-old-space-size={memory_mb}", "--stack-size={stack_kb}", "main.js"),
         binds=binds,
         run_memory_overhead_mb=64,
         max_processes=32,

@@ -54,13 +54,12 @@ def case_limits(
     )
 
 
-def _stub(argv: list[str], chmod: bool, stack_bytes: int | None) -> str:
+def _stub(argv: list[str], chmod: bool, stack_bytes: int) -> str:
     """The warm path's program: make the binary executable, give it its stack, become it."""
     lines = ["import os, resource"]
     if chmod:
         lines.append(f"os.chmod({PROGRAM!r}, 0o755)")
-    if stack_bytes:
-        lines.append(f"resource.setrlimit(resource.RLIMIT_STACK, ({stack_bytes}, {stack_bytes}))")
+    lines.append(f"resource.setrlimit(resource.RLIMIT_STACK, ({stack_bytes}, {stack_bytes}))")
     lines.append(f"os.execv({argv[0]!r}, {json.dumps(argv)})")
     return "\n".join(lines) + "\n"
 
@@ -101,17 +100,16 @@ def run_build(
         )
     argv = [*tc.run_command(memory_mb, build.main), *args]
     files = {**build.files, **data}
-    # Native programs get a stack as large as their memory limit, as judges give them (deep
-    # recursion is a right answer's business); the memory cgroup still bounds the total.
+    # Programs get a stack as large as their memory limit, as judges give them (deep recursion
+    # is a right answer's business; node's --stack-size needs it); memory still bounds the total.
     native = PROGRAM in build.files
-    stack = limits.memory_bytes if native else None
+    stack = limits.memory_bytes
     if warm:
         program = _stub(argv, chmod=native, stack_bytes=stack)
         return sandbox.run_python(
             program, name="_exec.py", files=files, stdin=stdin, limits=limits, env=dict(tc.env)
         )
-    if stack:
-        argv = ["/bin/sh", "-c", f'ulimit -s {stack >> 10} && exec "$@"', "sh", *argv]
+    argv = ["/bin/sh", "-c", f'ulimit -s {stack >> 10} && exec "$@"', "sh", *argv]
     with sandbox.workspace() as ws:
         ws.write(files, mode=0o755)
         return sandbox.run(argv, stdin=stdin, limits=limits, workspace=ws, env=dict(tc.env))
