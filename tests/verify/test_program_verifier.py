@@ -292,3 +292,16 @@ def test_without_a_memory_cgroup_runtimes_get_their_reservations(monkeypatch):
         for lang in ("java", "go"):
             verdict = v.verify(SUM_TASK, f"```{lang}\n{GOLD[lang]}```")
             assert verdict.passed, (lang, verdict.tests)
+
+
+@pytest.fixture(scope="module")
+def fresh_pv(program_sb):
+    return ProgramVerifier(program_sb, warm=False)
+
+
+@pytest.mark.parametrize("lang", ["python", "c", "cpp", "java", "javascript", "go", "rust"])
+def test_gold_passes_on_the_fresh_path_too(fresh_pv, lang):
+    from referee.verify.program.redteam import GOLD, SUM_TASK
+
+    v = fresh_pv.verify(SUM_TASK, f"```{lang}\n{GOLD[lang]}```")
+    assert v.passed, v.tests
