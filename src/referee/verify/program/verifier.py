@@ -88,8 +88,11 @@ class ProgramVerifier:
         that no candidate ever runs in a process forked from one that held a checker."""
         with self._lock:
             if self._checker_sandbox is None:
+                have = available_toolchains()
                 self._checker_sandbox = Sandbox(
-                    toolchains=("python", "cpp"), python_workers=1, scratch_mb=1024
+                    toolchains=tuple(x for x in ("python", "cpp") if x in have),
+                    python_workers=1,
+                    scratch_mb=1024,
                 )
             return self._checker_sandbox
 
