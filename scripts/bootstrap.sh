@@ -18,6 +18,18 @@ if [ "${WITH_BROWSER:-0}" = 1 ]; then
     || need_apt+=(chromium)
 fi
 
+# The program verifier's toolchains (referee.sandbox.toolchains): C, C++, Java, JavaScript, Go
+# and Rust, each installed only where its binary is missing (a rustup or nvm install counts).
+# Debian's rustc is older (1.63) than rustup's; the verifier picks the 2021 edition where it can.
+if [ "${WITH_TOOLCHAINS:-1}" = 1 ]; then
+  command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
+  command -v g++ >/dev/null 2>&1 || need_apt+=(g++)
+  command -v javac >/dev/null 2>&1 || need_apt+=(default-jdk-headless)
+  command -v node >/dev/null 2>&1 || command -v nodejs >/dev/null 2>&1 || need_apt+=(nodejs)
+  command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
+  command -v rustc >/dev/null 2>&1 || [ -x "$HOME/.cargo/bin/rustc" ] || need_apt+=(rustc)
+fi
+
 if ((${#need_apt[@]})); then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "bootstrap: installing ${need_apt[*]} with apt-get" >&2

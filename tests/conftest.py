@@ -120,6 +120,16 @@ def harness_sb():
 
 
 @pytest.fixture(scope="session")
+def program_sb():
+    """A sandbox with every toolchain of this machine (the program verifier's), shared."""
+    from referee.verify.program import program_sandbox
+
+    sb = program_sandbox(python_workers=2)
+    yield sb
+    sb.close()
+
+
+@pytest.fixture(scope="session")
 def humaneval(harness_sb):
     """All 164 HumanEval tasks with their tests recorded (in the sandbox)."""
     from referee.tasks.humaneval import humaneval_tasks

@@ -758,7 +758,7 @@ def _verify_on_ray(
 @app.command()
 def redteam(
     verifier: Annotated[
-        str, typer.Option(help="Which verifier to attack: function or pytest.")
+        str, typer.Option(help="Which verifier to attack: function, pytest or program.")
     ] = "function",
     tasks: Annotated[
         str | None,
@@ -791,8 +791,24 @@ def redteam(
 
         with PytestVerifier(timeout_s=60) as pv:
             results = run_pytest_corpus(pv, repository_tasks())
+    elif verifier == "program":
+        from types import SimpleNamespace
+
+        from referee.verify.program import ProgramVerifier
+        from referee.verify.program.redteam import run_corpus as run_program_corpus
+
+        with ProgramVerifier() as prv:
+            results = [
+                SimpleNamespace(
+                    exploit=SimpleNamespace(name=f"{r.language}/{r.name}", klass=r.klass),
+                    verdicts=[r.verdict],
+                    rejected=r.held,
+                    max_reward=r.reward,
+                )
+                for r in run_program_corpus(prv)
+            ]
     else:
-        raise ConfigError(f"unknown verifier {verifier!r}; available: function, pytest")
+        raise ConfigError(f"unknown verifier {verifier!r}; available: function, pytest, program")
     rows = []
     for res in results:
         kinds = sorted({f.kind for v in res.verdicts for f in v.flags})

