@@ -8,7 +8,14 @@ import dataclasses
 import pytest
 
 from referee.verify.program import ProgramVerifier, program_sandbox
-from referee.verify.program.redteam import EXPLOITS, GOLD, SUM_TASK, ProgramResult, run_corpus
+from referee.verify.program.redteam import (
+    EXAMPLES_TASK,
+    EXPLOITS,
+    GOLD,
+    SUM_TASK,
+    ProgramResult,
+    run_corpus,
+)
 
 pytestmark = pytest.mark.hostile
 
@@ -53,3 +60,20 @@ def test_gold_passes_on_the_red_team_task(corpus_verifier, lang):
 def test_no_exploit_beats_doing_nothing(results, exploit):
     r = results[exploit.language, exploit.name]
     assert r.held, r
+
+
+def test_the_example_lookup_scores_on_the_example_case_but_earns_nothing(results):
+    """The lookup is right on the hidden copy of the example (so a judge that scored it would
+    pay), yet its reward is the empty program's."""
+    for lang in ("python", "cpp"):
+        r = results[lang, "lookup-examples-in-hidden-cases"]
+        assert r.verdict is not None and r.verdict.tests[0].status == "passed", r
+        assert r.verdict.tests[0].detail == "example"
+        assert r.reward == 0.0 and r.held
+    assert any(e.task is EXAMPLES_TASK for e in EXPLOITS)
+
+
+@pytest.mark.parametrize("lang", ["python", "cpp"])
+def test_gold_passes_on_the_examples_task(corpus_verifier, lang):
+    v = corpus_verifier.verify(EXAMPLES_TASK, f"```{lang}\n{GOLD[lang]}```\n")
+    assert v.passed and v.reward == 1.0 and v.tests[0].detail == "example", v.tests

@@ -305,3 +305,51 @@ def test_gold_passes_on_the_fresh_path_too(fresh_pv, lang):
 
     v = fresh_pv.verify(SUM_TASK, f"```{lang}\n{GOLD[lang]}```")
     assert v.passed, v.tests
+
+
+# ---- visible examples among the hidden cases ------------------------------------------------
+WITH_EXAMPLE = program_task(
+    "with-example",
+    [
+        {"input": "2 2\r\n", "output": "4\n"},  # the example, with other line ends
+        {"input": "3 4\n", "output": "7\n"},
+        {"input": "10 5\n", "output": "15\n"},
+    ],
+    payload={"examples": [{"input": "2 2\n", "output": "4\n"}]},
+)
+LOOKUP = "import sys\nprint({'2 2': 4}.get(sys.stdin.read().strip(), 0))\n"
+
+
+def test_cases_that_repeat_an_example_are_reported_but_not_scored(pv):
+    v = pv.verify(WITH_EXAMPLE, py(LOOKUP))
+    assert [t.status for t in v.tests] == ["passed", "failed", "failed"]
+    assert v.tests[0].detail == "example" and v.tests[1].detail.startswith("wrong answer")
+    assert v.reward == 0.0 and not v.passed
+    gold = pv.verify(WITH_EXAMPLE, py("print(sum(map(int, input().split())))\n"))
+    assert gold.passed and gold.reward == 1.0 and gold.tests[0].detail == "example"
+    # Failing the example costs nothing more, but is reported.
+    wrong_on_example = "a, b = map(int, input().split())\nprint(7 if a == 2 else a + b)\n"
+    v = pv.verify(WITH_EXAMPLE, py(wrong_on_example))
+    assert v.passed and v.tests[0].status == "failed" and v.tests[0].detail.startswith("example; ")
+
+
+def test_when_every_case_is_an_example_they_count(pv):
+    only = program_task(
+        "only-examples",
+        [{"input": "2 2\n", "output": "4\n"}],
+        payload={"examples": [{"input": "2 2", "output": "4"}]},
+    )
+    v = pv.verify(only, py(LOOKUP))
+    assert v.passed and v.reward == 1.0 and v.tests[0].detail == "example"
+
+
+def test_function_io_examples_are_matched_as_json(pv):
+    task = program_task(
+        "fn-examples",
+        [{"input": "[[1, 2], 1]", "output": "[2, 3]"}, *FN.hidden["cases"]],
+        payload={**FN.payload, "examples": [{"input": "[[1,2],1]", "output": "[2,3]"}]},
+    )
+    lookup = "def add_all(xs, k):\n    return [2, 3] if xs == [1, 2] else []\n"
+    v = pv.verify(task, py(lookup))
+    assert v.tests[0].status == "passed" and v.tests[0].detail == "example"
+    assert v.reward == pytest.approx(1 / 3)  # only FN's own empty-list case, not the example

@@ -2,13 +2,17 @@
 
 The schema is the one the importers write (``payload``: ``io``, ``fn_name``, ``examples``,
 ``languages``, ``time_limit_s``, ``memory_mb``; ``hidden``: ``cases``, ``compare``,
-``float_tolerance``, ``checker``, ``reference``). A task that breaks it is a
+``float_tolerance``, ``checker``, ``reference``). A hidden case whose input is a visible
+example's (compared by :func:`input_key`) is marked ``example``: a program that looks the
+examples up must not earn reward for them, so such cases count only when every case is one. A
+task that breaks it is a
 :class:`~referee.errors.VerifierError` naming the field: the verifier reports an infra error,
 never a model failure.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +21,7 @@ from referee.sandbox.toolchains import LANGUAGES
 from referee.tasks.model import Task
 from referee.verify.program.compare import COMPARE_MODES
 
-__all__ = ["Case", "Checker", "ProgramSpec", "program_spec"]
+__all__ = ["Case", "Checker", "ProgramSpec", "input_key", "program_spec"]
 
 DEFAULT_TIME_LIMIT_S = 2.0
 DEFAULT_MEMORY_MB = 256
@@ -30,6 +34,9 @@ class Case:
     output: str
     time_limit_s: float
     memory_mb: int
+    #: Its input is a visible example's (``payload.examples``): run and reported, but it
+    #: counts towards the reward only when every case is an example.
+    example: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,43 @@ class ProgramSpec:
     compare: str
     tolerance: float
     checker: Checker | None
+
+    @property
+    def scored(self) -> tuple[bool, ...]:
+        """Which cases count towards the reward: those that are not visible examples, or all
+        of them when every case is one."""
+        if all(c.example for c in self.cases):
+            return tuple(True for _ in self.cases)
+        return tuple(not c.example for c in self.cases)
+
+
+def input_key(text: str, io: str = "stdin") -> str:
+    """A case input as compared with the examples' inputs: line ends made ``\\n``, trailing
+    whitespace dropped from every line and from the end; a function task's JSON arguments in
+    canonical form.
+
+    >>> input_key("3\\r\\n1 2 3  \\r\\n\\r\\n") == input_key("3\\n1 2 3")
+    True
+    """
+    if io == "function":
+        try:
+            return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
+        except (ValueError, RecursionError):
+            pass
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line.rstrip() for line in lines).rstrip()
+
+
+def _example_keys(examples: Any, io: str) -> set[str]:
+    """The inputs of the visible examples (entries that are not ``{"input": str}`` are
+    ignored: the examples are the prompt's, and decide nothing else)."""
+    if not isinstance(examples, list):
+        return set()
+    return {
+        input_key(e["input"], io)
+        for e in examples
+        if isinstance(e, dict) and isinstance(e.get("input"), str)
+    }
 
 
 def _number(value: Any, what: str, task_id: str, *, integer: bool = False) -> float:
@@ -78,6 +122,7 @@ def program_spec(task: Task) -> ProgramSpec:
     raw_cases = h.get("cases")
     if not isinstance(raw_cases, list) or not raw_cases:
         raise VerifierError(f"task {tid!r}: hidden.cases must be a non-empty list")
+    shown = _example_keys(p.get("examples"), io)
     cases = []
     for i, c in enumerate(raw_cases):
         if not isinstance(c, dict) or not isinstance(c.get("input"), str):
@@ -90,6 +135,7 @@ def program_spec(task: Task) -> ProgramSpec:
                 output=c["output"],
                 time_limit_s=float(_number(c.get("time_limit_s", time_limit), "time_limit_s", tid)),
                 memory_mb=int(_number(c.get("memory_mb", memory), "memory_mb", tid, integer=True)),
+                example=bool(shown) and input_key(c["input"], io) in shown,
             )
         )
     mode = h.get("compare", "tokens")

@@ -6,9 +6,12 @@ compared on the host, as plain text, in the task's mode (tokens, exact, float) o
 checker in a sandbox of its own; ``io == "function"`` tasks call a Python function instead
 (:mod:`.function_io`). Exit codes and stdout claims decide nothing beyond "the run ended
 cleanly": a case passes only when its output is right. ``reward`` is the share of cases passed,
-``passed`` means all of them; each case is a :class:`~referee.verify.verdict.TestOutcome` named
-``case-N`` whose detail gives the judge's reason (wrong answer, time limit, memory limit,
-runtime error, compile error, output limit).
+``passed`` means all of them, where "cases" leaves out those whose input is a visible example's
+(``payload.examples``, line ends and trailing whitespace normalised) whenever another case
+exists: those still run and are reported (detail ``example``), but a program that looks up the
+examples' outputs earns nothing for them. Each case is a
+:class:`~referee.verify.verdict.TestOutcome` named ``case-N`` whose detail gives the judge's
+reason (wrong answer, time limit, memory limit, runtime error, compile error, output limit).
 
 >>> with ProgramVerifier() as v:                                          # doctest: +SKIP
 ...     v.verify(task, "```c\\nint main(){...}\\n```").reward
@@ -119,7 +122,7 @@ class ProgramVerifier:
             ans = parse_answer(answer, language=language, allowed=spec.languages)
         except AnswerError as e:
             tests = _all(spec, "error", f"answer: {e}")
-            return _verdict(task, tests, flags, timings, t0)
+            return _verdict(task, spec, tests, flags, timings, t0)
         if spec.io == "function":
             assert spec.fn_name is not None
             # The guard's evidence (exit calls, patched builtins) is about code that is called;
@@ -128,15 +131,15 @@ class ProgramVerifier:
             tests, more = run_function_cases(
                 self.sandbox, ans.code, spec.fn_name, spec.cases, spec.tolerance
             )
-            return _verdict(task, tests, flags + more, timings, t0)
+            return _verdict(task, spec, tests, flags + more, timings, t0)
         built = build_program(self.sandbox, ans.language, ans.code)
         timings["compile_s"] = built.compile_s
         if isinstance(built, CompileFailure):
-            return _verdict(task, _all(spec, "error", built.detail), flags, timings, t0)
+            return _verdict(task, spec, _all(spec, "error", built.detail), flags, timings, t0)
         t1 = time.perf_counter()
         tests = self._run_cases(spec, built, flags)
         timings["run_s"] = time.perf_counter() - t1
-        return _verdict(task, tests, flags, timings, t0)
+        return _verdict(task, spec, tests, flags, timings, t0)
 
     def _run_cases(self, spec: ProgramSpec, built: Build, flags: list[Flag]) -> list[TestOutcome]:
         judge = self.checker_sandbox if spec.checker else self.sandbox
@@ -204,19 +207,32 @@ def _all(spec: ProgramSpec, status: Any, detail: str) -> list[TestOutcome]:
     ]
 
 
+def _example(t: TestOutcome) -> TestOutcome:
+    detail = f"example; {t.detail}" if t.detail else "example"
+    return t.model_copy(update={"detail": detail})
+
+
 def _verdict(
     task: Task,
+    spec: ProgramSpec,
     tests: list[TestOutcome],
     flags: list[Flag],
     timings: dict[str, float],
     t0: float,
 ) -> Verdict:
-    passed_n = sum(t.status == "passed" for t in tests)
+    # Cases that repeat a visible example are reported but not scored (unless every case is
+    # one): a program that looks up the examples' outputs must earn nothing for them.
+    if len(tests) == len(spec.cases):
+        tests = [_example(t) if c.example else t for t, c in zip(tests, spec.cases, strict=True)]
+        scored = [t for t, keep in zip(tests, spec.scored, strict=True) if keep]
+    else:  # not one outcome per case: score them all
+        scored = tests
+    passed_n = sum(t.status == "passed" for t in scored)
     timings["total_s"] = time.perf_counter() - t0
     return Verdict(
         task_id=task.id,
-        reward=passed_n / len(tests) if tests else 0.0,
-        passed=bool(tests) and passed_n == len(tests),
+        reward=passed_n / len(scored) if scored else 0.0,
+        passed=bool(scored) and passed_n == len(scored),
         tests=tests,
         flags=flags,
         timings=timings,
