@@ -1,4 +1,5 @@
-"""Reading an answer out of what a model wrote: code for function tasks, a diff for patches.
+"""Reading an answer out of what a model wrote: code for function tasks, a diff for patches,
+a program in a language-tagged block for program tasks.
 
 Models answer in many shapes: a fenced block, the raw body, the whole function again with its
 signature, a module with helpers. The function verifier takes a *completion*, the text that
@@ -38,6 +39,7 @@ __all__ = [
     "extract_code",
     "extract_diff",
     "message_text",
+    "program_answer",
     "strip_end_tokens",
     "text_answer",
     "to_completion",
@@ -45,6 +47,10 @@ __all__ = [
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _DIFF_START = re.compile(r"^(?:diff --git |--- )", re.M)
+# A program's block: fences at the start of a line, closed by the same fence (or the end).
+_PROGRAM_FENCE = re.compile(
+    r"^[ \t]*(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*\n(.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S
+)
 
 
 def message_text(message: dict[str, object]) -> str:
@@ -88,6 +94,33 @@ def extract_diff(text: str) -> str | None:
         body = text[start.start() :]
         return body if body.endswith("\n") else body + "\n"
     return None
+
+
+def program_answer(text: str, *, require_fence: bool = False) -> str | None:
+    """A program task's answer in ``text``: the last fenced block tagged with a language the
+    program verifier knows (```` ```cpp ````, ```` ```py ````, ...), fenced again with its tag,
+    so the verifier judges that block in that language whatever prose or other blocks come
+    before it. Without such a block: the text as it is (the verifier then reads its first
+    block's tag, or bare code as Python), or None if ``require_fence``; None when no code.
+
+    >>> program_answer("Idea:\\n```text\\n3 4\\n```\\nCode:\\n```c++\\nint main(){}\\n```\\n")
+    '```c++\\nint main(){}\\n```\\n'
+    """
+    from referee.verify.program.answer import normalise_language
+
+    blocks = [
+        (m[2], m[3]) for m in _PROGRAM_FENCE.finditer(text) if normalise_language(m[2] or "-")
+    ]
+    if not blocks:
+        if require_fence or not text.strip():
+            return None
+        return text
+    tag, code = blocks[-1]
+    if not code.strip():
+        return None
+    code = code if code.endswith("\n") else code + "\n"
+    fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", code)), default=0))
+    return f"{fence}{tag}\n{code}{fence}\n"
 
 
 def _looks_like_diff(text: str) -> bool:
@@ -147,8 +180,10 @@ def text_answer(
     reader of raw model text uses (single-turn episodes, trainers' reward routes).
 
     A function task's answer is its code (the last fenced block, else the raw text unless
-    ``final_only``) turned into a completion of ``code_prompt``; a repository task's is its
-    diff (else the raw text unless ``final_only``). End-of-turn tokens are dropped first.
+    ``final_only``) turned into a completion of ``code_prompt``; a program task's is its last
+    block tagged with a language, re-fenced with the tag (:func:`program_answer`); a repository
+    task's is its diff (else the raw text unless ``final_only``). End-of-turn tokens are
+    dropped first.
     ``final_only``: only a fenced block or a diff counts (multi-turn, where prose is talk).
 
     >>> text_answer("```python\\nreturn 1\\n```<|im_end|>", kind="function",
@@ -161,6 +196,8 @@ def text_answer(
         if code is None or not code.strip():
             return None
         return to_completion(code_prompt, code, entry_point)
+    if kind == "program":
+        return program_answer(text, require_fence=final_only)
     diff = extract_diff(text)
     if diff is None and not final_only:
         return text
@@ -170,7 +207,8 @@ def text_answer(
 def answer_for(task: Task, text: str) -> str:
     """The answer the verifier judges for ``task`` when a model wrote the plain text ``text``
     (:func:`text_answer`, as a single-turn episode reads it): a function task's completion, a
-    repository task's diff (else the text), the text for other kinds; "" when it holds no code.
+    program task's last language-tagged block with its tag (else the text), a repository
+    task's diff (else the text), the text for other kinds; "" when it holds no code.
     What every trainer's reward route uses (the reward protocols of ``referee serve``, veRL's
     ``compute_score``)."""
     from referee.tasks.kinds import TaskKind
@@ -183,6 +221,6 @@ def answer_for(task: Task, text: str) -> str:
             entry_point=str(task.payload.get("entry_point", "")),
         )
         return answer or ""
-    if task.kind.is_repository:
+    if task.kind.is_repository or task.kind == TaskKind.PROGRAM:
         return text_answer(text, kind=task.kind.value) or ""
     return strip_end_tokens(text)

@@ -1,4 +1,5 @@
-"""``CodeEnv``: function and repository tasks, in one turn or in a plan-execute-observe loop.
+"""``CodeEnv``: function, program and repository tasks, in one turn or in a plan-execute-observe
+loop.
 
 Multi-turn (the default of the class): the model gets the task, a workspace and six tools
 (:mod:`referee.envs.code_tools`); each assistant message's tool calls run in the sandbox and come
@@ -12,6 +13,11 @@ Single-turn (``single_turn=True``): no tools, no workspace; the first assistant 
 answer (the code of its ```python block, or the raw text; for a repository task its diff), and
 the episode is done at once. ``single_turn=None`` picks single-turn for function tasks and
 multi-turn for repository tasks, as :func:`referee.envs.make_env` does for ``"code"``.
+
+Program tasks (``TaskKind.PROGRAM``: stdin/stdout programs in seven languages) are single-turn
+whatever ``single_turn`` says (they have no tools yet): the answer is the last fenced block
+tagged with a language (```` ```cpp ````, ```` ```python ````, ...), judged in that language by
+the program verifier, in the runtime's program sandbox (made when the first one comes).
 
 >>> import asyncio
 >>> from referee.envs import CodeEnv, CodeRuntime                     # doctest: +SKIP
@@ -53,7 +59,7 @@ from referee.envs.runtime import CodeRuntime
 from referee.envs.tools import ToolCall, check_arguments, parse_tool_calls, tool_message
 from referee.errors import ConfigError, UnsafePathError
 from referee.sandbox import Limits, Sandbox, Snapshot, Workspace
-from referee.tasks.model import Task
+from referee.tasks.model import Task, TaskKind
 from referee.verify.verdict import Verdict
 
 __all__ = ["CodeEnv", "CodeSnapshot"]
@@ -165,7 +171,12 @@ class CodeEnv(Environment):
     async def _begin(self, task: Task) -> None:
         prepared = await asyncio.to_thread(prepare_task, task, self.runtime)
         self._prepared = prepared
-        self._single = prepared.kind == "function" if self.single_turn is None else self.single_turn
+        if prepared.kind == TaskKind.PROGRAM:
+            self._single = True  # no tools for programs (yet): one answer
+        elif self.single_turn is None:
+            self._single = prepared.kind == TaskKind.FUNCTION
+        else:
+            self._single = self.single_turn
         self._done, self._reason, self._answer, self._verdict = False, "", None, None
         self.budget.start()
         if not self._single:

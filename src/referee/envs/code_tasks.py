@@ -15,6 +15,10 @@ The task's :class:`~referee.tasks.kinds.TaskKind` decides how:
   workspace against that state. The visible tests are the FAIL_TO_PASS tests the prompt names
   (a test-writing task: the test file the prompt names), or ``payload["visible_tests"]`` where
   given.
+* ``program``, a **program task** (imported competitive problems): no workspace and no tools
+  (its episodes are single-turn); the answer is the model's program in a fenced block tagged
+  with its language, judged by :class:`~referee.verify.program.ProgramVerifier` in the
+  runtime's program sandbox (which has the toolchains). The visible examples are in the prompt.
 """
 
 from __future__ import annotations
@@ -65,11 +69,13 @@ def prepare_task(task: Task, runtime: CodeRuntime) -> PreparedTask:
         return _function_task(task, runtime)
     if task.kind.is_repository:
         return _repo_task(task, runtime)
+    if task.kind == TaskKind.PROGRAM:
+        return _program_task(task, runtime)
     raise TaskError(
         f"task {task.id!r} is a {task.kind.value!r} task (answer_format "
-        f"{task.answer_format!r}); CodeEnv runs 'function' tasks (answer_format 'code') and "
-        "'repo-patch' and 'test-writing' tasks (answer_format 'patch'); use an environment "
-        "made for the others"
+        f"{task.answer_format!r}); CodeEnv runs 'function' and 'program' tasks (answer_format "
+        "'code') and 'repo-patch' and 'test-writing' tasks (answer_format 'patch'); use an "
+        "environment made for the others"
     )
 
 
@@ -105,6 +111,16 @@ def _function_task(task: Task, runtime: CodeRuntime) -> PreparedTask:
         start_files={SOLUTION_FILE: code_prompt},
         visible_tests=_visible(task) or [],
     )
+
+
+def _program_task(task: Task, runtime: CodeRuntime) -> PreparedTask:
+    from referee.verify.program.spec import program_spec
+
+    try:
+        program_spec(task)  # a malformed task is refused now, not judged as an infra error
+    except VerifierError as e:
+        raise TaskError(str(e)) from e
+    return PreparedTask(task=task, kind=task.kind, sandbox=runtime.program_sandbox, start_files={})
 
 
 def _repo_task(task: Task, runtime: CodeRuntime) -> PreparedTask:

@@ -48,6 +48,9 @@ class CodeRuntime:
       given ``function_verifier``'s.
     * ``repo_sandboxes``: one sandbox per dependency environment, with the grader's pytest, for
       repository tasks' tool runs.
+    * ``program_sandbox``: where program tasks (``TaskKind.PROGRAM``) are built and run: one
+      with every toolchain of this machine (:func:`referee.verify.program.program_sandbox`).
+      Default: one made when the first program task comes.
     * ``function_verifier``, ``pytest_verifier``, ``testgen_verifier``: the judges of the
       three code kinds (default: made on first use by the kind registry of
       :mod:`referee.verify.dispatch`, which also supplies the judges of any other kind).
@@ -65,12 +68,14 @@ class CodeRuntime:
         testgen_verifier: TestgenVerifier | None = None,
         repo_sandboxes: RepoSandboxes | None = None,
         store: ArtifactStore | None = None,
+        program_sandbox: Sandbox | None = None,
         **sandbox_kwargs: Any,
     ) -> None:
         if sandbox is None and function_verifier is not None:
             sandbox = function_verifier.sandbox
         self._sandbox = sandbox
         self._repo_sandboxes = repo_sandboxes
+        self._program_sandbox = program_sandbox
         self.store = store
         self._kwargs = sandbox_kwargs
         self._made: list[Any] = []  # what close() must close, in the order made
@@ -81,12 +86,14 @@ class CodeRuntime:
             TaskKind.REPO_PATCH: pytest_verifier,
             TaskKind.TEST_WRITING: testgen_verifier,
         }
-        # Function tasks are judged in this runtime's sandbox (a callable: made on first use);
-        # the other verifiers make sandboxes of their own, per dependency environment.
+        # Function tasks are judged in this runtime's sandbox (a callable: made on first use),
+        # program tasks in its program sandbox (the same); the other verifiers make sandboxes
+        # of their own, per dependency environment.
         self.verifiers = VerifierSet(
             lambda: self.sandbox,
             verifiers={k: v for k, v in given.items() if v is not None},
             store=store,
+            program_sandbox=lambda: self.program_sandbox,
         )
 
     def _make(self, attr: str, factory: Any) -> Any:
@@ -110,6 +117,15 @@ class CodeRuntime:
     @property
     def function_verifier(self) -> FunctionVerifier:
         return cast(FunctionVerifier, self._verifier(TaskKind.FUNCTION))
+
+    # ---- program tasks ------------------------------------------------------------------
+    @property
+    def program_sandbox(self) -> Sandbox:
+        """The sandbox of program tasks, with the toolchains (made on first use)."""
+        from referee.verify.program import program_sandbox
+
+        sb: Sandbox = self._make("_program_sandbox", lambda: program_sandbox(**self._kwargs))
+        return sb
 
     # ---- repository tasks ---------------------------------------------------------------
     @property

@@ -280,7 +280,12 @@ def verify_answer(
 
 def score_text(task: Task, text: str, *, retries: int = 2) -> Verdict:
     """The verdict on a model's raw single-turn text (see the module docstring)."""
-    if task.kind not in (TaskKind.FUNCTION, TaskKind.REPO_PATCH, TaskKind.TEST_WRITING):
+    if task.kind not in (
+        TaskKind.FUNCTION,
+        TaskKind.REPO_PATCH,
+        TaskKind.TEST_WRITING,
+        TaskKind.PROGRAM,
+    ):
         # Other kinds are judged by their registered verifier on the text as it is.
         return verify_answer(task, text, retries=retries)
     return verify_answer(task, text_answer_of(task, text), retries=retries)

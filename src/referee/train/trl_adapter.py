@@ -18,10 +18,12 @@ reported to ``on_verdicts``: it is never a silent zero of the verifier's making.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
+from referee.envs.answers import answer_for
 from referee.errors import ConfigError
+from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Task
 from referee.verify.verdict import Verdict
 
@@ -29,7 +31,7 @@ __all__ = ["OnVerdicts", "reward_function", "tasks_dataset"]
 
 
 class _Verifier(Protocol):
-    def verify_many(self, items: Any) -> list[Verdict]: ...
+    def verify_many(self, items: Any) -> Iterable[Verdict]: ...
 
 
 #: Called after each batch with (tasks, completions, verdicts) in TRL's order.
@@ -90,12 +92,18 @@ def reward_function(
                 raise ConfigError(f"task {tid!r} is held out and must never reach training")
             batch.append(task)
         texts = [_text(c) for c in completions]
-        verdicts = verifier.verify_many(list(zip(batch, texts, strict=True)))
+        # A program's answer is its last language-tagged block, as every other route reads it.
+        texts = [
+            answer_for(t, x) if t.kind == TaskKind.PROGRAM else x
+            for t, x in zip(batch, texts, strict=True)
+        ]
+        # list(): a VerifierSet's verify_many yields its verdicts.
+        verdicts = list(verifier.verify_many(list(zip(batch, texts, strict=True))))
         for _ in range(retries):
             redo = [i for i, v in enumerate(verdicts) if v.infra_error]
             if not redo:
                 break
-            again = verifier.verify_many([(batch[i], texts[i]) for i in redo])
+            again = list(verifier.verify_many([(batch[i], texts[i]) for i in redo]))
             for i, v in zip(redo, again, strict=True):
                 verdicts[i] = v
         infra = sum(v.infra_error is not None for v in verdicts)

@@ -68,6 +68,9 @@ class VerifierSetup:
     sandbox: Callable[[], Sandbox]
     store: ArtifactStore | None
     shared: bool
+    #: The set's sandbox for program tasks: every toolchain of this machine bound in, the
+    #: harness preloaded (:func:`referee.verify.program.program_sandbox`; made on first call).
+    program_sandbox: Callable[[], Sandbox] | None = None
 
 
 #: Makes the verifier of one kind for a set.
@@ -145,6 +148,9 @@ class VerifierSet:
       on first use, with ``sandbox_kwargs``, and shared.
     * ``verifiers``: verifiers to use for some kinds instead of making them.
     * ``store``: the artifact store of repository snapshots (default: each task's own URL).
+    * ``program_sandbox``: the sandbox of program tasks (one with the toolchains:
+      :func:`referee.verify.program.program_sandbox`), or a callable giving it; default: one
+      made on first use with ``sandbox_kwargs`` (its ``python_packages`` left out).
 
     A set closes exactly what it made (its sandbox included), never what it was given.
     """
@@ -155,17 +161,23 @@ class VerifierSet:
         *,
         verifiers: Mapping[TaskKind, Verifier] | None = None,
         store: ArtifactStore | None = None,
+        program_sandbox: Sandbox | Callable[[], Sandbox] | None = None,
         **sandbox_kwargs: Any,
     ) -> None:
         self._given_sandbox = sandbox
         self._sandbox: Sandbox | None = None
+        self._given_program_sandbox = program_sandbox
+        self._program_sandbox: Sandbox | None = None
         self._sandbox_kwargs = sandbox_kwargs
         self._verifiers: dict[TaskKind, Verifier] = dict(verifiers or {})
         self._made: list[Verifier] = []
         self._lock = threading.RLock()
         self._closed = False
         self.setup = VerifierSetup(
-            sandbox=self._get_sandbox, store=store, shared=not callable(sandbox)
+            sandbox=self._get_sandbox,
+            store=store,
+            shared=not callable(sandbox),
+            program_sandbox=self._get_program_sandbox,
         )
 
     def _get_sandbox(self) -> Sandbox:
@@ -180,6 +192,18 @@ class VerifierSet:
                     python_packages=PYTEST_PACKAGES, **self._sandbox_kwargs
                 )
             return self._sandbox
+
+    def _get_program_sandbox(self) -> Sandbox:
+        given = self._given_program_sandbox
+        if given is not None:
+            return given() if callable(given) else given
+        with self._lock:
+            if self._program_sandbox is None:
+                from referee.verify.program import program_sandbox
+
+                kwargs = {k: v for k, v in self._sandbox_kwargs.items() if k != "python_packages"}
+                self._program_sandbox = program_sandbox(**kwargs)
+            return self._program_sandbox
 
     @property
     def sandbox(self) -> Sandbox:
@@ -229,11 +253,13 @@ class VerifierSet:
         with self._lock:
             made, self._made = self._made, []
             sandbox, self._sandbox = self._sandbox, None
+            program_box, self._program_sandbox = self._program_sandbox, None
             self._closed = True
         for v in reversed(made):
             v.close()
-        if sandbox is not None:
-            sandbox.close()
+        for box in (program_box, sandbox):
+            if box is not None:
+                box.close()
 
     def __enter__(self) -> VerifierSet:
         return self
@@ -257,10 +283,13 @@ def _testgen_verifier(setup: VerifierSetup) -> Verifier:
 
 
 def _program_verifier(setup: VerifierSetup) -> Verifier:
-    # Programs need the toolchains' directories in the sandbox's view: a sandbox of their own.
+    # Programs need the toolchains' directories in the sandbox's view: a sandbox of their own,
+    # the set's program sandbox (made when the first program task comes).
     from referee.verify.program import ProgramVerifier
 
-    return ProgramVerifier()
+    if setup.program_sandbox is None:
+        return ProgramVerifier()
+    return ProgramVerifier(setup.program_sandbox())
 
 
 def _cases(task: Task) -> int:
