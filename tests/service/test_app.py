@@ -252,3 +252,46 @@ def test_the_server_reads_its_task_files_from_object_storage(
         assert [t["id"] for t in c.get("/v1/tasks").json()["tasks"]] == [t.id for t in he_tasks[:2]]
         verdicts = c.post("/v1/verify", json={"samples": gold[:2]}).json()["verdicts"]
     assert [v["passed"] for v in verdicts] == [True, True]
+
+
+def test_verify_takes_a_language_per_program_sample(
+    server: Any, he_file: Any, gold: list[dict[str, str]], tmp_path: Any
+) -> None:
+    from referee.service import Client
+    from referee.tasks.model import write_tasks
+    from referee.verify.program.redteam import EXAMPLES_TASK, GOLD
+
+    programs = tmp_path / "programs.jsonl"
+    write_tasks(programs, [EXAMPLES_TASK])
+    tid, cpp = EXAMPLES_TASK.id, GOLD["cpp"]
+    samples = [
+        {"task_id": tid, "completion": cpp, "language": "cpp"},  # bare code, language given
+        {"task_id": tid, "completion": cpp},  # bare code, no language: Python, which fails
+        {"task_id": tid, "completion": f"Here:\n```c++\n{cpp}```\n"},  # the block's tag
+        {"task_id": tid, "completion": f"```python\n{cpp}```\n", "language": "C++"},  # overrides
+        {"task_id": tid, "completion": cpp, "language": "klingon"},  # a per-sample error
+        {**gold[0], "language": "cpp"},  # ignored for a function task
+    ]
+    with server(tasks=(str(he_file), str(programs))) as url:
+        r = client(url).post("/v1/verify", json={"samples": samples})
+        bad = client(url).post(
+            "/v1/verify", json={"samples": [{"task_id": tid, "completion": cpp, "language": 3}]}
+        )
+        with Client(url, TOKEN) as c:  # the client sends a pair's language too
+            via_client = c.verify([(EXAMPLES_TASK, cpp, "cpp"), (tid, cpp)])
+            # An environment session on a program task: one answer, judged with the toolchains.
+            opened = c.open_session("code", tid)
+            step = c.step(
+                opened.session_id, {"role": "assistant", "content": samples[2]["completion"]}
+            )
+            session_verdict = c.verify_session(opened.session_id)
+            c.close_session(opened.session_id)
+    assert r.status_code == 200, r.text
+    verdicts = r.json()["verdicts"]
+    assert [v["passed"] for v in verdicts] == [True, False, True, True, False, True]
+    assert all(v["infra_error"] is None for v in verdicts), verdicts
+    assert verdicts[0]["verifier"] == "program@1" and verdicts[0]["tests"][0]["detail"] == "example"
+    assert "unknown language 'klingon'" in verdicts[4]["tests"][0]["detail"]
+    assert bad.status_code == 422
+    assert [v.passed for v in via_client] == [True, False]
+    assert opened.tools == [] and step.done and session_verdict.passed

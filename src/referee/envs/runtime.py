@@ -22,6 +22,7 @@ sandboxes and verifiers are thread-safe).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any, cast
 
 from referee.errors import ConfigError
@@ -49,8 +50,8 @@ class CodeRuntime:
     * ``repo_sandboxes``: one sandbox per dependency environment, with the grader's pytest, for
       repository tasks' tool runs.
     * ``program_sandbox``: where program tasks (``TaskKind.PROGRAM``) are built and run: one
-      with every toolchain of this machine (:func:`referee.verify.program.program_sandbox`).
-      Default: one made when the first program task comes.
+      with every toolchain of this machine (:func:`referee.verify.program.program_sandbox`),
+      or a callable giving it. Default: one made when the first program task comes.
     * ``function_verifier``, ``pytest_verifier``, ``testgen_verifier``: the judges of the
       three code kinds (default: made on first use by the kind registry of
       :mod:`referee.verify.dispatch`, which also supplies the judges of any other kind).
@@ -68,14 +69,15 @@ class CodeRuntime:
         testgen_verifier: TestgenVerifier | None = None,
         repo_sandboxes: RepoSandboxes | None = None,
         store: ArtifactStore | None = None,
-        program_sandbox: Sandbox | None = None,
+        program_sandbox: Sandbox | Callable[[], Sandbox] | None = None,
         **sandbox_kwargs: Any,
     ) -> None:
         if sandbox is None and function_verifier is not None:
             sandbox = function_verifier.sandbox
         self._sandbox = sandbox
         self._repo_sandboxes = repo_sandboxes
-        self._program_sandbox = program_sandbox
+        self._program_factory = program_sandbox if callable(program_sandbox) else None
+        self._program_sandbox = None if callable(program_sandbox) else program_sandbox
         self.store = store
         self._kwargs = sandbox_kwargs
         self._made: list[Any] = []  # what close() must close, in the order made
@@ -124,6 +126,8 @@ class CodeRuntime:
         """The sandbox of program tasks, with the toolchains (made on first use)."""
         from referee.verify.program import program_sandbox
 
+        if self._program_factory is not None:
+            return self._program_factory()
         sb: Sandbox = self._make("_program_sandbox", lambda: program_sandbox(**self._kwargs))
         return sb
 

@@ -228,6 +228,11 @@ def _native_router() -> APIRouter:
         s = service_of(request)
         samples = [(x.task_id, x.completion) for x in body.samples]
         s.engine.resolve(samples)  # unknown ids are a 422 before anything is admitted
+        # A program sample's language travels with its completion, as its block's tag.
+        samples = [
+            (x.task_id, s.engine.with_language(x.task_id, x.completion, x.language))
+            for x in body.samples
+        ]
         with s.admission.admit(len(samples)):
             verdicts = await s.engine.verify(samples, deadline_s=body.deadline_s)
         s.metrics.count_verdicts(verdicts)

@@ -136,10 +136,21 @@ class ServiceEngine:
             call_timeout_s=call_timeout_s,
             run_timeout_s=min(run_timeout_s, deadline_cap_s),
         )
-        self.verifiers = VerifierSet(self.sandbox, verifiers={TaskKind.FUNCTION: function})
+        # Program tasks get a sandbox with the toolchains, made when the first one is judged
+        # (the set's kwargs make only that one: the set is given its harness sandbox).
+        self.verifiers = VerifierSet(
+            self.sandbox,
+            verifiers={TaskKind.FUNCTION: function},
+            backend=backend,
+            python_workers=self.workers,
+        )
         self._function = function
-        # Environment sessions share the sandbox and the function verifier.
-        self.runtime = CodeRuntime(sandbox=self.sandbox, function_verifier=function)
+        # Environment sessions share the sandbox, the function verifier and the program sandbox.
+        self.runtime = CodeRuntime(
+            sandbox=self.sandbox,
+            function_verifier=function,
+            program_sandbox=self.verifiers.setup.program_sandbox,
+        )
         self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="referee-service")
         self._busy = 0
         self._busy_lock = threading.Lock()
@@ -202,6 +213,17 @@ class ServiceEngine:
         for task, _ in pairs:  # a kind nobody judges is refused before any work starts
             self.verifiers.verifier(task.kind)
         return pairs
+
+    def with_language(self, task_id: str, completion: str, language: str | None) -> str:
+        """The completion of a sample of ``task_id`` that names its ``language``: a program
+        task's code fenced with that tag (:func:`~referee.verify.program.answer.with_language`,
+        as ``referee verify`` reads a sample's ``language``); as it is otherwise."""
+        task = self.tasks.get(task_id)
+        if language is None or task is None or task.kind != TaskKind.PROGRAM:
+            return completion
+        from referee.verify.program.answer import with_language
+
+        return with_language(completion, language)
 
     async def verify(
         self, samples: Sequence[tuple[str, str]], *, deadline_s: float | None = None

@@ -32,6 +32,9 @@ class _Body(BaseModel):
 class SampleBody(_Body):
     task_id: str = Field(min_length=1, max_length=MAX_ID)
     completion: str = Field(max_length=MAX_TEXT)
+    #: A program task's language (``"cpp"``, ``"python"``, ...), over the tag of the
+    #: completion's fenced block; ignored for other kinds, as ``referee verify`` ignores it.
+    language: str | None = Field(default=None, min_length=1, max_length=32)
 
 
 class VerifyBody(_Body):

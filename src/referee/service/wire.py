@@ -22,9 +22,10 @@ __all__ = ["Call", "OpenedSession", "RemoteStep", "Sample", "sample_bodies"]
 
 T = TypeVar("T")
 
-#: One sample to verify: ``{"task_id", "completion"}`` (as ``gold_samples`` writes them), or a
-#: ``(task_id, completion)`` / ``(Task, completion)`` pair (as TRL's reward function has them).
-Sample = Mapping[str, str] | tuple[str | Task, str]
+#: One sample to verify: ``{"task_id", "completion"}`` (as ``gold_samples`` writes them; a
+#: program task's may add ``"language"``), or a ``(task_id, completion)`` / ``(Task,
+#: completion)`` pair (as TRL's reward function has them), or such a pair and a language.
+Sample = Mapping[str, str] | tuple[str | Task, str] | tuple[str | Task, str, str | None]
 
 
 @dataclass(frozen=True)
@@ -63,12 +64,19 @@ class RemoteStep(StepResult):
 def sample_bodies(samples: Iterable[Sample]) -> list[dict[str, str]]:
     out = []
     for s in samples:
+        language: str | None
         if isinstance(s, Mapping):
-            out.append({"task_id": str(s["task_id"]), "completion": str(s["completion"])})
-            continue
-        task, completion = s
-        task_id = task.id if isinstance(task, Task) else task
-        out.append({"task_id": task_id, "completion": completion})
+            body = {"task_id": str(s["task_id"]), "completion": str(s["completion"])}
+            language = s.get("language")
+        else:
+            task, completion, language = (*s, None)[:3]
+            body = {
+                "task_id": task.id if isinstance(task, Task) else task,
+                "completion": completion,
+            }
+        if language is not None:
+            body["language"] = str(language)
+        out.append(body)
     return out
 
 
