@@ -118,3 +118,15 @@ def test_the_trl_reward_function_judges_program_tasks(program_sb: Any) -> None:
             task_id=[SUM_TASK.id, DOUBLE.id, DOUBLE.id],
         )
     assert got == [1.0, 0.0, 0.0]
+
+
+def test_trainer_episodes_answer_program_tasks_in_one_turn() -> None:
+    from referee.train.openrlhf import openrlhf_row
+    from referee.train.skyrl import TextEpisode
+
+    row = openrlhf_row(SUM_TASK)
+    assert [m["role"] for m in row["input"]] == ["user"]  # no tools offered
+    episode = TextEpisode({"task_id": SUM_TASK.id}, tasks=[SUM_TASK])
+    assert not episode.multi_turn
+    _obs, reward, done, _meta = episode.step(CPP_ANSWER)
+    assert done and reward == 1.0

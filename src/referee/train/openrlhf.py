@@ -67,12 +67,14 @@ __all__ = ["CHATML_FEEDBACK", "RefereeAgent", "agent_executor", "openrlhf_row"]
 
 #: How a tool result is appended to the context after the model's turn (ChatML: Qwen, SmolLM).
 CHATML_FEEDBACK = "\n<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n"
+#: Kinds answered in one turn by default (no tools): functions and whole programs.
+_SINGLE_TURN = (TaskKind.FUNCTION, TaskKind.PROGRAM)
 
 
 def openrlhf_row(task: Task, *, multi_turn: bool | None = None) -> dict[str, Any]:
     """One OpenRLHF dataset row: ``input`` (chat messages; for multi-turn the tools offered in a
     system message) and ``task_id`` (the label column). Never the task's hidden data."""
-    multi = task.kind != TaskKind.FUNCTION if multi_turn is None else multi_turn
+    multi = task.kind not in _SINGLE_TURN if multi_turn is None else multi_turn
     messages = [m.model_dump() for m in task.prompt]
     if multi:
         offer = tools_prompt(list(TOOL_SCHEMAS.values()))

@@ -72,6 +72,8 @@ __all__ = ["ENTRY_POINT", "TextEpisode", "env_class", "register", "skyrl_row"]
 
 ENTRY_POINT = "referee.train.skyrl:RefereeEnv"
 _INFRA_RETRIES = 2
+#: Kinds answered in one turn by default (no tools): functions and whole programs.
+_SINGLE_TURN = (TaskKind.FUNCTION, TaskKind.PROGRAM)
 
 
 def skyrl_row(task: Task, index: int = 0, *, env_class: str | None = None) -> dict[str, Any]:
@@ -104,7 +106,7 @@ class TextEpisode:
         self.task = resolve_task(extras, tasks)
         check_split(self.task, allow_heldout=allow_heldout)
         self.max_turns = max(1, int(extras.get("max_turns", 1)))
-        self.multi_turn = self.task.kind != TaskKind.FUNCTION if multi_turn is None else multi_turn
+        self.multi_turn = self.task.kind not in _SINGLE_TURN if multi_turn is None else multi_turn
         self.limits = EpisodeLimits(
             max_turns=self.max_turns,
             step_timeout_s=step_timeout_s,
