@@ -358,9 +358,19 @@ class SandboxPool:
 
         async def open_() -> PoolSession:
             live = [s for s in self._slots if s.healthy] or self._slots
-            slot = min(live, key=lambda s: (s.sessions, s.in_flight))
-            opened = await call_remote(slot.handle.open_session.remote(env_name, task_id, options))
+            turn, n = next(self._turn), len(self._slots)
+            # Ties go round the actors, so sessions opened one after another (each closed
+            # before the next opens) spread too; counted before the call, so concurrent
+            # openings see each other.
+            slot = min(live, key=lambda s: (s.sessions, s.in_flight, (s.index - turn) % n))
             slot.sessions += 1
+            try:
+                opened = await call_remote(
+                    slot.handle.open_session.remote(env_name, task_id, options)
+                )
+            except BaseException:
+                slot.sessions -= 1
+                raise
             return PoolSession(slot.handle, opened, lambda: self._forget_session(slot))
 
         return self._submit(open_()).result()
