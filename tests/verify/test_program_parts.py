@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from referee.envs.answers import program_answer
 from referee.errors import VerifierError
 from referee.tasks.model import Task
 from referee.verify.program.answer import AnswerError, parse_answer, with_language
@@ -33,10 +34,16 @@ from referee.verify.samples import gold_samples, read_samples
         ("rust", "rust"),
     ],
 )
-def test_the_first_fenced_blocks_tag_names_the_language(tag, language):
-    text = f"Some prose.\n```{tag}\ncode here\n```\nMore.\n```python\nnot this\n```\n"
+def test_the_last_block_tagged_with_a_language_is_the_answer(tag, language):
+    # Scratch work first, the answer, then an example output in a ```text block.
+    text = (
+        f"Some prose.\n```python\nnot this\n```\nSo:\n```{tag}\ncode here\n```\n"
+        "It prints:\n```text\n3\n```\n"
+    )
     answer = parse_answer(text)
     assert answer.language == language and answer.code == "code here\n"
+    # The same block as the environments' reading of the text (referee.envs.answers).
+    assert parse_answer(program_answer(text)) == answer
 
 
 def test_the_sample_language_wins_and_bare_code_is_python():

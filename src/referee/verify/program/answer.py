@@ -1,9 +1,13 @@
 """Which language an answer is written in, and its code.
 
 A program task's answer is the model's text: prose around a fenced code block, or bare code.
-The language is the sample's ``language`` field when the caller gives one, otherwise the tag of
-the first fenced block (```` ```cpp ````, ```` ```py ````, ...). Bare code with no fence and no
-language is Python where the task allows Python. A missing or unknown language is an
+The code is the last fenced block tagged with a language this verifier knows (```` ```cpp ````,
+```` ```py ````, ...): a reasoning model's scratch blocks and its example outputs (```` ```text
+````) come before its answer. That is the rule :func:`referee.envs.answers.program_answer` (the
+environments' and trainers' reading) follows, and the one function tasks use. Without such a
+block, the first fenced block (whose tag, if any, must name a language). The language is the
+sample's ``language`` field when the caller gives one, otherwise the block's tag. Bare code with
+no fence and no language is Python where the task allows Python. A missing or unknown language is an
 :class:`AnswerError`, which the verifier turns into a per-sample error verdict.
 
 >>> parse_answer("Here:\\n```c++\\nint main(){}\\n```\\n").language
@@ -70,13 +74,22 @@ def normalise_language(name: str) -> str | None:
     return ALIASES.get(name.strip().lower())
 
 
-def _first_block(text: str) -> tuple[str, str] | None:
-    """(tag, code) of the first fenced block; an unclosed last fence runs to the end."""
-    m = _FENCE.search(text) or _OPEN_FENCE.search(text)
-    if m is None:
-        return None
-    info = m.group(2).strip().split()
-    return (info[0] if info else ""), m.group(3)
+def _tag(info: str) -> str:
+    words = info.strip().split()
+    return words[0] if words else ""
+
+
+def _answer_block(text: str) -> tuple[str, str] | None:
+    """(tag, code) of the answer's block (see the module): the last block tagged with a known
+    language, else the first fenced block; an unclosed last fence runs to the end."""
+    blocks = [(_tag(m.group(2)), m.group(3)) for m in _FENCE.finditer(text)]
+    tagged = [b for b in blocks if normalise_language(b[0] or "-")]
+    if tagged:
+        return tagged[-1]
+    if blocks:
+        return blocks[0]
+    m = _OPEN_FENCE.search(text)
+    return None if m is None else (_tag(m.group(2)), m.group(3))
 
 
 def parse_answer(
@@ -84,7 +97,7 @@ def parse_answer(
 ) -> Answer:
     """The language and code of an answer; an :class:`AnswerError` saying what is wrong."""
     allowed = tuple(allowed) if allowed else LANGUAGES
-    block = _first_block(text)
+    block = _answer_block(text)
     code = block[1] if block is not None else text
     if language is not None:
         lang = normalise_language(language)
@@ -115,14 +128,14 @@ def parse_answer(
 
 
 def with_language(completion: str, language: str) -> str:
-    """The answer ``completion`` with its language stated: its code (the first fenced block's,
-    or all of it) in a block tagged ``language``, which :func:`parse_answer` reads back. This is
+    """The answer ``completion`` with its language stated: its code (the answer block's, or all
+    of it) in a block tagged ``language``, which :func:`parse_answer` reads back. This is
     how a sample's ``language`` field travels with its completion.
 
     >>> parse_answer(with_language("int main(){}", "c")).language
     'c'
     """
-    block = _first_block(completion)
+    block = _answer_block(completion)
     code = block[1] if block is not None else completion
     longest = max((len(m) for m in re.findall(r"`{3,}", code)), default=2)
     fence = "`" * (longest + 1)
