@@ -56,6 +56,17 @@ def _key(v):
     return (v.task_id, v.passed, v.reward, [(t.name, t.status) for t in v.tests], v.infra_error)
 
 
+def _same(a, b) -> bool:
+    """The same verdict. For an exploit that spins until the clock stops it, which of its calls
+    time out and which are then missing depends on the machine's load in any two runs (two
+    in-process runs differ the same way): there the verdict itself (task, passed, reward,
+    infra_error) must be equal, not each call's status."""
+    timed = any(t.status == "timeout" for v in (a, b) for t in v.tests)
+    if timed:
+        return _key(a)[:3] + _key(a)[4:] == _key(b)[:3] + _key(b)[4:]
+    return _key(a) == _key(b)
+
+
 def test_actors_land_on_both_nodes(pool, ray_cluster):
     import ray
 
@@ -100,7 +111,7 @@ def test_exploit_corpus_equals_the_in_process_verdicts(pool, local, humaneval):
     assert not any(v.passed for v in remote)
     assert all(v.infra_error is None for v in remote)
     pairs_ = zip(remote, here, strict=True)
-    mismatched = [(a.task_id, _key(a), _key(b)) for a, b in pairs_ if _key(a) != _key(b)]
+    mismatched = [(a.task_id, _key(a), _key(b)) for a, b in pairs_ if not _same(a, b)]
     assert mismatched == []
 
 
