@@ -19,6 +19,7 @@ that embeds its task still needs the file, given as ``tasks=``).
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -26,6 +27,8 @@ from typing import TYPE_CHECKING
 from referee.envs.answers import answer_for
 from referee.errors import ConfigError, VerifierError
 from referee.tasks.model import Task
+from referee.train.lookup import TASKS_ENV
+from referee.verify.dispatch import verify_with_retries
 from referee.verify.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -39,7 +42,9 @@ _pools: dict[tuple[str, int], SandboxPool] = {}
 
 def shared_pool(tasks: str | None, actors: int) -> SandboxPool:
     """This process's pool of ``actors`` sandbox actors holding the tasks of the file ``tasks``
-    (made on first use, the same one afterwards; closed at exit)."""
+    (default: the file ``REFEREE_TASKS`` names; made on first use, the same one afterwards;
+    closed at exit)."""
+    tasks = tasks or os.environ.get(TASKS_ENV)
     if not tasks:
         raise ConfigError(
             "judging on a Ray pool needs the task file its actors load: give tasks=PATH (or "
@@ -79,14 +84,9 @@ def judge_texts(
     judged on ``pool``; samples without a verdict are judged again up to ``retries`` times,
     then raised as :class:`~referee.errors.VerifierError`: never a 0 the model did not earn."""
     pairs = [(task, answer_for(task, text)) for task, text in items]
-    verdicts = pool.verify_many(pairs, deadline_s=deadline_s)
-    for _ in range(retries):
-        redo = [i for i, v in enumerate(verdicts) if v.infra_error]
-        if not redo:
-            break
-        again = pool.verify_many([pairs[i] for i in redo], deadline_s=deadline_s)
-        for i, v in zip(redo, again, strict=True):
-            verdicts[i] = v
+    verdicts = verify_with_retries(
+        lambda some: pool.verify_many(some, deadline_s=deadline_s), pairs, retries=retries
+    )
     failed = [v for v in verdicts if v.infra_error]
     if failed:
         raise VerifierError(

@@ -44,13 +44,11 @@ NeMo RL constructs it as ``ray.remote(RefereeEnvironment).options(...).remote(cf
 from __future__ import annotations
 
 import importlib
-import os
 import threading
 import uuid
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from referee.train.lookup import TASKS_ENV
 from referee.train.skyrl import TextEpisode
 
 __all__ = ["FQN", "EnvironmentResult", "RefereeEnvironment", "actor_class", "register"]
@@ -98,7 +96,7 @@ class RefereeEnvironment(_Base):  # type: ignore[misc]
         if self.ray_actors:
             from referee.cluster.shared import shared_pool
 
-            self.pool = shared_pool(self.tasks or os.environ.get(TASKS_ENV), self.ray_actors)
+            self.pool = shared_pool(self.tasks, self.ray_actors)
 
     def _episode(self, meta: Mapping[str, Any]) -> tuple[str, TextEpisode]:
         key = meta.get("referee_episode")

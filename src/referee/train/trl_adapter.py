@@ -25,6 +25,7 @@ from referee.envs.answers import answer_for
 from referee.errors import ConfigError
 from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Task
+from referee.verify.dispatch import verify_with_retries
 from referee.verify.verdict import Verdict
 
 __all__ = ["OnVerdicts", "reward_function", "tasks_dataset"]
@@ -97,15 +98,8 @@ def reward_function(
             answer_for(t, x) if t.kind == TaskKind.PROGRAM else x
             for t, x in zip(batch, texts, strict=True)
         ]
-        # list(): a VerifierSet's verify_many yields its verdicts.
-        verdicts = list(verifier.verify_many(list(zip(batch, texts, strict=True))))
-        for _ in range(retries):
-            redo = [i for i, v in enumerate(verdicts) if v.infra_error]
-            if not redo:
-                break
-            again = list(verifier.verify_many([(batch[i], texts[i]) for i in redo]))
-            for i, v in zip(redo, again, strict=True):
-                verdicts[i] = v
+        pairs = list(zip(batch, texts, strict=True))
+        verdicts = verify_with_retries(verifier.verify_many, pairs, retries=retries)
         infra = sum(v.infra_error is not None for v in verdicts)
         log_metric = kwargs.get("log_metric")
         if callable(log_metric):

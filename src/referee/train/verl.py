@@ -362,7 +362,7 @@ def _judge_on_pool(
 ) -> list[Verdict]:
     from referee.cluster.shared import judge_texts, shared_pool
 
-    pool = shared_pool(tasks or os.environ.get(TASKS_ENV), int(actors))
+    pool = shared_pool(tasks, int(actors))
     try:
         return judge_texts(pool, list(zip(chosen, texts, strict=True)), deadline_s=deadline_s)
     except VerifierError as e:

@@ -43,6 +43,7 @@ __all__ = [
     "kind_spec",
     "register_kind",
     "unregister_kind",
+    "verify_with_retries",
 ]
 
 
@@ -314,3 +315,23 @@ register_kind(TaskKind.FUNCTION, _function_verifier, _recorded_calls)
 register_kind(TaskKind.REPO_PATCH, _pytest_verifier, _f2p_and_p2p)
 register_kind(TaskKind.TEST_WRITING, _testgen_verifier, _mutants)
 register_kind(TaskKind.PROGRAM, _program_verifier, _cases)
+
+
+def verify_with_retries(
+    judge: Callable[[list[tuple[Task, str]]], Iterable[Verdict]],
+    pairs: list[tuple[Task, str]],
+    *,
+    retries: int = 2,
+) -> list[Verdict]:
+    """``judge(pairs)`` (a ``verify_many``: a :class:`VerifierSet`'s, a Ray pool's, a
+    server client's), then the samples it could not judge (``infra_error``) judged again, up to
+    ``retries`` times. Verdicts in the pairs' order; those still infra errors are left so for
+    the caller to raise or report, never turned into a 0."""
+    verdicts = list(judge(pairs))
+    for _ in range(retries):
+        redo = [i for i, v in enumerate(verdicts) if v.infra_error]
+        if not redo:
+            break
+        for i, v in zip(redo, judge([pairs[i] for i in redo]), strict=True):
+            verdicts[i] = v
+    return verdicts
