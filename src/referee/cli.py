@@ -270,7 +270,12 @@ _BY_OPTION = typer.Option(
 @tasks_app.command("import")
 def tasks_import(
     source: Annotated[
-        str, typer.Argument(help=f"Where the tasks come from: {', '.join(source_names())}.")
+        str,
+        typer.Argument(
+            help="Where the tasks come from: humaneval, apps, taco, codecontests, livecodebench, "
+            "deepcoder, verl, swebench, or a domain's import (docs/imports.md; `referee tasks "
+            "sources` lists them all)."
+        ),
     ],
     out: Annotated[str, typer.Option("--out", help=_OUT_TASKS_HELP)],
     file: Annotated[
@@ -363,7 +368,13 @@ def tasks_import(
 
 @tasks_app.command("generate")
 def tasks_generate(
-    family: Annotated[str, typer.Argument(help=f"The task family: {', '.join(FAMILIES)}.")],
+    family: Annotated[
+        str,
+        typer.Argument(
+            help=f"The task family: {', '.join(FAMILIES)}, or a domain's "
+            "(`referee tasks families` lists them all)."
+        ),
+    ],
     out: Annotated[str, typer.Option("--out", help=_OUT_TASKS_HELP)],
     count: Annotated[int, typer.Option(min=1, help="How many tasks.")] = 100,
     difficulty: Annotated[
@@ -373,17 +384,39 @@ def tasks_generate(
     heldout: Annotated[float, _heldout_option("(0: every task trains)")] = 0.0,
     by: Annotated[str, _BY_OPTION] = "structure",
 ) -> None:
-    """Generate procedural function tasks (seeded, reproducible) with recorded tests."""
+    """Generate a family's tasks (seeded, reproducible), with their references recorded."""
+    from referee.domains import generate_family
     from referee.tasks.model import write_tasks
     from referee.tasks.split import check_split_options, split_tasks
-    from referee.verify.record import generate_recorded
 
     _out_file("--out", out)
     check_split_options(heldout, by)
-    tasks = generate_recorded(family, count=count, difficulty=difficulty, seed=seed)
+    tasks = generate_family(family, count=count, difficulty=difficulty, seed=seed)
     tasks = split_tasks(tasks, heldout, by=by)
     n = write_tasks(out, tasks)
     err.print(f"wrote {n} {family} tasks ({_split_counts(tasks)}) to {out}")
+
+
+@tasks_app.command("families")
+def tasks_families() -> None:
+    """The task families `referee tasks generate` makes: name, domain, what it makes."""
+    from referee.domains import family_names, get_family
+    from referee.ui.tables import print_rows
+
+    families = [get_family(n) for n in family_names()]
+    rows = [(f.name, f.domain, f.description) for f in families]
+    print_rows(Console(), ("family", "domain", "makes"), rows)
+
+
+@tasks_app.command("sources")
+def tasks_sources() -> None:
+    """The sources `referee tasks import` reads: name, whether it takes a file, what it is."""
+    from referee.tasks.sources import get_source
+    from referee.ui.tables import print_rows
+
+    entries = [get_source(n) for n in source_names()]
+    rows = [(e.name, "yes" if e.reads_file else "no", e.description) for e in entries]
+    print_rows(Console(), ("source", "file", "what"), rows)
 
 
 def _split_counts(tasks: list[Any]) -> str:
@@ -758,7 +791,7 @@ def _verify_on_ray(
 @app.command()
 def redteam(
     verifier: Annotated[
-        str, typer.Option(help="Which verifier to attack: function, pytest or program.")
+        str, typer.Option(help="Which verifier to attack: function, pytest, program or a domain's (sql...).")
     ] = "function",
     tasks: Annotated[
         str | None,
@@ -807,8 +840,20 @@ def redteam(
                 )
                 for r in run_program_corpus(prv)
             ]
-    else:
-        raise ConfigError(f"unknown verifier {verifier!r}; available: function, pytest, program")
+    else:  # a domain's corpus (referee.domains.register_corpus); unknown names list them all
+        from types import SimpleNamespace
+
+        from referee.domains import run_corpus
+
+        results = [
+            SimpleNamespace(
+                exploit=SimpleNamespace(name=o.name, klass=o.klass),
+                verdicts=[SimpleNamespace(flags=[SimpleNamespace(kind=f) for f in o.flags])],
+                rejected=o.held,
+                max_reward=o.reward,
+            )
+            for o in run_corpus(verifier)
+        ]
     rows = []
     for res in results:
         kinds = sorted({f.kind for v in res.verdicts for f in v.flags})

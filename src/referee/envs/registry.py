@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from referee.discovery import discover_domains
 from referee.envs.base import Environment
 from referee.errors import ConfigError
 
@@ -38,11 +39,15 @@ def register_env(name: str, factory: EnvFactory, *, replace: bool = False) -> No
 
 
 def env_names() -> list[str]:
+    """The registered environments' names (the domains' included), sorted."""
+    discover_domains()
     return sorted(_REGISTRY)
 
 
 def make_env(name: str, **kwargs: Any) -> Environment:
     """A new environment of the kind ``name``, with ``kwargs`` for its constructor."""
+    if name not in _REGISTRY:
+        discover_domains()  # a domain's environment registers when its package is imported
     try:
         factory = _REGISTRY[name]
     except KeyError:

@@ -47,6 +47,24 @@ class TaskKind(StrEnum):
     #: ``hidden["compare"]`` (tokens, exact, float, a checker program). Judged by
     #: :class:`~referee.verify.program.ProgramVerifier`; the schema is in its ``spec`` module.
     PROGRAM = "program"
+    #: A SQL query over a generated relational database (:mod:`referee.domains.sql`): the answer
+    #: is the query (or text with a fenced ``sql`` block), judged on hidden database instances.
+    SQL = "sql"
+    #: A dataframe pipeline over input tables (:mod:`referee.domains.dataframe`): the answer is a
+    #: Python program, judged on hidden inputs of the same schema.
+    DATAFRAME = "dataframe"
+    #: Numerical work (:mod:`referee.domains.numeric`): the answer is a Python program, judged on
+    #: hidden parameter sets by tolerance and invariants.
+    NUMERIC = "numeric"
+    #: Operations on a small Linux system (:mod:`referee.domains.shell`): judged by checks of the
+    #: final system state after the episode.
+    SHELL = "shell"
+    #: A simulated application with typed tools (:mod:`referee.domains.toolworld`): judged by the
+    #: final state of its store and the policy violations in its action log.
+    TOOLWORLD = "toolworld"
+    #: A hardware module (:mod:`referee.domains.verilog`): the answer is Verilog, simulated
+    #: against the reference under the grader's testbench.
+    VERILOG = "verilog"
     #: Anything else (``text`` or ``tool-state`` answers): judged by the environment made for
     #: it, which has no verifier registered here (``examples/custom_env.py``).
     CUSTOM = "custom"
@@ -67,6 +85,12 @@ _ANSWER_FORMATS: dict[TaskKind, str] = {
     TaskKind.REPO_PATCH: "patch",
     TaskKind.TEST_WRITING: "patch",
     TaskKind.PROGRAM: "code",
+    TaskKind.SQL: "code",
+    TaskKind.DATAFRAME: "code",
+    TaskKind.NUMERIC: "code",
+    TaskKind.SHELL: "tool-state",
+    TaskKind.TOOLWORLD: "tool-state",
+    TaskKind.VERILOG: "code",
 }
 
 

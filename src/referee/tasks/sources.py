@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.discovery import discover_domains
 from referee.errors import ConfigError
 from referee.tasks.model import Task
 
@@ -97,12 +98,15 @@ def unregister_source(name: str) -> TaskSource:
 
 
 def source_names() -> list[str]:
-    """The registered sources' names, sorted."""
+    """The registered sources' names (the domains' included), sorted."""
+    discover_domains()
     return sorted(_SOURCES)
 
 
 def get_source(name: str) -> TaskSource:
     """The source registered as ``name``; a :class:`ConfigError` listing the names otherwise."""
+    if name not in _SOURCES:
+        discover_domains()  # a domain's import source registers when its package is imported
     try:
         return _SOURCES[name]
     except KeyError:

@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from referee.discovery import discover_domains
 from referee.errors import ConfigError
 from referee.sandbox.metering import metering
 from referee.tasks.kinds import TaskKind
@@ -121,7 +122,7 @@ def unregister_kind(kind: TaskKind) -> KindSpec | None:
 
 def kind_spec(kind: TaskKind) -> KindSpec:
     """The registration of ``kind``; a :class:`ConfigError` naming the judged kinds if none."""
-    spec = _REGISTRY.get(kind)
+    spec = _registered(kind)
     if spec is None:
         judged = ", ".join(repr(k.value) for k in _REGISTRY)
         raise ConfigError(
@@ -134,8 +135,18 @@ def kind_spec(kind: TaskKind) -> KindSpec:
 
 def count_tests(task: Task) -> int:
     """How many tests decide ``task``'s reward (0 for a kind without a registered verifier)."""
-    spec = _REGISTRY.get(task.kind)
+    spec = _registered(task.kind)
     return spec.count_tests(task) if spec is not None else 0
+
+
+def _registered(kind: TaskKind) -> KindSpec | None:
+    """The registration of ``kind``, after importing the domains (which register theirs) if
+    it has none yet."""
+    spec = _REGISTRY.get(kind)
+    if spec is None and kind != TaskKind.CUSTOM:
+        discover_domains()
+        spec = _REGISTRY.get(kind)
+    return spec
 
 
 class VerifierSet:
