@@ -791,7 +791,8 @@ def _verify_on_ray(
 @app.command()
 def redteam(
     verifier: Annotated[
-        str, typer.Option(help="Which verifier to attack: function, pytest, program or a domain's (sql...).")
+        str,
+        typer.Option(help="Which verifier to attack: function, pytest, program or a domain's."),
     ] = "function",
     tasks: Annotated[
         str | None,
