@@ -844,7 +844,7 @@ def redteam(
     else:  # a domain's corpus (referee.domains.register_corpus); unknown names list them all
         from types import SimpleNamespace
 
-        from referee.domains import run_corpus
+        from referee.domains import run_corpus as run_domain_corpus
 
         results = [
             SimpleNamespace(
@@ -853,7 +853,7 @@ def redteam(
                 rejected=o.held,
                 max_reward=o.reward,
             )
-            for o in run_corpus(verifier)
+            for o in run_domain_corpus(verifier)
         ]
     rows = []
     for res in results:
