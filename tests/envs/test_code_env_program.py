@@ -1,6 +1,7 @@
-"""Program tasks in environments: CodeEnv judges them single-turn (the fenced block's tag is the
-language) in the runtime's program sandbox, made when the first program task comes; the answer
-every trainer's reward route reads (``answer_for``) keeps the tag."""
+"""Program tasks in environments: CodeEnv judges a fenced block tagged with its language in the
+runtime's program sandbox, made when the first program task comes; the answer every trainer's
+reward route reads (``answer_for``) keeps the tag. The program tools are in
+test_code_env_program_tools.py."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def _reply(messages: list[dict[str, Any]], tools: Any) -> str:
 def test_a_rollout_judges_program_tasks_single_turn(program_runtime: CodeRuntime) -> None:
     assert program_runtime._program_sandbox is None  # nothing made before a program task comes
     runner = RolloutRunner(
-        lambda: CodeEnv(program_runtime),  # single_turn=False: programs are single-turn anyway
+        lambda: CodeEnv(program_runtime),  # multi-turn; a tagged block is a final answer
         ScriptedPolicy(_reply),
         concurrency=2,
         max_infra_retries=0,
@@ -68,9 +69,11 @@ def test_a_rollout_judges_program_tasks_single_turn(program_runtime: CodeRuntime
     assert "cpp" in program_runtime.program_sandbox.toolchains
 
 
-def test_code_env_offers_no_tools_for_a_program_task(program_runtime: CodeRuntime) -> None:
+def test_single_turn_code_env_offers_no_tools_for_a_program_task(
+    program_runtime: CodeRuntime,
+) -> None:
     async def episode() -> tuple[list[Any], float]:
-        env = CodeEnv(program_runtime, single_turn=False)
+        env = CodeEnv(program_runtime, single_turn=None)  # make_env("code"): one answer
         await env.reset(DOUBLE)
         tools = env.tools()
         await env.step({"role": "assistant", "content": "```py\nprint(2 * int(input()))\n```"})

@@ -14,10 +14,13 @@ answer (the code of its ```python block, or the raw text; for a repository task 
 the episode is done at once. ``single_turn=None`` picks single-turn for function tasks and
 multi-turn for repository tasks, as :func:`referee.envs.make_env` does for ``"code"``.
 
-Program tasks (``TaskKind.PROGRAM``: stdin/stdout programs in seven languages) are single-turn
-whatever ``single_turn`` says (they have no tools yet): the answer is the last fenced block
-tagged with a language (```` ```cpp ````, ```` ```python ````, ...), judged in that language by
-the program verifier, in the runtime's program sandbox (made when the first one comes).
+Program tasks (``TaskKind.PROGRAM``: stdin/stdout programs in seven languages) run in the
+runtime's program sandbox (made when the first one comes), judged by the program verifier.
+Single-turn (``single_turn`` True or None), the answer is the last fenced block tagged with a
+language (```` ```cpp ````, ```` ```python ````, ...). Multi-turn, the model gets the program
+tools (:mod:`referee.envs.program_tools`: write ``solution.<ext>``, build and run it on an
+input or on the problem's visible examples) and submits the solution file, or answers with a
+tagged block.
 
 >>> import asyncio
 >>> from referee.envs import CodeEnv, CodeRuntime                     # doctest: +SKIP
@@ -55,6 +58,7 @@ from referee.envs.budget import Budget, BudgetState
 from referee.envs.code_tasks import SOLUTION_FILE, PreparedTask, prepare_task
 from referee.envs.code_tools import TOOL_SCHEMAS, CodeTools
 from referee.envs.patch import files_diff
+from referee.envs.program_tools import PROGRAM_TOOL_SCHEMAS, ProgramTools, solution_answer
 from referee.envs.runtime import CodeRuntime
 from referee.envs.tools import ToolCall, check_arguments, parse_tool_calls, tool_message
 from referee.errors import ConfigError, UnsafePathError
@@ -71,6 +75,15 @@ FUNCTION_SYSTEM = (
     "call submit when it is right; hidden tests then judge {solution}. Instead of submit you "
     "may give the final code in a ```python block. You have {turns} turns."
 )
+PROGRAM_SYSTEM = (
+    "You solve a programming problem in a sandboxed workspace, using the tools. Write your "
+    "program, which reads stdin and writes stdout, to {solution_program} (the extension "
+    "chooses the language: .py .c .cpp .java .js .go .rs) with write_file; run_program builds "
+    "and runs a file on an input you give, run_tests runs {solution_program} on the problem's "
+    "examples. Call submit when it is right; hidden cases then judge it. Instead of submit you "
+    "may give the final program in a fenced block tagged with its language. You have {turns} "
+    "turns."
+)
 REPO_SYSTEM = (
     "You work on a repository in a sandboxed workspace, using the tools. Look around "
     "(list_files, read_file), change files (write_file), run code (run_python) and the tests "
@@ -80,7 +93,7 @@ REPO_SYSTEM = (
 )
 #: A sandbox run is not started with less time than this left in its turn or episode.
 _MIN_RUN_S = 0.05
-_RUNS = {"run_python", "run_tests"}
+_RUNS = {"run_python", "run_tests", "run_program"}
 NUDGE = (
     "No tool call and no final answer found. Use the tools, call submit when you are done, "
     "or answer with {what}."
@@ -130,13 +143,15 @@ class CodeEnv(Environment):
     ) -> None:
         if max_output_chars < 100:
             raise ConfigError(f"max_output_chars must be 100 or more, got {max_output_chars}")
-        unknown = [t for t in tools or () if t not in TOOL_SCHEMAS]
+        known = {**TOOL_SCHEMAS, **PROGRAM_TOOL_SCHEMAS}
+        unknown = [t for t in tools or () if t not in known]
         if unknown or (tools is not None and not tools):
             raise ConfigError(
-                f"tools must name some of {', '.join(TOOL_SCHEMAS)}; got {list(tools or ())}"
+                f"tools must name some of {', '.join(known)}; got {list(tools or ())}"
             )
+        self._tool_names = None if tools is None else frozenset(tools)
         # In TOOL_SCHEMAS' order whatever the order given: the schemas a model sees stay the same.
-        self._schemas = {n: s for n, s in TOOL_SCHEMAS.items() if tools is None or n in tools}
+        self._schemas = self._offered(TOOL_SCHEMAS)
         self._own_runtime = runtime is None
         self.runtime = runtime or CodeRuntime()
         self.single_turn = single_turn
@@ -171,20 +186,25 @@ class CodeEnv(Environment):
     async def _begin(self, task: Task) -> None:
         prepared = await asyncio.to_thread(prepare_task, task, self.runtime)
         self._prepared = prepared
-        if prepared.kind == TaskKind.PROGRAM:
-            self._single = True  # no tools for programs (yet): one answer
-        elif self.single_turn is None:
-            self._single = prepared.kind == TaskKind.FUNCTION
+        if self.single_turn is None:
+            self._single = prepared.kind in (TaskKind.FUNCTION, TaskKind.PROGRAM)
         else:
             self._single = self.single_turn
+        program = prepared.kind == TaskKind.PROGRAM
+        self._schemas = self._offered(PROGRAM_TOOL_SCHEMAS if program else TOOL_SCHEMAS)
         self._done, self._reason, self._answer, self._verdict = False, "", None, None
         self.budget.start()
         if not self._single:
             await asyncio.to_thread(self._workspace_for, prepared.sandbox)
             assert self._ws is not None
-            self._tools = CodeTools(
+            tools = ProgramTools if program else CodeTools
+            self._tools = tools(
                 prepared, self._ws, limits=self.exec_limits, max_chars=self.max_output_chars
             )
+
+    def _offered(self, schemas: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        names = self._tool_names
+        return {n: s for n, s in schemas.items() if names is None or n in names}
 
     def _workspace_for(self, sandbox: Sandbox) -> None:
         # The previous episode's workspace is reused when it belongs to the same sandbox: a new
@@ -204,11 +224,18 @@ class CodeEnv(Environment):
         assert self._prepared is not None
         template = self.system_prompt
         if template is None:
-            template = FUNCTION_SYSTEM if self._prepared.kind == "function" else REPO_SYSTEM
+            template = {
+                TaskKind.FUNCTION: FUNCTION_SYSTEM,
+                TaskKind.PROGRAM: PROGRAM_SYSTEM,
+            }.get(self._prepared.kind, REPO_SYSTEM)
         messages = [m.model_dump() for m in task.prompt]
         if not template:
             return messages
-        system = template.format(turns=self.limits.max_turns, solution=SOLUTION_FILE)
+        system = template.format(
+            turns=self.limits.max_turns,
+            solution=SOLUTION_FILE,
+            solution_program="solution.<ext>",
+        )
         if messages and messages[0]["role"] == "system":
             messages[0] = {"role": "system", "content": system + "\n\n" + messages[0]["content"]}
             return messages
@@ -253,7 +280,10 @@ class CodeEnv(Environment):
                 self._answer = answer
                 self._finish("answered")
             else:
-                what = "a ```python block" if prepared.kind == "function" else "a unified diff"
+                what = {
+                    TaskKind.FUNCTION: "a ```python block",
+                    TaskKind.PROGRAM: "a fenced block tagged with its language",
+                }.get(prepared.kind, "a unified diff")
                 observations.append({"role": "user", "content": NUDGE.format(what=what)})
         else:
             for call in calls:
@@ -332,7 +362,9 @@ class CodeEnv(Environment):
         """The workspace as an answer: solution.py as a completion, or the diff of the repo."""
         p = self._require_episode()
         assert self._ws is not None
-        if p.kind == "function":
+        if p.kind == TaskKind.PROGRAM:
+            return solution_answer(self._ws)
+        if p.kind == TaskKind.FUNCTION:
             try:
                 code = self._ws.read(SOLUTION_FILE).decode("utf-8", "replace")
             except (OSError, UnsafePathError):

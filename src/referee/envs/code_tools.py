@@ -39,7 +39,7 @@ from referee.sandbox.paths import safe_relpath
 from referee.tasks.kinds import TaskKind
 from referee.verify.repo_run import run_pytest
 
-__all__ = ["TOOL_SCHEMAS", "CodeTools", "ToolOutcome", "clip"]
+__all__ = ["TOOL_SCHEMAS", "CodeTools", "ToolOutcome", "clip", "describe_run", "workspace_path"]
 
 _MAX_WRITE_BYTES = 1 << 20
 _MAX_LISTED = 400
@@ -108,7 +108,9 @@ def clip(text: str, limit: int) -> str:
     return f"{text[:head]}\n[... {len(text) - limit} characters cut ...]\n{text[-tail:]}"
 
 
-def _path(raw: str) -> str:
+def workspace_path(raw: str) -> str:
+    """A path the model gave, relative to the workspace (``/workspace/x`` and ``./x`` are
+    ``x``); an :class:`UnsafePathError` for one that leaves it."""
     name = raw.strip()
     for prefix in ("/workspace/", "./"):
         if name.startswith(prefix):
@@ -124,7 +126,9 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def _describe(r: ExecResult, limit: int) -> str:
+def describe_run(r: ExecResult, limit: int) -> str:
+    """A run as the model is told of it: its summary, then stdout and stderr clipped to
+    ``limit`` characters each."""
     lines = [r.summary()]
     if r.stdout or r.stdout_truncated:
         cut = " (cut by the sandbox)" if r.stdout_truncated else ""
@@ -175,7 +179,9 @@ class CodeTools:
 
     # ---- files --------------------------------------------------------------------------
     def list_files(self, folder: str) -> ToolOutcome:
-        prefix = _path(folder) + "/" if folder.strip() not in ("", ".", "/workspace") else ""
+        prefix = (
+            workspace_path(folder) + "/" if folder.strip() not in ("", ".", "/workspace") else ""
+        )
         rows = []
         # Names and sizes only, from lstat: no link is followed and no content read.
         for root, dirs, files in os.walk(self.ws.root, followlinks=False):
@@ -198,7 +204,7 @@ class CodeTools:
         return ToolOutcome("\n".join(shown))
 
     def read_file(self, raw: str, start: Any = None, end: Any = None) -> ToolOutcome:
-        path = _path(raw)
+        path = workspace_path(raw)
         try:
             data = self.ws.read(path, max_bytes=8 << 20)
         except FileNotFoundError:
@@ -221,7 +227,7 @@ class CodeTools:
         return ToolOutcome(text)
 
     def write_file(self, raw: str, content: str) -> ToolOutcome:
-        path = _path(raw)
+        path = workspace_path(raw)
         data = content.encode()
         if len(data) > _MAX_WRITE_BYTES:
             return ToolOutcome(
@@ -254,7 +260,7 @@ class CodeTools:
     def run_python(self, code: str, stdin: Any, timeout_s: float) -> ToolOutcome:
         data = stdin.encode() if isinstance(stdin, str) and stdin else None
         r = self._run(code, timeout_s, data)
-        return ToolOutcome(_describe(r, self.max_chars), exec_s=r.wall_s)
+        return ToolOutcome(describe_run(r, self.max_chars), exec_s=r.wall_s)
 
     def run_tests(self, tests: Any, timeout_s: float) -> ToolOutcome:
         if self.prepared.kind != TaskKind.FUNCTION:
@@ -278,7 +284,9 @@ class CodeTools:
         if isinstance(visible, str):
             r = self._run(f"from {module} import *\n{visible}", timeout_s)
             verdict = "passed" if r.ok else "failed"
-            return ToolOutcome(f"visible tests {verdict}: {_describe(r, self.max_chars)}", r.wall_s)
+            return ToolOutcome(
+                f"visible tests {verdict}: {describe_run(r, self.max_chars)}", r.wall_s
+            )
         nonce = secrets.token_hex(6)
         program = _STATEMENTS_PROGRAM.format(module=module, tests=json.dumps(visible), nonce=nonce)
         r = self._run(program, timeout_s)
@@ -323,7 +331,7 @@ class CodeTools:
         )
         if not run.ready:
             return ToolOutcome(
-                "error: pytest did not start: " + _describe(run.exec, self.max_chars),
+                "error: pytest did not start: " + describe_run(run.exec, self.max_chars),
                 exec_s=run.wall_s,
                 error=True,
             )
