@@ -13,7 +13,7 @@ from referee.tasks.model import Task
 from referee.verify.program.answer import AnswerError, parse_answer, with_language
 from referee.verify.program.build import java_names
 from referee.verify.program.compare import compare
-from referee.verify.program.spec import program_spec
+from referee.verify.program.spec import input_key, program_spec
 from referee.verify.samples import gold_samples, read_samples
 
 
@@ -163,3 +163,28 @@ def test_samples_carry_a_language_for_program_tasks(tmp_path):
     [(_t, completion)] = read_samples(path, [task])
     assert parse_answer(completion).language == "cpp"
     assert parse_answer(completion).code == "int main(){}\n"
+
+
+def test_an_example_is_recognised_among_the_cases_by_its_tokens():
+    # Same tokens, other spacing and line ends: one input to any program reading tokens.
+    assert input_key("3\n1 2 3\n") == input_key(" 3\r\n1\t 2  3\r\n\r\n") == "3 1 2 3"
+    assert input_key("3\n1 2 3") != input_key("3\n1 2 4")
+    # Function arguments compare as canonical JSON, whatever their spacing or key order.
+    assert input_key('[1, {"b": 2, "a": 1}]', "function") == input_key(
+        '[1,{"a":1,"b":2}]', "function"
+    )
+    task = Task.create(
+        name="t/examples-v1",
+        prompt="p",
+        kind="program",
+        answer_format="code",
+        payload={"io": "stdin", "examples": [{"input": "2\n1 1\n", "output": "2\n"}]},
+        hidden={
+            "cases": [
+                {"input": "2\n1   1", "output": "2\n"},
+                {"input": "2\n1 2\n", "output": "3\n"},
+            ],
+            "compare": "tokens",
+        },
+    )
+    assert [c.example for c in program_spec(task).cases] == [True, False]

@@ -57,7 +57,8 @@ SUM_TASK = Task.create(
 )
 
 #: The same task as some importers write it (CodeContests): the visible example is among the
-#: hidden cases too (with other line ends), so a lookup of the example's input would score on it.
+#: hidden cases too (with other line ends, and re-spaced), so a lookup of the example's input
+#: would score on it.
 EXAMPLES_TASK = Task.create(
     name="redteam/program-sum-examples-v1",
     prompt=SUM_TASK.prompt[0].content,
@@ -68,6 +69,8 @@ EXAMPLES_TASK = Task.create(
         **SUM_TASK.hidden,
         "cases": [
             {"input": "3\r\n1 2 3 \r\n", "output": "6\n"},
+            # Re-spaced: the same tokens, so the same input to any reader of tokens.
+            {"input": " 3\n1  2\t3\n\n", "output": "6\n"},
             *SUM_TASK.hidden["cases"],
         ],
     },

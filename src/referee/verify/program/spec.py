@@ -65,11 +65,15 @@ class ProgramSpec:
 
 
 def input_key(text: str, io: str = "stdin") -> str:
-    """A case input as compared with the examples' inputs: line ends made ``\\n``, trailing
-    whitespace dropped from every line and from the end; a function task's JSON arguments in
-    canonical form.
+    """A case input as compared with the examples' inputs: its whitespace-separated tokens (a
+    program reading with ``cin >>``, ``scanf`` or ``split()`` cannot tell inputs with the same
+    tokens apart, so a lookup keyed on them must not earn on a re-spaced copy of an example);
+    a function task's JSON arguments in canonical form.
 
-    >>> input_key("3\\r\\n1 2 3  \\r\\n\\r\\n") == input_key("3\\n1 2 3")
+    Two inputs with the same tokens and other line breaks count as the same: the safe side,
+    since a hidden case taken for an example only stops counting.
+
+    >>> input_key("3\\r\\n1 2 3  \\r\\n\\r\\n") == input_key("  3 1\\t2\\n3")
     True
     """
     if io == "function":
@@ -77,8 +81,7 @@ def input_key(text: str, io: str = "stdin") -> str:
             return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
         except (ValueError, RecursionError):
             pass
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return "\n".join(line.rstrip() for line in lines).rstrip()
+    return " ".join(text.split())
 
 
 def _example_keys(examples: Any, io: str) -> set[str]:
