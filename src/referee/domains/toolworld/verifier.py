@@ -77,4 +77,5 @@ def make_verifier(setup: Any) -> ToolworldVerifier:
 
 def count_tests(task: Task) -> int:
     """The store test, the goal assertions and the policy test."""
-    return 2 + len(task.hidden.get("assertions") or [])
+    store = 1 if "expected_diff" in task.hidden else 0
+    return store + 1 + len(task.hidden.get("assertions") or [])
