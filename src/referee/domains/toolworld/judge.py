@@ -93,10 +93,13 @@ def judge_session(task: Task, session: Session, *, started: float | None = None)
             detail=_short([f"call {i} ({tool}): {v}" for i, tool, v in violations]),
         )
     )
+    suspicious: dict[str, list[str]] = {}
+    for i, tool, v in violations:
+        if v in ("hidden-tool", "call-limit"):  # not a slip: an attempt at the grader
+            suspicious.setdefault(v, []).append(f"call {i} ({tool})")
     flags = [
-        Flag(kind=f"toolworld:{v}", evidence=f"call {i}: {tool}")
-        for i, tool, v in violations
-        if v in ("hidden-tool", "call-limit")
+        Flag(kind=f"toolworld:{v}", evidence=", ".join(where[:5]) + (" ..." if len(where) > 5 else ""))
+        for v, where in suspicious.items()
     ]
     passed = all(t.status == "passed" for t in tests)
     timings = {"judge_s": time.perf_counter() - t0}
@@ -107,7 +110,7 @@ def judge_session(task: Task, session: Session, *, started: float | None = None)
         reward=1.0 if passed else 0.0,
         passed=passed,
         tests=tests,
-        flags=flags[:10],
+        flags=flags,
         timings=timings,
         verifier=VERIFIER_NAME,
     )
