@@ -10,7 +10,10 @@ from referee.cli import app
 def test_generate_gold_verify_round_trip(tmp_path):
     tasks, gold = tmp_path / "t.jsonl", tmp_path / "gold.jsonl"
     run = CliRunner().invoke
-    r = run(app, ["tasks", "generate", "shop-cancel", "--count", "3", "--seed", "4", "--out", str(tasks)])
+    r = run(
+        app,
+        ["tasks", "generate", "shop-cancel", "--count", "3", "--seed", "4", "--out", str(tasks)],
+    )
     assert r.exit_code == 0, r.output
     r = run(app, ["tasks", "gold", str(tasks)])
     assert r.exit_code == 0, r.output

@@ -14,8 +14,11 @@ def call(name, **arguments):
         "role": "assistant",
         "content": "",
         "tool_calls": [
-            {"id": f"c-{name}", "type": "function",
-             "function": {"name": name, "arguments": json.dumps(arguments)}}
+            {
+                "id": f"c-{name}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
         ],
     }
 
@@ -32,18 +35,23 @@ def refund_agent(messages, tools):
         return call("list_orders", customer_id=results[0]["customer_id"])
     if len(results) == 2:
         order = next(
-            o for o in results[1]
+            o
+            for o in results[1]
             if f"order of {o['product']} delivered on {o['delivered_on']}" in request
         )
         return call("get_order", order_id=order["order_id"])
     if len(results) == 3:
-        return call("refund_order", order_id=results[2]["id"], amount_cents=results[2]["paid_cents"])
+        return call(
+            "refund_order", order_id=results[2]["id"], amount_cents=results[2]["paid_cents"]
+        )
     return "Your refund is on its way."
 
 
 def test_a_scripted_agent_refunds_through_the_runner_and_the_store_is_judged():
     tasks = generate_family("shop-refund", count=2, difficulty=0.4, seed=11)
-    runner = RolloutRunner(lambda: make_env("toolworld"), ScriptedPolicy(refund_agent), concurrency=2)
+    runner = RolloutRunner(
+        lambda: make_env("toolworld"), ScriptedPolicy(refund_agent), concurrency=2
+    )
     trajectories = runner.run_sync(tasks)
     assert [t.passed for t in trajectories] == [True, True], [t.verdict for t in trajectories]
     assert all(t.end_reason == "answered" for t in trajectories)

@@ -42,14 +42,18 @@ def test_imported_tasks_pass_their_reference_and_fail_when_empty(imported):
         assert v.verify(with_ref, with_ref.hidden["reference"]).passed
         assert not v.verify(with_ref, "").passed
         # Over-action: the goal and another loan; the store diff from the reference catches it.
-        over = json.loads(with_ref.hidden["reference"]) + [
-            {"name": "lend", "arguments": {"book_id": 2, "member": "ana"}}
+        over = [
+            *json.loads(with_ref.hidden["reference"]),
+            {"name": "lend", "arguments": {"book_id": 2, "member": "ana"}},
         ]
         assert not v.verify(with_ref, json.dumps(over)).passed
         # Without a reference only the assertions and the policy judge.
         lend = [{"name": "lend", "arguments": {"book_id": 2, "member": "cy"}}]
         assert v.verify(without_ref, json.dumps(lend)).passed
-        hidden = [{"name": "_private", "arguments": {}}, {"name": "lend", "arguments": {"book_id": "x"}}]
+        hidden = [
+            {"name": "_private", "arguments": {}},
+            {"name": "lend", "arguments": {"book_id": "x"}},
+        ]
         verdict = v.verify(without_ref, json.dumps(hidden))
         assert not verdict.passed and verdict.flags[0].kind == "toolworld:hidden-tool"
     finally:
@@ -62,13 +66,21 @@ def test_imported_tasks_pass_their_reference_and_fail_when_empty(imported):
         ({"instruction": None}, "instruction", "missing"),
         ({"world": "nowhere.py"}, "world", "no file"),
         ({"assertions": [{"sql": "SELECT 1"}]}, "assertions", "'expect'"),
-        ({"assertions": [{"sql": "SELECT COUNT(*) FROM loans", "expect": [[1]]}]}, "assertions",
-         "empty episode would pass"),
-        ({"reference": [{"name": "lend", "arguments": {"book_id": 3, "member": "ana"}}]},
-         "reference", "does not pass"),
+        (
+            {"assertions": [{"sql": "SELECT COUNT(*) FROM loans", "expect": [[1]]}]},
+            "assertions",
+            "empty episode would pass",
+        ),
+        (
+            {"reference": [{"name": "lend", "arguments": {"book_id": 3, "member": "ana"}}]},
+            "reference",
+            "does not pass",
+        ),
     ],
 )
-def test_a_malformed_row_names_file_row_and_field_and_nothing_is_written(tmp_path, change, field, words):
+def test_a_malformed_row_names_file_row_and_field_and_nothing_is_written(
+    tmp_path, change, field, words
+):
     bad = {**good_row(), **change}
     path = rows_file(tmp_path, [good_row(), bad])
     out = tmp_path / "out.jsonl"

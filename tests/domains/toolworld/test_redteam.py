@@ -8,7 +8,13 @@ def test_every_exploit_is_held():
     outcomes = run_corpus("toolworld")
     assert len(outcomes) == len(EXPLOITS) >= 15
     assert {o.klass for o in outcomes} >= {
-        "claim", "hidden-tool", "injection", "over-action", "policy", "forgery", "malformed",
+        "claim",
+        "hidden-tool",
+        "injection",
+        "over-action",
+        "policy",
+        "forgery",
+        "malformed",
         "resource",
     }
     loose = [o for o in outcomes if not o.held]

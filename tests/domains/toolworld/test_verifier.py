@@ -28,9 +28,11 @@ def plan(task):
 
 def test_hermes_tool_call_blocks_in_a_models_text_are_replayed(verifier):
     t = generate_family("shop-refund", count=1, difficulty=0.4, seed=2)[0]
-    text = "Let me help.\n" + "\n".join(
-        f"<tool_call>{json.dumps(c)}</tool_call>" for c in plan(t)
-    ) + "\nAll refunded!"
+    text = (
+        "Let me help.\n"
+        + "\n".join(f"<tool_call>{json.dumps(c)}</tool_call>" for c in plan(t))
+        + "\nAll refunded!"
+    )
     assert verifier.verify(t, text).passed
 
 
@@ -48,7 +50,10 @@ def test_an_extra_change_anywhere_in_the_store_fails_the_store_test(verifier):
     db.executescript(t.payload["init_sql"])
     requester = plan(t)[0]["arguments"]["requester"]
     other = db.execute("SELECT id FROM tickets WHERE requester != ?", (requester,)).fetchone()[0]
-    extra = [*plan(t), {"name": "set_priority", "arguments": {"ticket_id": other, "priority": "low"}}]
+    extra = [
+        *plan(t),
+        {"name": "set_priority", "arguments": {"ticket_id": other, "priority": "low"}},
+    ]
     v = verifier.verify(t, json.dumps(extra))
     assert not v.passed
     # The assertions on the target rows may hold; the diff of the whole store does not.

@@ -26,9 +26,24 @@ _PKG = "referee.domains.toolworld"
 
 for _name, _module, _function, _what in (
     ("shop-refund", "shop_families", "shop_refund", "refund delivered orders within the window"),
-    ("shop-cancel", "shop_families", "shop_cancel", "cancel a pending order (confirm first), change an address"),
-    ("calendar-schedule", "office_families", "calendar_schedule", "schedule a meeting at the earliest free hour"),
-    ("mail-followup", "office_families", "mail_followup", "mail a follow-up to a meeting's attendees"),
+    (
+        "shop-cancel",
+        "shop_families",
+        "shop_cancel",
+        "cancel a pending order (confirm first), change an address",
+    ),
+    (
+        "calendar-schedule",
+        "office_families",
+        "calendar_schedule",
+        "schedule a meeting at the earliest free hour",
+    ),
+    (
+        "mail-followup",
+        "office_families",
+        "mail_followup",
+        "mail a follow-up to a meeting's attendees",
+    ),
     ("ticket-triage", "ticket_families", "ticket_triage", "triage a requester's open tickets"),
 ):
     register_family(
@@ -38,7 +53,9 @@ for _name, _module, _function, _what in (
         description=f"tool world: {_what} (final store + policy judged)",
     )
 
-register_kind(TaskKind.TOOLWORLD, lazy(f"{_PKG}.verifier:make_verifier"), lazy(f"{_PKG}.verifier:count_tests"))
+register_kind(
+    TaskKind.TOOLWORLD, lazy(f"{_PKG}.verifier:make_verifier"), lazy(f"{_PKG}.verifier:count_tests")
+)
 register_env("toolworld", lazy(f"{_PKG}.env:ToolworldEnv"))
 register_source(
     "toolworld-rows",

@@ -41,11 +41,12 @@ class PlannedCall:
 
 def _one(item: Any) -> PlannedCall:
     if not isinstance(item, dict):
-        return PlannedCall("", error="a call is an object {\"name\": ..., \"arguments\": {...}}")
-    fn = item.get("function") if isinstance(item.get("function"), dict) else item
+        return PlannedCall("", error='a call is an object {"name": ..., "arguments": {...}}')
+    inner = item.get("function")
+    fn: dict[str, Any] = inner if isinstance(inner, dict) else item
     name, args = fn.get("name"), fn.get("arguments", {})
     if not isinstance(name, str) or not name:
-        return PlannedCall("", error="a call needs a \"name\"")
+        return PlannedCall("", error='a call needs a "name"')
     if isinstance(args, str):
         try:
             args = json.loads(args) if args.strip() else {}

@@ -94,7 +94,9 @@ class ToolworldEnv(Environment):
     async def step(self, message: ChatMessage) -> StepResult:
         session = self._require()
         if self._done:
-            raise ConfigError(f"the episode is over ({self._reason}); call reset(task) to start another")
+            raise ConfigError(
+                f"the episode is over ({self._reason}); call reset(task) to start another"
+            )
         t0 = time.perf_counter()
         self.budget.charge(message)
         calls = parse_tool_calls(message)

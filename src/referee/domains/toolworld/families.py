@@ -15,7 +15,14 @@ from referee.domains.toolworld.shop_families import shop_cancel as _cancel
 from referee.domains.toolworld.shop_families import shop_refund as _refund
 from referee.domains.toolworld.ticket_families import ticket_triage as _triage
 
-__all__ = ["FAMILIES", "calendar_schedule", "mail_followup", "shop_cancel", "shop_refund", "ticket_triage"]
+__all__ = [
+    "FAMILIES",
+    "calendar_schedule",
+    "mail_followup",
+    "shop_cancel",
+    "shop_refund",
+    "ticket_triage",
+]
 
 shop_refund = family_generator("shop-refund", _refund)
 shop_cancel = family_generator("shop-cancel", _cancel)

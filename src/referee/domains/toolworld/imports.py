@@ -48,7 +48,7 @@ _MAX_FILE = 8 << 20
 
 
 def _read(row: Row, field: str, base: Path) -> Path:
-    name = row.get(field, str)
+    name = str(row.get(field, str))
     path = (base / name).resolve()
     if not path.is_file():
         raise row.error(field, f"no file {name!r} next to the task file ({path})")
@@ -79,11 +79,17 @@ def _init_sql(row: Row, base: Path) -> str:
 def _assertions(row: Row) -> list[dict[str, Any]]:
     items = row.get("assertions", list)
     if not items:
-        raise row.error("assertions", "give at least one {\"sql\": ..., \"expect\": [[...]]}")
+        raise row.error("assertions", 'give at least one {"sql": ..., "expect": [[...]]}')
     out = []
     for i, a in enumerate(items):
-        if not isinstance(a, dict) or not isinstance(a.get("sql"), str) or not isinstance(a.get("expect"), list):
-            raise row.error("assertions", f"item {i} needs 'sql' (a query) and 'expect' (a list of rows)")
+        if (
+            not isinstance(a, dict)
+            or not isinstance(a.get("sql"), str)
+            or not isinstance(a.get("expect"), list)
+        ):
+            raise row.error(
+                "assertions", f"item {i} needs 'sql' (a query) and 'expect' (a list of rows)"
+            )
         if not all(isinstance(r, list) for r in a["expect"]):
             raise row.error("assertions", f"item {i}: 'expect' is a list of rows, each a list")
         out.append({"name": str(a.get("name") or i), "sql": a["sql"], "expect": a["expect"]})
@@ -100,7 +106,7 @@ def _task(row: Row, base: Path, split: str, sandbox: Any) -> Task:
     assertions = _assertions(row)
     reference = row.data.get("reference")
     if reference is not None and not isinstance(reference, list):
-        raise row.error("reference", "a list of calls {\"name\": ..., \"arguments\": {...}}")
+        raise row.error("reference", 'a list of calls {"name": ..., "arguments": {...}}')
     free_text = row.get("free_text", dict, {})
     policy = row.get("policy", str, "")
     difficulty = row.get("difficulty", (int, float), None)
@@ -119,17 +125,28 @@ def _task(row: Row, base: Path, split: str, sandbox: Any) -> Task:
     def make(hidden: dict[str, Any]) -> Task:
         return Task.create(
             name=row.get("id", str, None),
-            prompt=[{"role": "system", "content": system}, {"role": "user", "content": instruction}],
+            prompt=[
+                {"role": "system", "content": system},
+                {"role": "user", "content": instruction},
+            ],
             domain="toolworld",
             kind="toolworld",
             answer_format="tool-state",
-            payload={"world": "imported", "module": module, "init_sql": init_sql, "tools": tools,
-                     "context": {}},
+            payload={
+                "world": "imported",
+                "module": module,
+                "init_sql": init_sql,
+                "tools": tools,
+                "context": {},
+            },
             hidden=hidden,
             split=split,
             difficulty=Difficulty(estimate=difficulty),
-            provenance=Provenance(source="toolworld-rows", generator=GENERATOR,
-                                  unit=f"toolworld:imported:{Path(row.path).name}:{row.number}"),
+            provenance=Provenance(
+                source="toolworld-rows",
+                generator=GENERATOR,
+                unit=f"toolworld:imported:{Path(row.path).name}:{row.number}",
+            ),
         )
 
     hidden: dict[str, Any] = {"assertions": assertions, "free_text": free_text}
@@ -137,20 +154,24 @@ def _task(row: Row, base: Path, split: str, sandbox: Any) -> Task:
     session = open_session(draft, sandbox)
     try:
         if judge_session(draft, session).passed:
-            raise row.error("assertions", "they already hold on the seeded store: an empty episode would pass")
+            raise row.error(
+                "assertions", "they already hold on the seeded store: an empty episode would pass"
+            )
     finally:
         session.close()
     if reference is None:
         return draft
     plan = parse_calls(calls_json(reference)) if all(isinstance(c, dict) for c in reference) else []
     if len(plan) != len(reference) or any(c.error for c in plan):
-        raise row.error("reference", "a list of calls {\"name\": ..., \"arguments\": {...}}")
+        raise row.error("reference", 'a list of calls {"name": ..., "arguments": {...}}')
     session = open_session(draft, sandbox)
     try:
         records = session.run_plan(plan)
         failed = next((r for r in records if not r.ok or r.violations), None)
         if failed is not None:
-            raise row.error("reference", f"call {failed.tool} fails: {failed.error or failed.violations}")
+            raise row.error(
+                "reference", f"call {failed.tool} fails: {failed.error or failed.violations}"
+            )
         hidden["expected_diff"] = store_diff(session.initial, session.dump(), free_text=free_text)
         hidden["reference"] = calls_json(reference)
         task = make(hidden)

@@ -98,7 +98,10 @@ def judge_session(task: Task, session: Session, *, started: float | None = None)
         if v in ("hidden-tool", "call-limit"):  # not a slip: an attempt at the grader
             suspicious.setdefault(v, []).append(f"call {i} ({tool})")
     flags = [
-        Flag(kind=f"toolworld:{v}", evidence=", ".join(where[:5]) + (" ..." if len(where) > 5 else ""))
+        Flag(
+            kind=f"toolworld:{v}",
+            evidence=", ".join(where[:5]) + (" ..." if len(where) > 5 else ""),
+        )
         for v, where in suspicious.items()
     ]
     passed = all(t.status == "passed" for t in tests)

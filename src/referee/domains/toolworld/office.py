@@ -89,8 +89,8 @@ class OfficeWorld(World):
     @tool("Find people whose name contains the text (case-insensitive).")
     def find_person(self, a: NameArgs) -> list[dict[str, Any]]:
         found = self.rows(
-            "SELECT id AS person_id, name, email FROM people WHERE instr(lower(name), lower(?)) > 0 "
-            "ORDER BY id",
+            "SELECT id AS person_id, name, email FROM people "
+            "WHERE instr(lower(name), lower(?)) > 0 ORDER BY id",
             (a.name,),
         )
         if not found:
@@ -116,7 +116,9 @@ class OfficeWorld(World):
 
     @tool("One event in full: its organizer and attendees' ids.")
     def get_event(self, a: EventArgs) -> dict[str, Any]:
-        row = dict(self.one("SELECT * FROM events WHERE id = ?", (a.event_id,), f"event {a.event_id}"))
+        row = dict(
+            self.one("SELECT * FROM events WHERE id = ?", (a.event_id,), f"event {a.event_id}")
+        )
         row["attendee_ids"] = _ids(row.pop("attendees"))
         return row
 
@@ -141,14 +143,17 @@ class OfficeWorld(World):
 
     @tool("Send a mail from you to one person.")
     def send_mail(self, a: MailArgs) -> dict[str, Any]:
-        self.one("SELECT id FROM people WHERE id = ?", (a.recipient_id,), f"person {a.recipient_id}")
+        self.one(
+            "SELECT id FROM people WHERE id = ?", (a.recipient_id,), f"person {a.recipient_id}"
+        )
         if self.db.execute(
             "SELECT 1 FROM mail WHERE sender_id = ? AND recipient_id = ? AND subject = ?",
             (self.me, a.recipient_id, a.subject),
         ).fetchone():
             self.violation("duplicate-mail")
         cur = self.db.execute(
-            "INSERT INTO mail (sender_id, recipient_id, subject, body, sent_on) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO mail (sender_id, recipient_id, subject, body, sent_on) "
+            "VALUES (?, ?, ?, ?, ?)",
             (self.me, a.recipient_id, a.subject, a.body, self.today),
         )
         return {"mail_id": cur.lastrowid}

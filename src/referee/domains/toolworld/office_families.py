@@ -22,7 +22,8 @@ _EVENT = (
     "VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 _MAIL = (
-    "INSERT INTO mail (id, sender_id, recipient_id, subject, body, sent_on) VALUES (?, ?, ?, ?, ?, ?)"
+    "INSERT INTO mail (id, sender_id, recipient_id, subject, body, sent_on) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
 )
 ME = 1
 
@@ -43,17 +44,23 @@ class _Office:
         self.next_mail = 50 + rng.randrange(20)
         self.busy: dict[tuple[str, int], set[int]] = {}
 
-    def event(self, title: str, on: str, start: int, end: int, organizer: int, people: list[int]) -> int:
+    def event(
+        self, title: str, on: str, start: int, end: int, organizer: int, people: list[int]
+    ) -> int:
         eid = self.next_event
         self.next_event += 1
         attendees = sorted({*people, organizer})
-        self.rows.append((_EVENT, (eid, title, on, start, end, organizer, ",".join(map(str, attendees)))))
+        self.rows.append(
+            (_EVENT, (eid, title, on, start, end, organizer, ",".join(map(str, attendees))))
+        )
         for pid in attendees:
             self.busy.setdefault((on, pid), set()).update(range(start, end))
         return eid
 
     def mail(self, sender: int, recipient: int, subject: str, on: str) -> None:
-        self.rows.append((_MAIL, (self.next_mail, sender, recipient, subject, "Thanks, noted.", on)))
+        self.rows.append(
+            (_MAIL, (self.next_mail, sender, recipient, subject, "Thanks, noted.", on))
+        )
         self.next_mail += 1
 
     def sql(self) -> str:
@@ -79,8 +86,11 @@ def calendar_schedule(seed: int, difficulty: float) -> Scenario:
         office.event("Offsite", day(dt.date.fromisoformat(target), offset), 9, 13, ME, guests)
     slot = next(
         (
-            h for h in range(9, 18 - duration)
-            if not any(set(range(h, h + duration)) & office.busy.get((target, p), set()) for p in everyone)
+            h
+            for h in range(9, 18 - duration)
+            if not any(
+                set(range(h, h + duration)) & office.busy.get((target, p), set()) for p in everyone
+            )
         ),
         None,
     )
@@ -96,13 +106,18 @@ def calendar_schedule(seed: int, difficulty: float) -> Scenario:
     reference: list[dict[str, Any]] = [
         {"name": "find_person", "arguments": {"name": office.people[g]}} for g in guests
     ]
-    reference += [{"name": "list_events", "arguments": {"person_id": p, "day": target}} for p in everyone]
+    reference += [
+        {"name": "list_events", "arguments": {"person_id": p, "day": target}} for p in everyone
+    ]
     reference.append(
         {
             "name": "create_event",
             "arguments": {
-                "title": title, "day": target, "start_hour": slot,
-                "duration_hours": duration, "attendee_ids": sorted(guests),
+                "title": title,
+                "day": target,
+                "start_hour": slot,
+                "duration_hours": duration,
+                "attendee_ids": sorted(guests),
             },
         }
     )
@@ -113,12 +128,19 @@ def calendar_schedule(seed: int, difficulty: float) -> Scenario:
         instruction=instruction,
         reference=reference,
         checks=[
-            ("the meeting", f"SELECT day, start_hour, end_hour, attendees FROM events WHERE title = '{title}' AND day = '{target}'"),
+            (
+                "the meeting",
+                "SELECT day, start_hour, end_hour, attendees FROM events "
+                f"WHERE title = '{title}' AND day = '{target}'",
+            ),
             ("event count", "SELECT COUNT(*) FROM events"),
         ],
         context={"today": office.today.isoformat(), "me": ME},
         structure=f"attendees={k},hours={duration},near={int(difficulty >= 0.3)}",
-        features={"attendees": float(k), "busy_events": float(len(office.rows) - len(office.people))},
+        features={
+            "attendees": float(k),
+            "busy_events": float(len(office.rows) - len(office.people)),
+        },
     )
 
 
@@ -132,7 +154,9 @@ def mail_followup(seed: int, difficulty: float) -> Scenario:
     held = day(office.today, -1 - rng.randrange(5))
     office.event(title, held, 10, 11, ME, attendees)
     if difficulty >= 0.3:  # the same title on another day, with other people
-        office.event(title, day(office.today, -8 - rng.randrange(5)), 14, 15, ME, rng.sample(others, 3))
+        office.event(
+            title, day(office.today, -8 - rng.randrange(5)), 14, 15, ME, rng.sample(others, 3)
+        )
     replied: list[int] = []
     if difficulty >= 0.5:
         replied = attendees[: 1 + int(difficulty >= 0.8)]
@@ -147,15 +171,31 @@ def mail_followup(seed: int, difficulty: float) -> Scenario:
     instruction = (
         f"Send a mail with subject '{subject}' (write any short body) to every attendee of the "
         f"'{title}' meeting held on {held}, except me"
-        + (f", and except those who already wrote to me with subject 'Re: {title}'" if replied else "")
+        + (
+            f", and except those who already wrote to me with subject 'Re: {title}'"
+            if replied
+            else ""
+        )
         + ". One mail per person."
     )
     reference: list[dict[str, Any]] = [{"name": "find_events", "arguments": {"title": title}}]
-    reference.append({"name": "get_event", "arguments": {"event_id": office.next_event - (2 if difficulty >= 0.3 else 1)}})
+    reference.append(
+        {
+            "name": "get_event",
+            "arguments": {"event_id": office.next_event - (2 if difficulty >= 0.3 else 1)},
+        }
+    )
     if replied:
         reference.append({"name": "list_inbox", "arguments": {"subject": f"Re: {title}"}})
     reference += [
-        {"name": "send_mail", "arguments": {"recipient_id": p, "subject": subject, "body": "Thanks for joining; notes follow."}}
+        {
+            "name": "send_mail",
+            "arguments": {
+                "recipient_id": p,
+                "subject": subject,
+                "body": "Thanks for joining; notes follow.",
+            },
+        }
         for p in sorted(recipients)
     ]
     return Scenario(
@@ -165,10 +205,15 @@ def mail_followup(seed: int, difficulty: float) -> Scenario:
         instruction=instruction,
         reference=reference,
         checks=[
-            ("recipients", f"SELECT recipient_id FROM mail WHERE subject = '{subject}' ORDER BY recipient_id"),
+            (
+                "recipients",
+                f"SELECT recipient_id FROM mail WHERE subject = '{subject}' ORDER BY recipient_id",
+            ),
             ("mail count", "SELECT COUNT(*) FROM mail"),
         ],
         context={"today": office.today.isoformat(), "me": ME},
-        structure=f"attendees={len(attendees)},replied={len(replied)},same_title={int(difficulty >= 0.3)}",
+        structure=(
+            f"attendees={len(attendees)},replied={len(replied)},same_title={int(difficulty >= 0.3)}"
+        ),
         features={"recipients": float(len(recipients)), "distractors": float(len(office.rows))},
     )

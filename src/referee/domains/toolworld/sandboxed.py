@@ -59,12 +59,18 @@ def run_world(
     workspace.write(files)
     try:
         workspace.write({"out.json": ""})
-    except Exception:  # noqa: BLE001 (the world replaced it with something unwritable)
+    except Exception:  # the world replaced it with something unwritable
         pass
-    result = sandbox.run_python(RUNNER_SOURCE, name="runner.py", argv=["runner.py", mode], workspace=workspace, limits=RUN_LIMITS)
+    result = sandbox.run_python(
+        RUNNER_SOURCE,
+        name="runner.py",
+        argv=["runner.py", mode],
+        workspace=workspace,
+        limits=RUN_LIMITS,
+    )
     try:
         out = json.loads(workspace.read("out.json", max_bytes=4 << 20) or b"null")
-    except Exception:  # noqa: BLE001 (missing, too big, not JSON: the run failed)
+    except Exception:  # missing, too big, not JSON: the run failed
         out = None
     return out, result.summary() if out is None else ""
 
@@ -79,13 +85,19 @@ def describe_world(sandbox: Sandbox, module: str) -> list[dict[str, Any]]:
     finally:
         ws.close()
     if not isinstance(out, list) or not out:
-        raise TaskError(f"the world module defines no tools in TOOLS (or failed: {why or 'no tools'})")
+        raise TaskError(
+            f"the world module defines no tools in TOOLS (or failed: {why or 'no tools'})"
+        )
     schemas = []
     for t in out:
         name = t.get("name") if isinstance(t, dict) else None
         if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
             raise TaskError(f"the world module's tool name {name!r} is not a public identifier")
-        props = {k: v for k, v in (t.get("properties") or {}).items() if isinstance(k, str) and k.isidentifier()}
+        props = {
+            k: v
+            for k, v in (t.get("properties") or {}).items()
+            if isinstance(k, str) and k.isidentifier()
+        }
         schemas.append(
             {
                 "type": "function",
@@ -112,7 +124,9 @@ class SandboxSession:
         self.sandbox = sandbox
         self._schemas = {s["function"]["name"]: s for s in task.payload.get("tools") or []}
         if not self._schemas:
-            raise TaskError(f"task {task.id!r}: an imported world needs payload['tools'] (made at import)")
+            raise TaskError(
+                f"task {task.id!r}: an imported world needs payload['tools'] (made at import)"
+            )
         self.log: list[CallRecord] = []
         self._ws = sandbox.workspace()
         try:
@@ -132,7 +146,10 @@ class SandboxSession:
         """Why call ``c`` (the episode's call number ``made``) is not sent to the world."""
         if made >= MAX_CALLS:
             return CallRecord(
-                c.name, {}, False, error=f"call limit reached ({MAX_CALLS} calls)",
+                c.name,
+                {},
+                False,
+                error=f"call limit reached ({MAX_CALLS} calls)",
                 violations=("call-limit",),
             )
         if c.error:
@@ -145,7 +162,9 @@ class SandboxSession:
         if schema is None:
             hidden = c.name.startswith("_") or c.name in _ADMIN_NAMES
             return CallRecord(
-                c.name, {}, False,
+                c.name,
+                {},
+                False,
                 error=f"unknown tool {c.name!r}; the tools are {', '.join(self._schemas)}",
                 violations=("hidden-tool",) if hidden else (),
             )
@@ -170,13 +189,20 @@ class SandboxSession:
                 record = refused
             elif not isinstance(res, dict):
                 record = CallRecord(
-                    c.name, c.arguments, False, error=f"the world did not answer ({why or 'no result'})"
+                    c.name,
+                    c.arguments,
+                    False,
+                    error=f"the world did not answer ({why or 'no result'})",
                 )
             else:
                 violations = tuple(str(v)[:100] for v in res.get("violations") or [])[:10]
                 record = CallRecord(
-                    c.name, c.arguments, bool(res.get("ok")), result=res.get("result"),
-                    error=str(res.get("error") or "")[:500], violations=violations,
+                    c.name,
+                    c.arguments,
+                    bool(res.get("ok")),
+                    result=res.get("result"),
+                    error=str(res.get("error") or "")[:500],
+                    violations=violations,
                 )
             self.log.append(record)
             records.append(record)

@@ -73,7 +73,10 @@ def build_task(s: Scenario, *, difficulty: float, seed: int) -> Task:
     world = cls.from_sql(s.sql, context)
     try:
         initial = world.dump()
-        before = {name: normalize_rows(world.db.execute(sql).fetchall()) for name, sql in s.checks}
+        before = {
+            name: normalize_rows([list(r) for r in world.db.execute(sql).fetchall()])
+            for name, sql in s.checks
+        }
         for c in s.reference:
             record = world.call(c["name"], c["arguments"])
             if not record.ok or record.violations:
@@ -82,8 +85,12 @@ def build_task(s: Scenario, *, difficulty: float, seed: int) -> Task:
                     f"{record.error or record.violations}"
                 )
         diff = store_diff(initial, world.dump(), free_text=cls.free_text)
-        assertions = [
-            {"name": name, "sql": sql, "expect": normalize_rows(world.db.execute(sql).fetchall())}
+        assertions: list[dict[str, Any]] = [
+            {
+                "name": name,
+                "sql": sql,
+                "expect": normalize_rows([list(r) for r in world.db.execute(sql).fetchall()]),
+            }
             for name, sql in s.checks
         ]
     finally:

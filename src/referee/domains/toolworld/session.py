@@ -56,9 +56,11 @@ def world_class(name: str) -> type[World]:
 class Session(Protocol):
     """One episode's world: its tools, its calls (logged) and its store."""
 
-    log: list[CallRecord]
     #: The store as the episode found it.
     initial: StoreDump
+
+    @property
+    def log(self) -> list[CallRecord]: ...
 
     def tool_schemas(self) -> list[dict[str, Any]]: ...
 
@@ -124,7 +126,9 @@ def open_session(task: Task, sandbox: Any = None) -> Session:
     payload = task.payload
     sql = payload.get("init_sql")
     if not isinstance(sql, str):
-        raise TaskError(f"task {task.id!r}: payload['init_sql'] (the seeded store as SQL) is missing")
+        raise TaskError(
+            f"task {task.id!r}: payload['init_sql'] (the seeded store as SQL) is missing"
+        )
     if "module" in payload:
         from referee.domains.toolworld.sandboxed import SandboxSession
 

@@ -30,7 +30,8 @@ CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT N
                         zip TEXT NOT NULL, address TEXT NOT NULL);
 CREATE TABLE products (id INTEGER PRIMARY KEY, name TEXT NOT NULL, price_cents INTEGER NOT NULL,
                        stock INTEGER NOT NULL);
-CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL, product_id INTEGER NOT NULL,
+CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL,
+                     product_id INTEGER NOT NULL,
                      quantity INTEGER NOT NULL, paid_cents INTEGER NOT NULL, status TEXT NOT NULL,
                      ordered_on TEXT NOT NULL, delivered_on TEXT);
 CREATE TABLE refunds (id INTEGER PRIMARY KEY, order_id INTEGER NOT NULL,
@@ -103,7 +104,9 @@ class ShopWorld(World):
 
     @tool("A customer's orders: id, product, status, order and delivery dates.")
     def list_orders(self, a: CustomerArgs) -> list[dict[str, Any]]:
-        self.one("SELECT id FROM customers WHERE id = ?", (a.customer_id,), f"customer {a.customer_id}")
+        self.one(
+            "SELECT id FROM customers WHERE id = ?", (a.customer_id,), f"customer {a.customer_id}"
+        )
         return self.rows(
             "SELECT o.id AS order_id, p.name AS product, o.status, o.ordered_on, o.delivered_on "
             "FROM orders o JOIN products p ON p.id = o.product_id WHERE o.customer_id = ? "
@@ -113,20 +116,26 @@ class ShopWorld(World):
 
     @tool("One order in full, with what has been refunded of it.")
     def get_order(self, a: OrderArgs) -> dict[str, Any]:
-        row = dict(self.one("SELECT * FROM orders WHERE id = ?", (a.order_id,), f"order {a.order_id}"))
+        row = dict(
+            self.one("SELECT * FROM orders WHERE id = ?", (a.order_id,), f"order {a.order_id}")
+        )
         row["refunded_cents"] = self._refunded(a.order_id)
         return row
 
     @tool("A product: name, price and stock.")
     def get_product(self, a: ProductArgs) -> dict[str, Any]:
         return dict(
-            self.one("SELECT * FROM products WHERE id = ?", (a.product_id,), f"product {a.product_id}")
+            self.one(
+                "SELECT * FROM products WHERE id = ?", (a.product_id,), f"product {a.product_id}"
+            )
         )
 
     @tool("Check that the user is the customer: their email and ZIP code must match.")
     def verify_identity(self, a: IdentityArgs) -> dict[str, Any]:
         row = self.one(
-            "SELECT email, zip FROM customers WHERE id = ?", (a.customer_id,), f"customer {a.customer_id}"
+            "SELECT email, zip FROM customers WHERE id = ?",
+            (a.customer_id,),
+            f"customer {a.customer_id}",
         )
         return {"verified": row["email"] == a.email and row["zip"] == a.zip}
 
@@ -140,7 +149,9 @@ class ShopWorld(World):
     def refund_order(self, a: RefundArgs) -> dict[str, Any]:
         order = self.one("SELECT * FROM orders WHERE id = ?", (a.order_id,), f"order {a.order_id}")
         if order["status"] != "delivered":
-            raise ToolError(f"order {a.order_id} is {order['status']}; only delivered orders are refunded")
+            raise ToolError(
+                f"order {a.order_id} is {order['status']}; only delivered orders are refunded"
+            )
         delivered = dt.date.fromisoformat(order["delivered_on"])
         if (dt.date.fromisoformat(self.today) - delivered).days > REFUND_WINDOW_DAYS:
             self.violation("refund-window")
@@ -163,24 +174,31 @@ class ShopWorld(World):
     def cancel_order(self, a: OrderArgs) -> dict[str, Any]:
         order = self.one("SELECT * FROM orders WHERE id = ?", (a.order_id,), f"order {a.order_id}")
         if order["status"] != "pending":
-            raise ToolError(f"order {a.order_id} is {order['status']}; only pending orders can be cancelled")
+            raise ToolError(
+                f"order {a.order_id} is {order['status']}; only pending orders can be cancelled"
+            )
         confirmed = [
-            r for r in self.succeeded("confirm_with_user", action="cancel", order_id=a.order_id)
+            r
+            for r in self.succeeded("confirm_with_user", action="cancel", order_id=a.order_id)
             if r.result.get("confirmed")
         ]
         if not confirmed:
             self.violation("confirm-before-cancel")
         self.db.execute("UPDATE orders SET status = 'cancelled' WHERE id = ?", (a.order_id,))
         self.db.execute(
-            "UPDATE products SET stock = stock + ? WHERE id = ?", (order["quantity"], order["product_id"])
+            "UPDATE products SET stock = stock + ? WHERE id = ?",
+            (order["quantity"], order["product_id"]),
         )
         return {"order_id": a.order_id, "status": "cancelled"}
 
     @tool("Change a customer's shipping address.")
     def update_address(self, a: AddressArgs) -> dict[str, Any]:
-        self.one("SELECT id FROM customers WHERE id = ?", (a.customer_id,), f"customer {a.customer_id}")
+        self.one(
+            "SELECT id FROM customers WHERE id = ?", (a.customer_id,), f"customer {a.customer_id}"
+        )
         verified = [
-            r for r in self.succeeded("verify_identity", customer_id=a.customer_id)
+            r
+            for r in self.succeeded("verify_identity", customer_id=a.customer_id)
             if r.result.get("verified")
         ]
         if not verified:

@@ -33,30 +33,45 @@ class _Shop:
         self.products: list[tuple[int, str, int]] = []
         for i, (name, price) in enumerate(PRODUCTS, 1):
             self.products.append((i, name, price))
-            self.rows.append(("INSERT INTO products VALUES (?, ?, ?, ?)", (i, name, price, rng.randrange(3, 40))))
+            self.rows.append(
+                ("INSERT INTO products VALUES (?, ?, ?, ?)", (i, name, price, rng.randrange(3, 40)))
+            )
         self.customers: list[tuple[int, str, str, str]] = []
         self.next_order = 100 + rng.randrange(50)
         first = rng.choice(FIRST)
         for i in range(1, 4 + int(6 * difficulty) + 1):
             # Distractors share the first name (and sometimes a near-miss last name).
-            name = f"{first if i <= 1 + int(3 * difficulty) else rng.choice(FIRST)} {LAST[(i * 3) % len(LAST)]}"
+            given = first if i <= 1 + int(3 * difficulty) else rng.choice(FIRST)
+            name = f"{given} {LAST[(i * 3) % len(LAST)]}"
             email = f"{name.lower().replace(' ', '.')}{rng.randrange(10, 99)}@example.com"
             zip_code = f"{rng.randrange(10000, 99999)}"
             self.customers.append((i, name, email, zip_code))
             self.rows.append(
-                ("INSERT INTO customers VALUES (?, ?, ?, ?, ?)",
-                 (i, name, email, zip_code, f"{rng.randrange(1, 200)} Main St"))
+                (
+                    "INSERT INTO customers VALUES (?, ?, ?, ?, ?)",
+                    (i, name, email, zip_code, f"{rng.randrange(1, 200)} Main St"),
+                )
             )
 
-    def order(self, customer: int, product: int, status: str, delivered_ago: int | None) -> dict[str, Any]:
+    def order(
+        self, customer: int, product: int, status: str, delivered_ago: int | None
+    ) -> dict[str, Any]:
         oid = self.next_order
         self.next_order += 1 + self.rng.randrange(3)
         qty = 1 + self.rng.randrange(3)
         price = self.products[product - 1][2]
         ordered = day(self.today, -(delivered_ago or 0) - 3 - self.rng.randrange(5))
         delivered = day(self.today, -delivered_ago) if delivered_ago is not None else None
-        self.rows.append((_ORDER, (oid, customer, product, qty, qty * price, status, ordered, delivered)))
-        return {"id": oid, "product": product, "paid": qty * price, "delivered": delivered, "ordered": ordered}
+        self.rows.append(
+            (_ORDER, (oid, customer, product, qty, qty * price, status, ordered, delivered))
+        )
+        return {
+            "id": oid,
+            "product": product,
+            "paid": qty * price,
+            "delivered": delivered,
+            "ordered": ordered,
+        }
 
     def noise(self, n: int, skip: int) -> None:
         """``n`` orders of other customers (irrelevant rows the agent must leave alone)."""
@@ -73,10 +88,16 @@ class _Shop:
 def _checks(orders: list[int], products: list[int], customer: int) -> list[tuple[str, str]]:
     checks = [(f"order {o} status", f"SELECT status FROM orders WHERE id = {o}") for o in orders]
     checks += [
-        (f"order {o} refunded", f"SELECT COALESCE(SUM(amount_cents), 0) FROM refunds WHERE order_id = {o}")
+        (
+            f"order {o} refunded",
+            f"SELECT COALESCE(SUM(amount_cents), 0) FROM refunds WHERE order_id = {o}",
+        )
         for o in orders
     ]
-    checks += [(f"product {p} stock", f"SELECT stock FROM products WHERE id = {p}") for p in sorted(set(products))]
+    checks += [
+        (f"product {p} stock", f"SELECT stock FROM products WHERE id = {p}")
+        for p in sorted(set(products))
+    ]
     checks.append(("refund count", "SELECT COUNT(*) FROM refunds"))
     checks.append(("customer", f"SELECT address FROM customers WHERE id = {customer}"))
     return checks
@@ -105,7 +126,9 @@ def shop_refund(seed: int, difficulty: float) -> Scenario:
         refund.append(second)
     shop.noise(2 + int(10 * difficulty), cid)
     names = {p[0]: p[1] for p in shop.products}
-    wanted = " and ".join(f"my order of {names[o['product']]} delivered on {o['delivered']}" for o in asked)
+    wanted = " and ".join(
+        f"my order of {names[o['product']]} delivered on {o['delivered']}" for o in asked
+    )
     instruction = (
         f"Hi, I'm {name} ({email}). Please refund {wanted}, in full. "
         + ("Refund whatever the shop's policy allows." if len(asked) > len(refund) else "")
@@ -117,7 +140,9 @@ def shop_refund(seed: int, difficulty: float) -> Scenario:
     for o in asked:
         reference.append({"name": "get_order", "arguments": {"order_id": o["id"]}})
     for o in refund:
-        reference.append({"name": "refund_order", "arguments": {"order_id": o["id"], "amount_cents": o["paid"]}})
+        reference.append(
+            {"name": "refund_order", "arguments": {"order_id": o["id"], "amount_cents": o["paid"]}}
+        )
     return Scenario(
         family="shop-refund",
         world="shop",
@@ -127,7 +152,10 @@ def shop_refund(seed: int, difficulty: float) -> Scenario:
         checks=_checks([o["id"] for o in asked], [o["product"] for o in asked], cid),
         context={"today": shop.today.isoformat()},
         structure=f"asked={len(asked)},refund={len(refund)},near={int(difficulty >= 0.3)}",
-        features={"orders_asked": float(len(asked)), "distractors": float(len(shop.rows) - len(PRODUCTS))},
+        features={
+            "orders_asked": float(len(asked)),
+            "distractors": float(len(shop.rows) - len(PRODUCTS)),
+        },
     )
 
 
@@ -161,7 +189,10 @@ def shop_cancel(seed: int, difficulty: float) -> Scenario:
     ]
     if move:
         reference += [
-            {"name": "verify_identity", "arguments": {"customer_id": cid, "email": email, "zip": zip_code}},
+            {
+                "name": "verify_identity",
+                "arguments": {"customer_id": cid, "email": email, "zip": zip_code},
+            },
             {"name": "update_address", "arguments": {"customer_id": cid, "address": address}},
         ]
     return Scenario(

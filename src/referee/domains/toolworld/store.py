@@ -13,7 +13,8 @@ and free-text columns a task names (a mail body) are masked to whether they hold
 
 >>> import sqlite3
 >>> db = sqlite3.connect(":memory:")
->>> _ = db.executescript("CREATE TABLE t(id INTEGER PRIMARY KEY, x TEXT); INSERT INTO t VALUES (1, 'a');")
+>>> _ = db.executescript("CREATE TABLE t(id INTEGER PRIMARY KEY, x TEXT); "
+...                      "INSERT INTO t VALUES (1, 'a');")
 >>> before = dump_store(db)
 >>> _ = db.execute("UPDATE t SET x = 'b' WHERE id = 1")
 >>> store_diff(before, dump_store(db))
@@ -54,7 +55,7 @@ def _plain(value: Any) -> Any:
     return value.hex() if isinstance(value, bytes) else value
 
 
-def _sort_key(row: tuple[Any, ...]) -> str:
+def _sort_key(row: tuple[Any, ...] | list[Any]) -> str:
     return json.dumps(row, default=str)
 
 
@@ -106,7 +107,11 @@ def store_diff(
         table = a or b
         assert table is not None
         key = table.key if b is None or a is None or b.columns == a.columns else -1
-        top = max((r[key] for r in b.rows if isinstance(r[key], int)), default=0) if b and key >= 0 else None
+        top = (
+            max((r[key] for r in b.rows if isinstance(r[key], int)), default=0)
+            if b and key >= 0
+            else None
+        )
         free = {table.columns.index(c) for c in free_text.get(name, []) if c in table.columns}
         old = _masked(Counter(b.rows if b else ()), -1, None, free)
         new = _masked(Counter(a.rows if a else ()), key, top, free)

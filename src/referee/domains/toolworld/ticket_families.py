@@ -36,7 +36,22 @@ def ticket_triage(seed: int, difficulty: float) -> Scenario:
     def add(who: str, category: str, subject: str, status: str = "open") -> int:
         tid = next_id[0]
         next_id[0] += 1 + rng.randrange(2)
-        rows.append((_TICKET, (tid, who, subject, category, "normal", status, None, None, day(today, -rng.randrange(1, 20)))))
+        rows.append(
+            (
+                _TICKET,
+                (
+                    tid,
+                    who,
+                    subject,
+                    category,
+                    "normal",
+                    status,
+                    None,
+                    None,
+                    day(today, -rng.randrange(1, 20)),
+                ),
+            )
+        )
         return tid
 
     n = 1 + int(3 * difficulty)
@@ -44,7 +59,9 @@ def ticket_triage(seed: int, difficulty: float) -> Scenario:
     for i in range(n):
         category = rng.choice(sorted(SUBJECTS))
         subjects = SUBJECTS[category]
-        subject = subjects[i % len(subjects)] if category != "bug" or difficulty >= 0.4 else subjects[0]
+        subject = (
+            subjects[i % len(subjects)] if category != "bug" or difficulty >= 0.4 else subjects[0]
+        )
         mine.append((add(requester, category, subject), category, subject))
     duplicate = None
     if difficulty >= 0.5:
@@ -54,18 +71,29 @@ def ticket_triage(seed: int, difficulty: float) -> Scenario:
         add(requester, "billing", "Old invoice question", status="closed")
     for _ in range(2 + int(8 * difficulty)):  # others' tickets, some from near-miss addresses
         category = rng.choice(sorted(SUBJECTS))
-        add(rng.choice(near + ["help@other.example"]), category, rng.choice(SUBJECTS[category]))
+        add(rng.choice([*near, "help@other.example"]), category, rng.choice(SUBJECTS[category]))
     reference: list[dict[str, Any]] = [
         {"name": "search_tickets", "arguments": {"requester": requester, "status": "open"}}
     ]
     for tid, category, subject in mine:
         reference.append({"name": "get_ticket", "arguments": {"ticket_id": tid}})
-        reference.append({"name": "assign_team", "arguments": {"ticket_id": tid, "team": TEAMS[category]}})
+        reference.append(
+            {"name": "assign_team", "arguments": {"ticket_id": tid, "team": TEAMS[category]}}
+        )
         if "outage" in subject.lower():
-            reference.append({"name": "set_priority", "arguments": {"ticket_id": tid, "priority": "urgent"}})
+            reference.append(
+                {"name": "set_priority", "arguments": {"ticket_id": tid, "priority": "urgent"}}
+            )
     if duplicate is not None:
         reference.append(
-            {"name": "close_ticket", "arguments": {"ticket_id": duplicate[0], "resolution": "duplicate", "duplicate_of": duplicate[1]}}
+            {
+                "name": "close_ticket",
+                "arguments": {
+                    "ticket_id": duplicate[0],
+                    "resolution": "duplicate",
+                    "duplicate_of": duplicate[1],
+                },
+            }
         )
     instruction = (
         f"Triage the open tickets of {requester}: assign each to the team of its category "
@@ -74,7 +102,8 @@ def ticket_triage(seed: int, difficulty: float) -> Scenario:
         + (
             " If one of them repeats the subject of an earlier open ticket of theirs, close it as "
             "a duplicate of the earlier one instead of triaging it."
-            if duplicate is not None else ""
+            if duplicate is not None
+            else ""
         )
     )
     return Scenario(
@@ -84,10 +113,20 @@ def ticket_triage(seed: int, difficulty: float) -> Scenario:
         instruction=instruction,
         reference=reference,
         checks=[
-            ("requester's tickets", f"SELECT id, priority, status, team, duplicate_of FROM tickets WHERE requester = '{requester}' ORDER BY id"),
-            ("others untouched", f"SELECT COUNT(*) FROM tickets WHERE requester != '{requester}' AND (team IS NOT NULL OR status != 'open' OR priority != 'normal')"),
+            (
+                "requester's tickets",
+                "SELECT id, priority, status, team, duplicate_of FROM tickets "
+                f"WHERE requester = '{requester}' ORDER BY id",
+            ),
+            (
+                "others untouched",
+                f"SELECT COUNT(*) FROM tickets WHERE requester != '{requester}' "
+                "AND (team IS NOT NULL OR status != 'open' OR priority != 'normal')",
+            ),
         ],
         context={"today": today.isoformat()},
-        structure=f"open={n},duplicate={int(duplicate is not None)},closed={int(difficulty >= 0.3)}",
+        structure=(
+            f"open={n},duplicate={int(duplicate is not None)},closed={int(difficulty >= 0.3)}"
+        ),
         features={"open_tickets": float(n), "distractors": float(len(rows) - n)},
     )

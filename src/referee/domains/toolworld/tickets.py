@@ -76,7 +76,9 @@ class TicketWorld(World):
 
     @tool("One ticket in full.")
     def get_ticket(self, a: TicketArgs) -> dict[str, Any]:
-        return dict(self.one("SELECT * FROM tickets WHERE id = ?", (a.ticket_id,), f"ticket {a.ticket_id}"))
+        return dict(
+            self.one("SELECT * FROM tickets WHERE id = ?", (a.ticket_id,), f"ticket {a.ticket_id}")
+        )
 
     @tool("Set a ticket's priority.")
     def set_priority(self, a: PriorityArgs) -> dict[str, Any]:

@@ -193,21 +193,30 @@ class World:
     def _call(self, name: str, arguments: Any) -> CallRecord:
         args = arguments if isinstance(arguments, dict) else {}
         if len(self.log) >= MAX_CALLS:
-            return CallRecord(name, {}, False, error=f"call limit reached ({MAX_CALLS} calls)",
-                              violations=("call-limit",))
+            return CallRecord(
+                name,
+                {},
+                False,
+                error=f"call limit reached ({MAX_CALLS} calls)",
+                violations=("call-limit",),
+            )
         if not isinstance(arguments, dict):
             return CallRecord(name, {}, False, error="arguments must be a JSON object")
         size = len(json.dumps(arguments, default=str))
         if size > MAX_ARGUMENT_BYTES:
             return CallRecord(
-                name, {}, False,
+                name,
+                {},
+                False,
                 error=f"arguments too long ({size} bytes; at most {MAX_ARGUMENT_BYTES})",
             )
         spec = self._tools.get(name)
         if spec is None:
             hidden = name.startswith("_") or callable(getattr(self, name, None))
             return CallRecord(
-                name, args, False,
+                name,
+                args,
+                False,
                 error=f"unknown tool {name!r}; the tools are {', '.join(self._tools)}",
                 violations=("hidden-tool",) if hidden else (),
             )
@@ -226,7 +235,10 @@ class World:
         except ToolError as e:
             return CallRecord(name, args, False, error=str(e))
         return CallRecord(
-            name, parsed.model_dump(), True, result=result,
+            name,
+            parsed.model_dump(),
+            True,
+            result=result,
             violations=tuple(self._pending.violations),
         )
 
@@ -251,8 +263,10 @@ class World:
     def succeeded(self, tool_name: str, **match: Any) -> list[CallRecord]:
         """The successful earlier calls of ``tool_name`` whose arguments include ``match``."""
         return [
-            r for r in self.log
-            if r.ok and r.tool == tool_name
+            r
+            for r in self.log
+            if r.ok
+            and r.tool == tool_name
             and all(r.arguments.get(k) == v for k, v in match.items())
         ]
 

@@ -10,7 +10,7 @@ message is the error the agent sees) and call ``violation("policy")``, given to 
 policy violation of the call being made.
 """
 
-RUNNER_SOURCE = r'''
+RUNNER_SOURCE = r"""
 import inspect, json, sqlite3, sys, typing
 
 _pending = []
@@ -72,4 +72,4 @@ mode = sys.argv[1]
 result = describe() if mode == "describe" else call(json.load(open("calls.json")))
 with open("out.json", "w") as f:
     json.dump(result, f)
-'''
+"""
