@@ -4,7 +4,8 @@ Three kinds of test, all decided on the host from plain data (rows, the log's re
 
 * ``store``: the change the episode made to the whole store (:func:`~.store.store_diff`) is
   exactly ``hidden["expected_diff"]``, the change the reference plan makes: the target rows
-  changed as they should and **no other row** changed;
+  changed as they should and **no other row** changed (every generated task has it; an
+  imported task without a reference has not, and is judged by the next two alone);
 * one test per goal assertion (``hidden["assertions"]``: a SQL query and the rows it must
   give on the final store), which say in words what the goal is;
 * ``policy``: no call broke a policy of the world (the world notes violations as calls are

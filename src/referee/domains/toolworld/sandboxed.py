@@ -15,6 +15,7 @@ be what the agent's arguments did to the world. The sandbox failing to start is 
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import tempfile
@@ -38,14 +39,15 @@ _ADMIN_NAMES = ("sql_exec", "exec_sql", "execute_sql", "admin")
 RUN_LIMITS = Limits(timeout_s=10.0, memory_mb=512, max_processes=8, workspace_mb=64)
 
 
+@functools.lru_cache(maxsize=64)
 def _db_bytes(init_sql: str) -> bytes:
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "state.db"
-        db = sqlite3.connect(path)
+    """The SQLite file ``init_sql`` makes (built in memory: no disk syncs)."""
+    db = sqlite3.connect(":memory:")
+    try:
         db.executescript(init_sql)
-        db.commit()
+        return db.serialize()
+    finally:
         db.close()
-        return path.read_bytes()
 
 
 def run_world(

@@ -51,6 +51,9 @@ def describe():
 
 def call(items):
     db = sqlite3.connect("state.db")
+    # A scratch copy for one episode: no syncs to disk, the journal in memory.
+    db.execute("PRAGMA synchronous = OFF")
+    db.execute("PRAGMA journal_mode = MEMORY")
     out = []
     for item in items:
         if item is None:
