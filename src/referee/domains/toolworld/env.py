@@ -68,7 +68,7 @@ class ToolworldEnv(Environment):
         return self._sandbox
 
     async def reset(self, task: Task) -> list[ChatMessage]:
-        await self.close()
+        await self._end_episode()
         box = self._box() if "module" in task.payload else None
         self._session = await asyncio.to_thread(open_session, task, box)
         self._task, self._done, self._reason = task, False, ""
@@ -145,7 +145,7 @@ class ToolworldEnv(Environment):
     async def restore(self, snapshot: Any) -> None:
         if not isinstance(snapshot, ToolworldSnapshot):
             raise ConfigError("ToolworldEnv.restore takes what ToolworldEnv.snapshot returned")
-        await self.reset(snapshot.task)
+        await self.reset(snapshot.task)  # a fresh world: its store is replaced below
         session = self._require()
         assert isinstance(session, BuiltinSession)
         initial = session.initial
@@ -158,14 +158,15 @@ class ToolworldEnv(Environment):
         self.budget.restore(snapshot.budget)
         self._done, self._reason = snapshot.done, snapshot.reason
 
-    async def close(self) -> None:
+    async def _end_episode(self) -> None:
         if self._session is not None:
             session, self._session = self._session, None
             await asyncio.to_thread(session.close)
 
-    async def shutdown(self) -> None:
-        """Close the episode and the sandbox this environment made."""
-        await self.close()
+    async def close(self) -> None:
+        """Release the episode's world, and the sandbox this environment made for imported
+        worlds (a later episode makes another; pass ``sandbox=`` to share one)."""
+        await self._end_episode()
         if self._own_sandbox and self._sandbox is not None:
-            box, self._sandbox = self._sandbox, None
+            box, self._sandbox, self._own_sandbox = self._sandbox, None, False
             await asyncio.to_thread(box.close)

@@ -14,6 +14,7 @@ True
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from typing import Any
@@ -57,7 +58,9 @@ class ToolworldVerifier:
         try:
             session.run_plan(parse_calls(answer))
             return judge_session(task, session, started=started)
-        except SandboxError as e:
+        except (RefereeError, OSError, sqlite3.Error) as e:
+            # The sandbox failed, or an imported world broke its own store (replaced state.db
+            # with a link, wrote what is not SQLite): the world's fault, not the answer's.
             return Verdict.infra(task.id, f"the world failed: {e}", VERIFIER_NAME)
         finally:
             session.close()
