@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Calls that change the store or gate a change (a mutant drops or alters one of these).
 ACTIONS = {
     "refund_order",
+    "exchange_order",
     "cancel_order",
     "update_address",
     "create_event",
@@ -44,7 +45,7 @@ ACTIONS = {
     "verify_identity",
 }
 GATES = {"confirm_with_user", "verify_identity"}
-IDS = ("order_id", "ticket_id", "recipient_id", "customer_id", "duplicate_of")
+IDS = ("order_id", "ticket_id", "recipient_id", "customer_id", "duplicate_of", "new_product_id")
 
 
 def mutants(task: Task) -> list[tuple[str, str]]:
@@ -129,7 +130,10 @@ def refund_agent(messages: list[dict[str, Any]], tools: Any) -> Any:
         return call("get_order", order_id=order["order_id"])
     if len(results) == 3:
         return call(
-            "refund_order", order_id=results[2]["id"], amount_cents=results[2]["paid_cents"]
+            "refund_order",
+            "exchange_order",
+            order_id=results[2]["id"],
+            amount_cents=results[2]["paid_cents"],
         )
     return "Done."
 

@@ -7,10 +7,17 @@ import pytest
 from referee.domains import family_names, generate_family
 from referee.domains.toolworld.verifier import ToolworldVerifier
 
-FAMILIES = ["calendar-schedule", "mail-followup", "shop-cancel", "shop-refund", "ticket-triage"]
+FAMILIES = [
+    "calendar-schedule",
+    "mail-followup",
+    "shop-cancel",
+    "shop-exchange",
+    "shop-refund",
+    "ticket-triage",
+]
 
 
-def test_the_five_families_are_registered_under_the_domain():
+def test_the_six_families_are_registered_under_the_domain():
     assert family_names("toolworld") == FAMILIES
 
 

@@ -1,17 +1,19 @@
 """Agentic tool worlds: simulated applications with typed tools over a SQLite store.
 
-Three built-in worlds (a shop, an office with calendar and mail, a ticketing system), five
-families (``shop-refund``, ``shop-cancel``, ``calendar-schedule``, ``mail-followup``,
-``ticket-triage``), judged by the final state of the whole store against the goal state and by
-the policy violations in the world's action log (:mod:`.judge`). The agent only sends tool calls:
-in the ``toolworld`` environment turn by turn, or as one plan of calls replayed by the verifier.
+Three built-in worlds (a shop, an office with calendar and mail, a ticketing system), six
+families (``shop-refund``, ``shop-exchange``, ``shop-cancel``, ``calendar-schedule``,
+``mail-followup``, ``ticket-triage``), judged by the final state of the whole store against
+the goal state and by the policy violations in the world's action log (:mod:`.judge`). The
+agent only sends tool calls: in the ``toolworld`` environment turn by turn, or as one plan of
+calls replayed by the verifier.
 Worlds imported as Python modules (source ``toolworld-rows``) run in the sandbox.
 
 Everything registers lazily: importing this package loads none of its modules.
 
 >>> from referee.domains import family_names
->>> family_names("toolworld")
-['calendar-schedule', 'mail-followup', 'shop-cancel', 'shop-refund', 'ticket-triage']
+>>> family_names("toolworld") # doctest: +NORMALIZE_WHITESPACE
+['calendar-schedule', 'mail-followup', 'shop-cancel', 'shop-exchange', 'shop-refund',
+ 'ticket-triage']
 """
 
 from referee.domains.registry import lazy, register_corpus, register_family
@@ -24,27 +26,13 @@ __all__: list[str] = []
 
 _PKG = "referee.domains.toolworld"
 
-for _name, _module, _function, _what in (
-    ("shop-refund", "shop_families", "shop_refund", "refund delivered orders within the window"),
-    (
-        "shop-cancel",
-        "shop_families",
-        "shop_cancel",
-        "cancel a pending order (confirm first), change an address",
-    ),
-    (
-        "calendar-schedule",
-        "office_families",
-        "calendar_schedule",
-        "schedule a meeting at the earliest free hour",
-    ),
-    (
-        "mail-followup",
-        "office_families",
-        "mail_followup",
-        "mail a follow-up to a meeting's attendees",
-    ),
-    ("ticket-triage", "ticket_families", "ticket_triage", "triage a requester's open tickets"),
+for _name, _function, _what in (
+    ("shop-refund", "shop_refund", "refund delivered orders within the window"),
+    ("shop-exchange", "shop_exchange", "exchange an order for a cheaper variant"),
+    ("shop-cancel", "shop_cancel", "cancel a pending order (confirm first), change an address"),
+    ("calendar-schedule", "calendar_schedule", "schedule a meeting at the earliest free hour"),
+    ("mail-followup", "mail_followup", "mail a follow-up to a meeting's attendees"),
+    ("ticket-triage", "ticket_triage", "triage a requester's open tickets"),
 ):
     register_family(
         _name,

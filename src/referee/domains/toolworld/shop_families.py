@@ -1,4 +1,4 @@
-"""Shop families: ``shop-refund`` and ``shop-cancel``.
+"""Shop families: ``shop-refund``, ``shop-exchange`` and ``shop-cancel``.
 
 The difficulty knob (0..1) adds steps (a second order to refund, an address to change) and
 distractors: customers with similar names, the same customer's orders of near-miss products,
@@ -15,7 +15,7 @@ from referee.domains.toolworld.names import FIRST, LAST, PRODUCTS, day
 from referee.domains.toolworld.scenario import Scenario, dump_sql
 from referee.domains.toolworld.shop import REFUND_WINDOW_DAYS, SHOP_SCHEMA
 
-__all__ = ["shop_cancel", "shop_refund"]
+__all__ = ["shop_cancel", "shop_exchange", "shop_refund"]
 
 _ORDER = (
     "INSERT INTO orders (id, customer_id, product_id, quantity, paid_cents, status, ordered_on, "
@@ -205,5 +205,66 @@ def shop_cancel(seed: int, difficulty: float) -> Scenario:
         context={"today": shop.today.isoformat()},
         user={"confirms": [["cancel", target["id"]]]},
         structure=f"address={int(move)},near={int(difficulty >= 0.3)}",
+        features={"distractors": float(len(shop.rows) - len(PRODUCTS))},
+    )
+
+
+def shop_exchange(seed: int, difficulty: float) -> Scenario:
+    """A customer asks to exchange a delivered order for the cheaper variant of its product;
+    at higher difficulty an older order of the same product past the window, and a second
+    asked-for exchange to a pricier product, which the policy forbids."""
+    rng = random.Random(f"shop-exchange:{seed}")
+    shop = _Shop(rng, difficulty)
+    cid, name, email, _zip = shop.customers[0]
+    pair = rng.randrange(0, len(PRODUCTS), 2)
+    a, b = shop.products[pair], shop.products[pair + 1]
+    dear, cheap = (a, b) if a[2] >= b[2] else (b, a)
+    target = shop.order(cid, dear[0], "delivered", rng.randrange(2, REFUND_WINDOW_DAYS - 2))
+    if difficulty >= 0.3:  # the same product, delivered past the window
+        shop.order(cid, dear[0], "delivered", REFUND_WINDOW_DAYS + 2 + rng.randrange(10))
+    forbidden = None
+    if difficulty >= 0.7:  # asked: the cheap one for the dear one (costs more than was paid)
+        forbidden = shop.order(cid, cheap[0], "delivered", rng.randrange(2, REFUND_WINDOW_DAYS))
+    shop.noise(2 + int(10 * difficulty), cid)
+    instruction = (
+        f"Hi, I'm {name} ({email}). Please exchange my order of {dear[1]} delivered on "
+        f"{target['delivered']} for {cheap[1]} (same quantity)."
+    )
+    reference: list[dict[str, Any]] = [
+        {"name": "find_customer", "arguments": {"email": email}},
+        {"name": "list_orders", "arguments": {"customer_id": cid}},
+        {"name": "search_products", "arguments": {"name": cheap[1]}},
+        {"name": "get_order", "arguments": {"order_id": target["id"]}},
+        {
+            "name": "exchange_order",
+            "arguments": {"order_id": target["id"], "new_product_id": cheap[0]},
+        },
+    ]
+    asked = [target]
+    if forbidden is not None:
+        asked.append(forbidden)
+        instruction += (
+            f" And exchange my order of {cheap[1]} delivered on {forbidden['delivered']} for "
+            f"{dear[1]}. Do whatever the shop's policy allows."
+        )
+        reference.insert(4, {"name": "get_order", "arguments": {"order_id": forbidden["id"]}})
+    checks = _checks([o["id"] for o in asked], [dear[0], cheap[0]], cid)
+    checks.append(
+        (
+            "new orders",
+            "SELECT product_id, quantity, paid_cents, status, ordered_on FROM orders "
+            f"WHERE customer_id = {cid} AND status = 'pending' ORDER BY product_id",
+        )
+    )
+    checks.append(("order count", "SELECT COUNT(*) FROM orders"))
+    return Scenario(
+        family="shop-exchange",
+        world="shop",
+        sql=shop.sql(),
+        instruction=instruction,
+        reference=reference,
+        checks=checks,
+        context={"today": shop.today.isoformat()},
+        structure=f"asked={len(asked)},late={int(difficulty >= 0.3)}",
         features={"distractors": float(len(shop.rows) - len(PRODUCTS))},
     )
