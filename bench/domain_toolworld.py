@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import sqlite3
 import statistics
 import sys
@@ -131,7 +132,6 @@ def refund_agent(messages: list[dict[str, Any]], tools: Any) -> Any:
     if len(results) == 3:
         return call(
             "refund_order",
-            "exchange_order",
             order_id=results[2]["id"],
             amount_cents=results[2]["paid_cents"],
         )
@@ -221,7 +221,9 @@ def main() -> None:
         "## toolworld (agentic tool worlds)",
         "",
         f"Date 2026-12-02. Command: `PYTHONPATH=src python bench/domain_toolworld.py "
-        f"--per-family {args.per_family} --repeats {args.repeats}` (2 shared cores).",
+        f"--per-family {args.per_family} --repeats {args.repeats}` (2 cores shared with "
+        f"other work: load average {os.getloadavg()[0]:.1f} at the end; the ms figures vary "
+        "several-fold between runs on this machine).",
         "",
         "| family | tasks | reference steps | structures | gold passed | empty passed "
         "| generate ms/task |",
@@ -268,10 +270,11 @@ def main() -> None:
     if accepted_by:
         lines += [
             "",
-            "A repeated refund or cancel is refused by the world (the order is no longer "
-            "delivered or pending) and a repeated priority or team assignment sets the same "
-            "value: the final store and the log's violations equal the reference's, so these "
-            "mutants are equivalent, not misses. A repeated mail or event is a policy violation "
+            "A repeated refund, exchange or cancel is refused by the world (the order is no "
+            "longer delivered or pending) and a repeated priority, team or address change sets "
+            "the same value: the final store and the log's violations equal the reference's, "
+            "so these mutants are equivalent, not misses. A repeated mail or event is a policy "
+            "violation "
             "(duplicate-mail, double-booking) and is rejected.",
             "",
         ]
