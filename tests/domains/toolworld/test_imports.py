@@ -60,6 +60,15 @@ def test_imported_tasks_pass_their_reference_and_fail_when_empty(imported):
         v.close()
 
 
+def test_dispatch_runs_imported_worlds_in_the_sets_sandbox(imported):
+    from referee.verify.dispatch import VerifierSet
+
+    task = imported[0]
+    with VerifierSet() as vs:
+        verdicts = list(vs.verify_many([(task, task.hidden["reference"]), (task, "")]))
+    assert [v.passed for v in verdicts] == [True, False]
+
+
 @pytest.mark.parametrize(
     ("change", "field", "words"),
     [

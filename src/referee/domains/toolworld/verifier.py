@@ -30,20 +30,26 @@ __all__ = ["ToolworldVerifier", "count_tests", "make_verifier"]
 
 
 class ToolworldVerifier:
-    """Judges toolworld tasks; see the module docstring. ``sandbox`` runs imported worlds."""
+    """Judges toolworld tasks; see the module docstring. ``sandbox`` runs imported worlds: a
+    sandbox, a callable giving one when the first imported task comes (neither is closed
+    here), or None for one of its own, made then and closed by :meth:`close`."""
 
     def __init__(self, sandbox: Any = None) -> None:
-        self._sandbox = sandbox
+        self._given = sandbox
+        self._sandbox: Any = None if callable(sandbox) else sandbox
         self._own = sandbox is None
         self._lock = threading.Lock()
 
     def sandbox(self) -> Any:
-        """The sandbox imported worlds run in (made on first need)."""
+        """The sandbox imported worlds run in (made or asked for on first need)."""
         with self._lock:
             if self._sandbox is None:
-                from referee.sandbox import Sandbox
+                if callable(self._given):
+                    self._sandbox = self._given()
+                else:
+                    from referee.sandbox import Sandbox
 
-                self._sandbox = Sandbox(python_workers=2)
+                    self._sandbox = Sandbox(python_workers=2)
             return self._sandbox
 
     def verify(self, task: Task, answer: str, /) -> Verdict:
@@ -74,8 +80,8 @@ class ToolworldVerifier:
 
 def make_verifier(setup: Any) -> ToolworldVerifier:
     """The factory :func:`referee.verify.dispatch.register_kind` is given: built-in worlds
-    need no sandbox; imported ones get one of their own, made when the first comes."""
-    return ToolworldVerifier()
+    need no sandbox; imported ones run in the set's sandbox, asked for when the first comes."""
+    return ToolworldVerifier(setup.sandbox)
 
 
 def count_tests(task: Task) -> int:
