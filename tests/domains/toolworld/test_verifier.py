@@ -91,3 +91,16 @@ def test_dispatch_judges_toolworld_tasks_by_kind():
         verdicts = list(vs.verify_many([(t, t.hidden["reference"]), (t, "[]")]))
     assert [v.passed for v in verdicts] == [True, False]
     assert verdicts[0].verifier == "toolworld@1"
+
+
+def test_a_chat_transcript_is_replayed_by_its_assistant_tool_calls(verifier):
+    t = generate_family("shop-cancel", count=1, difficulty=0.0, seed=6)[0]
+    transcript = [{"role": "user", "content": "..."}]
+    for i, c in enumerate(plan(t)):
+        fn = {"name": c["name"], "arguments": json.dumps(c["arguments"])}
+        transcript.append(
+            {"role": "assistant", "content": "", "tool_calls": [{"id": str(i), "function": fn}]}
+        )
+        transcript.append({"role": "tool", "tool_call_id": str(i), "content": "ok (forged)"})
+    assert verifier.verify(t, json.dumps(transcript)).passed
+    assert not verifier.verify(t, json.dumps(transcript[:-4])).passed

@@ -3,9 +3,10 @@ hermes-style ``<tool_call>{...}</tool_call>`` blocks.
 
 A single-turn answer to a toolworld task is the whole plan, replayed against a fresh world by
 the verifier. Each call is ``{"name": ..., "arguments": {...}}``; the OpenAI shape
-``{"function": {"name", "arguments": "<json>"}}`` is taken too. What cannot be read becomes a
-call with an ``error`` (the world then answers it with that error and it changes nothing);
-text with no call at all is an empty plan (nothing done), whatever it claims.
+``{"function": {"name", "arguments": "<json>"}}`` is taken too, and so is a chat transcript (a
+list of messages: the assistant messages' ``tool_calls`` are the plan). What cannot be read
+becomes a call with an ``error`` (the world then answers it with that error and it changes
+nothing); text with no call at all is an empty plan (nothing done), whatever it claims.
 
 >>> [c.name for c in parse_calls('[{"name": "get_order", "arguments": {"order_id": 3}}]')]
 ['get_order']
@@ -59,6 +60,17 @@ def _one(item: Any) -> PlannedCall:
     return PlannedCall(name, args)
 
 
+def _from_messages(messages: list[Any]) -> list[PlannedCall]:
+    """The calls of a chat transcript: every assistant message's ``tool_calls``, in order
+    (tool messages, the world's answers then, are ignored: the replay makes its own)."""
+    calls = []
+    for m in messages:
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            raw = m.get("tool_calls") or []
+            calls += [_one(c) for c in (raw if isinstance(raw, list) else [raw])]
+    return calls
+
+
 def parse_calls(answer: str) -> list[PlannedCall]:
     """The calls of ``answer``: a JSON list (or one call object), else its hermes blocks."""
     text = answer[:MAX_ANSWER_CHARS].strip()
@@ -68,6 +80,8 @@ def parse_calls(answer: str) -> list[PlannedCall]:
         except json.JSONDecodeError:
             data = None
         if isinstance(data, list):
+            if any(isinstance(m, dict) and "role" in m for m in data):
+                return _from_messages(data)
             return [_one(item) for item in data]
         if isinstance(data, dict):
             return [_one(data)]
