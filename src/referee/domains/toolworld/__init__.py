@@ -1,0 +1,54 @@
+"""Agentic tool worlds: simulated applications with typed tools over a SQLite store.
+
+Three built-in worlds (a shop, an office with calendar and mail, a ticketing system), six
+families (``shop-refund``, ``shop-exchange``, ``shop-cancel``, ``calendar-schedule``,
+``mail-followup``, ``ticket-triage``), judged by the final state of the whole store against
+the goal state and by the policy violations in the world's action log (:mod:`.judge`). The
+agent only sends tool calls: in the ``toolworld`` environment turn by turn, or as one plan of
+calls replayed by the verifier.
+Worlds imported as Python modules (source ``toolworld-rows``) run in the sandbox.
+
+Everything registers lazily: importing this package loads none of its modules.
+
+>>> from referee.domains import family_names
+>>> family_names("toolworld") # doctest: +NORMALIZE_WHITESPACE
+['calendar-schedule', 'mail-followup', 'shop-cancel', 'shop-exchange', 'shop-refund',
+ 'ticket-triage']
+"""
+
+from referee.domains.registry import lazy, register_corpus, register_family
+from referee.envs.registry import register_env
+from referee.tasks.kinds import TaskKind
+from referee.tasks.sources import register_source
+from referee.verify.dispatch import register_kind
+
+__all__: list[str] = []
+
+_PKG = "referee.domains.toolworld"
+
+for _name, _function, _what in (
+    ("shop-refund", "shop_refund", "refund delivered orders within the window"),
+    ("shop-exchange", "shop_exchange", "exchange an order for a cheaper variant"),
+    ("shop-cancel", "shop_cancel", "cancel a pending order (confirm first), change an address"),
+    ("calendar-schedule", "calendar_schedule", "schedule a meeting at the earliest free hour"),
+    ("mail-followup", "mail_followup", "mail a follow-up to a meeting's attendees"),
+    ("ticket-triage", "ticket_triage", "triage a requester's open tickets"),
+):
+    register_family(
+        _name,
+        lazy(f"{_PKG}.families:{_function}"),
+        domain="toolworld",
+        description=f"tool world: {_what} (final store + policy judged)",
+    )
+
+register_kind(
+    TaskKind.TOOLWORLD, lazy(f"{_PKG}.verifier:make_verifier"), lazy(f"{_PKG}.verifier:count_tests")
+)
+register_env("toolworld", lazy(f"{_PKG}.env:ToolworldEnv"))
+register_source(
+    "toolworld-rows",
+    lazy(f"{_PKG}.imports:toolworld_rows"),
+    description="tool-world tasks: a world module + SQLite file, JSONL rows with goal assertions",
+    reads_file=True,
+)
+register_corpus("toolworld", lazy(f"{_PKG}.redteam:run_corpus"))
