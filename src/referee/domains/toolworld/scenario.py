@@ -102,6 +102,8 @@ def build_task(s: Scenario, *, difficulty: float, seed: int) -> Task:
         {"role": "user", "content": s.instruction},
     ]
     return Task.create(
+        # Named as the code domain's procedural tasks are: family, difficulty, seed, version.
+        name=f"toolworld/{s.family}-d{round(difficulty * 100)}-s{seed}-v1",
         prompt=prompt,
         domain="toolworld",
         kind="toolworld",
