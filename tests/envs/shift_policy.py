@@ -156,15 +156,17 @@ def run_condition(
     *,
     episodes: int = 1,
     concurrency: int = 2,
+    limits: EpisodeLimits = LIMITS,
+    retries: int = 1,
 ) -> list[Trajectory]:
     """``episodes`` rollouts of each task by the fixer policy, under ``shifts`` (none: clean)."""
-    factory = shift_factory(lambda: CodeEnv(runtime, limits=LIMITS), list(shifts))
+    factory = shift_factory(lambda: CodeEnv(runtime, limits=limits), list(shifts))
     runner = RolloutRunner(
         factory,
-        fixer_policy(),
+        fixer_policy(retries),
         concurrency=concurrency,
         group_size=episodes,
-        limits=LIMITS,
+        limits=limits,
         max_infra_retries=1,
         log_faults=False,
     )

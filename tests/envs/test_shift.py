@@ -3,6 +3,7 @@ seeding, the record, specs, composition, snapshots, and the runner writing Traje
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -287,3 +288,48 @@ def test_the_runner_records_the_shift_on_the_trajectory_and_the_report_compares(
         ("clean", 4, 1.0, 0.0),
         ("FailToolsTransiently(p=1.0,tools=*,seed=0)", 4, 0.0, 1.0),
     ]
+
+
+def test_a_remote_environment_is_wrapped_like_any_other():
+    """A RemoteEnvironment against a stub server (a ToolEnv behind httpx.MockTransport): the
+    failed call never reaches the server, the verdict is the server's."""
+    import httpx
+
+    from referee.service import AsyncClient, RemoteEnvironment
+
+    server, received = ToolEnv(), []
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content or b"{}")
+        if request.url.path == "/v1/sessions":
+            messages = await server.reset(TASK)
+            return httpx.Response(200, json={"session_id": "s1", "messages": messages, "tools": []})
+        if request.url.path.endswith("/step"):
+            received.append([c["function"]["name"] for c in body["message"]["tool_calls"]])
+            r = await server.step(body["message"])
+            verdict = (await server.verify()).model_dump(mode="json") if r.done else None
+            return httpx.Response(
+                200, json={"messages": r.observations, "done": r.done, "verdict": verdict}
+            )
+        if request.url.path.endswith("/verify"):
+            return httpx.Response(200, json=(await server.verify()).model_dump(mode="json"))
+        return httpx.Response(200, json={})  # DELETE: the session is closed
+
+    async def episode() -> tuple[list[str], Verdict]:
+        client = AsyncClient("http://stub", transport=httpx.MockTransport(handle))
+        remote = RemoteEnvironment(client, "tooly")
+        env = wrap_env(remote, "FailToolsTransiently(p=1.0,tools=run_tests);ReorderToolOutput")
+        await env.reset(TASK)
+        first = await env.step(say(call("run_tests", "a"), call("list_files", "b")))
+        await env.step(say(call("fix")))
+        verdict = await env.verify()
+        await env.close()
+        await client.aclose()
+        return [m["content"] for m in first.observations], verdict
+
+    seen, verdict = asyncio.run(episode())
+    assert received == [["list_files"], ["fix"]]
+    assert seen[0].startswith("error:") and sorted(seen[1].split("\n")) == sorted(
+        LISTING.split("\n")
+    )
+    assert verdict.passed and verdict.verifier == "toy"
