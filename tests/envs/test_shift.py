@@ -28,6 +28,7 @@ from referee.errors import ConfigError
 from referee.policy.scripted import ScriptedPolicy
 from referee.rollout.runner import RolloutRunner
 from referee.rollout.shift_report import compare_shifts
+from referee.rollout.shift_report import main as shift_report_main
 from referee.tasks.model import Task
 from referee.verify.verdict import Verdict
 from tests.envs.helpers import call, run, say
@@ -270,7 +271,7 @@ def _fixer(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any]:
     return say(call("fix", f"c{len(messages)}"))
 
 
-def test_the_runner_records_the_shift_on_the_trajectory_and_the_report_compares():
+def test_the_runner_records_the_shift_on_the_trajectory_and_the_report_compares(tmp_path, capsys):
     tasks = [TASK, OTHER]
     clean = RolloutRunner(ToolEnv, ScriptedPolicy(_fixer), group_size=2).run_sync(tasks)
     shifted = RolloutRunner(
@@ -288,6 +289,12 @@ def test_the_runner_records_the_shift_on_the_trajectory_and_the_report_compares(
         ("clean", 4, 1.0, 0.0),
         ("FailToolsTransiently(p=1.0,tools=*,seed=0)", 4, 0.0, 1.0),
     ]
+    # The same table from JSONL files, as a run's sink writes them.
+    path = tmp_path / "trajectories.jsonl"
+    path.write_text("".join(t.model_dump_json() + "\n" for t in clean + shifted))
+    assert shift_report_main([str(path)]) == 0
+    table = capsys.readouterr().out
+    assert "| `clean` | 4 | 100% | 0 |" in table and "| 4 | 0% | 100 |" in table
 
 
 def test_a_remote_environment_is_wrapped_like_any_other():

@@ -1,7 +1,13 @@
 """Clean against shifted: success and reward of trajectories, grouped by the shift they ran
 under (``Trajectory.shift``, recorded by the rollout runner from the environment's wrappers).
 
->>> from referee.rollout.trajectory import Trajectory
+From a shell, on JSONL trajectory files (a :class:`~referee.rollout.sink.JsonlSink`'s, or a
+store's export)::
+
+    python -m referee.rollout.shift_report clean.jsonl shifted.jsonl
+
+>>> from referee.rollout.sink import read_jsonl
+from referee.rollout.trajectory import Trajectory
 >>> from referee.verify.verdict import Verdict
 >>> def traj(passed, shift=()):
 ...     v = Verdict(task_id="t", reward=float(passed), passed=passed, verifier="x")
@@ -17,11 +23,13 @@ under (``Trajectory.shift``, recorded by the rollout runner from the environment
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from referee.envs.shift.base import shift_label
+from referee.rollout.sink import read_jsonl
 from referee.rollout.trajectory import Trajectory
 
 __all__ = ["ShiftRow", "compare_shifts", "shift_table"]
@@ -89,3 +97,17 @@ def shift_table(rows: list[ShiftRow]) -> str:
             f"{r.mean_reward:.2f} | {r.infra_errors} | {perturbed} |"
         )
     return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the table of the trajectories in the JSONL files named in ``argv``."""
+    paths = list(sys.argv[1:] if argv is None else argv)
+    if not paths:
+        print("usage: python -m referee.rollout.shift_report TRAJECTORIES.jsonl ...")
+        return 2
+    print(shift_table(compare_shifts(t for p in paths for t in read_jsonl(p))))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -140,8 +140,10 @@ class SlowTools(ShiftWrapper):
         super().__init__(env, **kw)
         if delay_s < 0 or not 0 <= jitter <= 1:
             raise ConfigError(f"delay_s must be >= 0 and jitter in [0, 1]; got {delay_s}, {jitter}")
-        if not 0 <= max_step_s <= 60:
-            raise ConfigError(f"max_step_s must be from 0 to 60 seconds, got {max_step_s}")
+        # Bounded well under the rollout runner's step watchdog (step_timeout_s, 30 s by
+        # default): a slower step would be recorded as an infrastructure fault, not a shift.
+        if not 0 <= max_step_s <= 10:
+            raise ConfigError(f"max_step_s must be from 0 to 10 seconds, got {max_step_s}")
         if not tools:
             raise ConfigError("tools must name at least one tool (or * for every tool)")
         self.delay_s, self.jitter, self.p = delay_s, jitter, probability("p", p)
