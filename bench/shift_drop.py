@@ -1,6 +1,6 @@
 """Distribution shift: a scripted fixer's success, clean and under each shift wrapper.
 
-    PYTHONPATH=src:. .venv/bin/python bench/shift_drop.py [--tasks 6] [--episodes 3]
+    PYTHONPATH=src .venv/bin/python bench/shift_drop.py [--tasks 6] [--episodes 3]
 
 Bug-fixing tasks synthesised from tests/fixtures/minirepo, the scripted fixer policy of
 tests/envs/shift_policy.py (it lists files, runs the tests, reads the module the failing tests
@@ -16,6 +16,8 @@ markdown fragment bench/results/shift.md.
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 import time
 from dataclasses import replace
@@ -26,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.envs.shift
 sys.path.insert(0, str(Path(__file__).parent))
 from tests.envs.shift_policy import LIMITS, bugfix_tasks, run_condition
 
-from _common import machine, save
+from _common import OUT, machine, save
 from referee.envs import CodeRuntime, EpisodeLimits
 from referee.rollout.shift_report import ShiftRow, compare_shifts
 
@@ -62,7 +64,13 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=3)
     ap.add_argument("--concurrency", type=int, default=2)
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "shift.md"))
+    ap.add_argument("--render", action="store_true", help="only rewrite --out from the JSON")
     args = ap.parse_args()
+    if args.render:
+        data = json.loads((OUT / "shift_drop.json").read_text())
+        args.tasks, args.episodes = data["tasks"], data["episodes"]
+        Path(args.out).write_text(_markdown(data, args))
+        return
 
     t0 = time.perf_counter()
     tasks = bugfix_tasks(args.tasks)
@@ -81,6 +89,7 @@ def main() -> None:
                 clean = trajs
             row: ShiftRow = compare_shifts(clean + trajs if shifts else trajs)[-1]
             row = replace(row, label=row.label + suffix)
+            consistent = sum(t.passed == _wrote_fix(t) for t in trajs)
             ends: dict[str, int] = {}
             for t in trajs:
                 ends[t.end_reason] = ends.get(t.end_reason, 0) + 1
@@ -89,6 +98,7 @@ def main() -> None:
                 "success": row.success, "drop": row.drop, "infra_errors": row.infra_errors,
                 "perturbations": row.perturbations, "end_reasons": ends,
                 "episode_s": wall * args.concurrency / max(1, len(trajs)),
+                "verdict_follows_fix": consistent,
             })  # fmt: skip
             print(f"{row.label}: {100 * row.success:.0f}% ({wall:.0f}s) {ends}", flush=True)
     data = {"machine": machine(), "tasks": len(tasks), "episodes": args.episodes, "rows": rows}
@@ -98,6 +108,19 @@ def main() -> None:
     print(Path(args.out).read_text())
 
 
+def _wrote_fix(t: Any) -> bool:
+    """Whether the policy's write_file of the fix was run (answered with no error)."""
+    for turn in t.turns:
+        calls = turn.assistant.get("tool_calls") or []
+        answers = {m.get("tool_call_id"): str(m.get("content", "")) for m in turn.observations}
+        for c in calls:
+            answer = answers.get(c["id"])
+            name = c["function"]["name"]
+            if name == "write_file" and answer and not re.match(r"(?i)\s*(error|failed:)", answer):
+                return True
+    return False
+
+
 def _markdown(data: dict[str, Any], args: argparse.Namespace) -> str:
     m = data["machine"]
     lines = [
@@ -105,7 +128,7 @@ def _markdown(data: dict[str, Any], args: argparse.Namespace) -> str:
         "",
         f"2026-12-02 (run {m['date']}), {m['cpu']}, {m['cores']} cores, shared with other jobs.",
         "",
-        f"    PYTHONPATH=src:. .venv/bin/python bench/shift_drop.py --tasks {args.tasks} "
+        f"    PYTHONPATH=src .venv/bin/python bench/shift_drop.py --tasks {args.tasks} "
         f"--episodes {args.episodes}",
         "",
         f"{data['tasks']} bug-fixing tasks synthesised from tests/fixtures/minirepo x "
@@ -126,7 +149,29 @@ def _markdown(data: dict[str, Any], args: argparse.Namespace) -> str:
             f"| `{r['condition']}` | {r['episodes']} | {100 * r['success']:.0f}% | {drop} | "
             f"{ends} | {perturbed} | {r['episode_s']:.1f} |"
         )
+    consistent = sum(r.get("verdict_follows_fix", 0) for r in data["rows"])
+    total = sum(r["episodes"] for r in data["rows"])
+    lines += [
+        "",
+        f"Verdict vs workspace: in {consistent} of {total} episodes the verdict passed exactly "
+        "when the policy's write of the fix had run (checked from the trajectories).",
+        "",
+        *NOTES,
+    ]
     return "\n".join(lines) + "\n"
+
+
+NOTES = [
+    "How to read it: the fixer is deliberately a simple reader, so each drop names the reading "
+    "a shift breaks. Noise mangles the paths and test names it matches (a listed "
+    "`minilib/stats.py`, a `FAILED tests/test_stats.py::...` line); keeping the tail of a "
+    "test run loses its summary and FAILED lines (the head keeps them); paraphrase rewords the "
+    "summary and FAILED lines its regexes expect; of the misleading lines only `INFO: all tests "
+    "passed` fools it (it then submits the unfixed workspace, judged as it is); reordering "
+    "changes nothing because it parses lines wherever they are. Transient failures cost what "
+    "one retry does not cover; three retries recover them; with p=1.0 nothing ever runs. Slow "
+    "tools cost only time until an episode limit binds.",
+]
 
 
 if __name__ == "__main__":
