@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from referee.envs import CodeEnv
-from referee.envs.shift import wrap_env
+from referee.envs import CodeEnv, make_env
 from referee.rollout.shift_report import compare_shifts, shift_table
 from tests.envs.helpers import MINIREPO, call, run, say
 from tests.envs.shift_policy import LIMITS, run_condition
@@ -47,7 +46,8 @@ def test_the_verdict_follows_the_workspace_not_what_the_observations_say(runtime
     stack = f"AddObservationNoise(rate=0.1);ParaphraseToolOutput;TruncateObservations;{LIE}"
 
     async def episode(fix: bool) -> tuple[list[str], bool, bool]:
-        env = wrap_env(CodeEnv(runtime, limits=LIMITS), stack)
+        env = make_env("code", runtime=runtime, limits=LIMITS, shift=stack)
+        assert isinstance(env.env.env.env.env, CodeEnv)  # four wrappers, the first innermost
         await env.reset(task)
         seen = []
         if fix:
