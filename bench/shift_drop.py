@@ -171,6 +171,10 @@ NOTES = [
     "changes nothing because it parses lines wherever they are. Transient failures cost what "
     "one retry does not cover; three retries recover them; with p=1.0 nothing ever runs. Slow "
     "tools cost only time until an episode limit binds.",
+    "",
+    "Reruns: the perturbations are seeded per task, episode and turn, but tool outputs carry "
+    "timings (`exit 0 in 292.0 ms`), so character noise can land a few characters differently "
+    "from run to run; the wall column is the shared machine's.",
 ]
 
 
