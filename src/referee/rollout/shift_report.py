@@ -6,8 +6,7 @@ store's export)::
 
     python -m referee.rollout.shift_report clean.jsonl shifted.jsonl
 
->>> from referee.rollout.sink import read_jsonl
-from referee.rollout.trajectory import Trajectory
+>>> from referee.rollout.trajectory import Trajectory
 >>> from referee.verify.verdict import Verdict
 >>> def traj(passed, shift=()):
 ...     v = Verdict(task_id="t", reward=float(passed), passed=passed, verifier="x")
