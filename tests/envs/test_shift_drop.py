@@ -35,8 +35,12 @@ def test_clean_success_is_total_and_each_shift_measures_its_drop(runtime, tasks)
     assert failing.perturbations["failed_calls"] == len(tasks) * LIMITS.max_turns, table
     # Told "all tests passed", it submits the unfixed workspace, which is judged as it is.
     assert lied.success == 0.0 and lied.perturbations["injected"] >= len(tasks), table
+    # Reworded or cut test output: it cannot tell what to fix, and gives up (one task each).
+    for shifts in (["ParaphraseToolOutput"], ["TruncateObservations(max_chars=200,keep=tail)"]):
+        trajectories += run_condition(runtime, tasks[:1], shifts)
     shifted = [t for t in trajectories if t.shift]
-    assert all(t.verdict is not None and not t.verdict.passed for t in shifted)
+    assert len(shifted) == 2 * len(tasks) + 2
+    assert all(t.verdict is not None and not t.verdict.passed for t in shifted), table
     assert all(t.end_reason in ("submitted", "max_turns") for t in trajectories)
 
 
