@@ -9,7 +9,9 @@ True
 Names: ``"code"`` is :class:`~referee.envs.code.CodeEnv` choosing per task (single-turn for
 function tasks, multi-turn with tools for repository tasks; pass ``single_turn=False`` for tools
 on function tasks too); ``"code-single"`` is always single-turn. Keyword arguments go to the
-constructor (``runtime=``, ``limits=``, ...).
+constructor (``runtime=``, ``limits=``, ...), except ``shift=``: distribution-shift wrappers
+around the environment (:func:`referee.envs.shift.wrap_env`), e.g.
+``make_env("code", shift=["FailToolsTransiently(p=0.3)"])``.
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ def env_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def make_env(name: str, **kwargs: Any) -> Environment:
-    """A new environment of the kind ``name``, with ``kwargs`` for its constructor."""
+def make_env(name: str, *, shift: Any = None, **kwargs: Any) -> Environment:
+    """A new environment of the kind ``name``, with ``kwargs`` for its constructor, wrapped in
+    the ``shift`` specs if any (:func:`referee.envs.shift.wrap_env`)."""
     if name not in _REGISTRY:
         discover_domains()  # a domain's environment registers when its package is imported
     try:
@@ -55,6 +58,11 @@ def make_env(name: str, **kwargs: Any) -> Environment:
             f"unknown environment {name!r}; available: {', '.join(env_names())} "
             "(register others with referee.envs.register_env)"
         ) from None
+    if shift:
+        from referee.envs.shift import parse_shifts, wrap_env
+
+        specs = parse_shifts(shift)  # a bad spec fails before the environment is made
+        return wrap_env(factory(**kwargs), specs)
     return factory(**kwargs)
 
 

@@ -45,6 +45,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from referee.envs.base import ChatMessage, Environment, EpisodeLimits, StepResult
+from referee.envs.shift.base import shift_record
 from referee.policy.base import Generation, Policy, PolicyOutputError, Sampling
 from referee.rollout.cost import BudgetExhausted, BudgetStop, Cost, CostLedger, RunBudget
 from referee.rollout.sink import TrajectorySink
@@ -346,6 +347,7 @@ class RolloutRunner:
             )
         finally:
             if env is not None:
+                traj.shift = shift_record(env)  # before close: what the wrappers did
                 await self._close(env, task)
             traj.timings = {
                 "reset_s": clock.reset_s,

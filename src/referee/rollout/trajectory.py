@@ -80,6 +80,9 @@ class Trajectory(BaseModel):
     #: What the rollout cost (sandbox, wall time, tokens, bytes stored); zeros in records
     #: written before costs were kept.
     cost: Cost = Field(default_factory=Cost)
+    #: The distribution-shift wrappers the episode ran under, innermost first, each with what
+    #: it did (:func:`referee.envs.shift.shift_record`); empty for a clean episode.
+    shift: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
     def reward(self) -> float | None:
