@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import tempfile
 import threading
@@ -37,6 +38,7 @@ __all__ = [
     "Engine",
     "Table",
     "database_file",
+    "ident",
     "run_trusted",
     "sample_rows",
 ]
@@ -117,7 +119,7 @@ class Database:
         """``CREATE TABLE`` statements, one a line, in the engine's types."""
         lines = []
         for t in self.tables:
-            lines.append(f"CREATE TABLE {t.name} ({_columns_ddl(t, engine)});")
+            lines.append(f"CREATE TABLE {ident(t.name)} ({_columns_ddl(t, engine)});")
         return "\n".join(lines)
 
     def fingerprint(self) -> str:
@@ -165,7 +167,7 @@ def _write_sqlite(db: Database, path: str) -> None:
         con.executescript(db.ddl("sqlite"))
         for t in db.tables:
             marks = ", ".join("?" * len(t.columns))
-            con.executemany(f"INSERT INTO {t.name} VALUES ({marks})", t.rows)
+            con.executemany(f"INSERT INTO {ident(t.name)} VALUES ({marks})", t.rows)
         con.commit()
     finally:
         con.close()
@@ -179,8 +181,8 @@ def _write_duckdb(db: Database, path: str) -> None:
         try:
             for t in db.tables:
                 con.execute(
-                    f"CREATE TABLE referee_out.main.{t.name} AS "
-                    f"SELECT * FROM memory.{schema}.{t.name}"
+                    f"CREATE TABLE referee_out.main.{ident(t.name)} AS "
+                    f"SELECT * FROM memory.{schema}.{ident(t.name)}"
                 )
         finally:
             con.execute("DETACH referee_out")
@@ -224,10 +226,10 @@ class _DuckHost:
                     for (name, ty), values in zip(t.columns, columns, strict=True)
                 }
             )
-            con.execute(f"CREATE TABLE {schema}.{t.name} ({_columns_ddl(t, 'duckdb')})")
+            con.execute(f"CREATE TABLE {schema}.{ident(t.name)} ({_columns_ddl(t, 'duckdb')})")
             con.register("referee_rows", arrow)
             try:
-                con.execute(f"INSERT INTO {schema}.{t.name} SELECT * FROM referee_rows")
+                con.execute(f"INSERT INTO {schema}.{ident(t.name)} SELECT * FROM referee_rows")
             finally:
                 con.unregister("referee_rows")
         self._schemas[schema] = None
@@ -241,7 +243,23 @@ _DUCK = _DuckHost()
 
 
 def _columns_ddl(t: Table, engine: Engine) -> str:
-    return ", ".join(f"{c} {_type(ty, engine)}" for c, ty in t.columns)
+    return ", ".join(f"{ident(c)} {_type(ty, engine)}" for c, ty in t.columns)
+
+
+_PLAIN_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+_KEYWORDS = {"order", "group", "select", "from", "where", "table", "index", "by", "to", "values"}
+
+
+def ident(name: str) -> str:
+    """``name`` as an SQL identifier: as it is when plain, else double-quoted.
+
+    >>> ident("orders"), ident("Customer ID"), ident("order")
+    ('orders', '"Customer ID"', '"order"')
+    """
+    if _PLAIN_NAME.fullmatch(name) and name not in _KEYWORDS:
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
 
 
 def run_trusted(sql: str, db: Database, engine: Engine) -> tuple[list[str], list[tuple[Any, ...]]]:
@@ -263,11 +281,29 @@ def run_trusted(sql: str, db: Database, engine: Engine) -> tuple[list[str], list
         lite.executescript(db.ddl("sqlite"))
         for t in db.tables:
             marks = ", ".join("?" * len(t.columns))
-            lite.executemany(f"INSERT INTO {t.name} VALUES ({marks})", t.rows)
+            lite.executemany(f"INSERT INTO {ident(t.name)} VALUES ({marks})", t.rows)
+        # An imported reference is the dataset's, not ours: it may read, nothing more.
+        lite.set_authorizer(_read_only)
         cur = lite.execute(sql)
+        if cur.description is None:
+            raise TaskError("the reference is not a query (it returns no result set)")
         return [d[0] for d in cur.description], cur.fetchall()
     finally:
         lite.close()
+
+
+_READ_ACTIONS = {
+    sqlite3.SQLITE_SELECT,
+    sqlite3.SQLITE_READ,
+    sqlite3.SQLITE_FUNCTION,
+    sqlite3.SQLITE_RECURSIVE,
+}
+
+
+def _read_only(action: int, arg1: str | None, arg2: str | None, *_: object) -> int:
+    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() == "load_extension":
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK if action in _READ_ACTIONS else sqlite3.SQLITE_DENY
 
 
 def sample_rows(db: Database, per_table: int) -> dict[str, Sequence[tuple[Any, ...]]]:

@@ -59,14 +59,18 @@ def plain(value):
     return str(value)
 
 
-def _sqlite_authorizer(tables):
-    allowed_tables = {t.lower() for t in tables}
+def _sqlite_authorizer(tables, existing):
+    allowed = {t.lower() for t in tables}
+    # A READ names a table or a CTE; a CTE is any name the database does not hold.
+    forbidden = {t.lower() for t in existing} - allowed
 
     def authorize(action, arg1, arg2, db_name, source):
         if action == sqlite3.SQLITE_SELECT or action == sqlite3.SQLITE_RECURSIVE:
             return sqlite3.SQLITE_OK
         if action == sqlite3.SQLITE_READ:
-            ok = (arg1 or "").lower() in allowed_tables and db_name in ("main", None)
+            name = (arg1 or "").lower()
+            ok = name not in forbidden and not name.startswith("sqlite_")
+            ok = ok and db_name in ("main", None)
             return sqlite3.SQLITE_OK if ok else sqlite3.SQLITE_DENY
         if action == sqlite3.SQLITE_FUNCTION:
             ok = (arg2 or "").lower() not in DENIED_FUNCTIONS
@@ -82,7 +86,8 @@ def _sqlite_authorizer(tables):
 def _run_sqlite(path, query, tables, timeout_s, max_rows):
     con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, isolation_level=None)
     try:
-        con.set_authorizer(_sqlite_authorizer(tables))
+        existing = [r[0] for r in con.execute("SELECT name FROM sqlite_master")]
+        con.set_authorizer(_sqlite_authorizer(tables, existing))
         deadline = time.monotonic() + timeout_s
         state = {"timed_out": False}
 
@@ -125,6 +130,7 @@ def _run_duckdb(path, query, tables, timeout_s, max_rows, memory_mb):
         "autoinstall_known_extensions": False,
         "allow_community_extensions": False,
         "threads": 1,
+        "enable_progress_bar": False,  # it draws on stdout, into the frames
         "memory_limit": f"{memory_mb}MB",
         "max_temp_directory_size": "0B",
         "lock_configuration": True,
@@ -167,7 +173,11 @@ def run(request):
     """Run ``request["query"]`` on every database of ``request["databases"]``; one frame each."""
     nonce = request["nonce"]
     max_rows = request["max_rows"]
+    failed = False
     for i, path in enumerate(request["databases"]):
+        if failed:  # the reward is all or nothing: after a failed database, the rest are moot
+            sys.stdout.write(f"{nonce} {json.dumps({'i': i, 'skipped': True})}\n")
+            continue
         t0 = time.perf_counter()
         try:
             if request["engine"] == "duckdb":
@@ -190,6 +200,7 @@ def run(request):
                 out = {"error": f"more than {max_rows} rows (the result limit)"}
             else:
                 out["rows"] = [[plain(v) for v in row] for row in out["rows"]]
+        failed = "rows" not in out
         out["i"] = i
         out["s"] = time.perf_counter() - t0
         text = json.dumps(out, default=str)

@@ -106,10 +106,11 @@ def run_query(
     outcomes: list[RunOutcome | None] = [None] * len(databases)
     prefix = nonce + " "
     for line in r.stdout.split("\n"):
-        if not line.startswith(prefix):
+        at = line.find(prefix)  # a frame starts anywhere on its line (after stray output)
+        if at < 0:
             continue
         try:
-            frame = json.loads(line[len(prefix) :])
+            frame = json.loads(line[at + len(prefix) :])
         except ValueError:
             continue
         i = frame.get("i") if isinstance(frame, dict) else None
@@ -187,6 +188,8 @@ class SqlVerifier:
                 return TestOutcome(name=name, status="timeout", detail="the run was killed at its deadline")
             why = "memory limit exceeded" if r.memory_exceeded else r.summary()
             return TestOutcome(name=name, status="missing", detail=f"no result ({why})")
+        if out.get("skipped"):
+            return TestOutcome(name=name, status="skipped", detail="not run: an earlier one failed")
         if out.get("timeout"):
             return TestOutcome(name=name, status="timeout", detail=f"query ran past {spec.time_limit_s:g}s")
         if "error" in out:
