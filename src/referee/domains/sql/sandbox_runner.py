@@ -130,13 +130,14 @@ def _run_duckdb(path, query, tables, timeout_s, max_rows, memory_mb):
         "autoinstall_known_extensions": False,
         "allow_community_extensions": False,
         "threads": 1,
-        "enable_progress_bar": False,  # it draws on stdout, into the frames
         "memory_limit": f"{memory_mb}MB",
         "max_temp_directory_size": "0B",
-        "lock_configuration": True,
     }
     con = _duckdb.connect(path, read_only=True, config=config)
     try:
+        # The progress bar draws on stdout (into the frames); then nothing may change.
+        con.execute("SET enable_progress_bar = false")
+        con.execute("SET lock_configuration = true")
         try:
             used = {t.lower() for t in con.get_table_names(query)}
         except Exception as e:
