@@ -25,7 +25,9 @@ def _call(name: str, **arguments: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def test_a_scripted_episode_explores_then_submits(sql_verifier: SqlVerifier, sqlite_task: Task) -> None:
+def test_a_scripted_episode_explores_then_submits(
+    sql_verifier: SqlVerifier, sqlite_task: Task
+) -> None:
     gold = sqlite_task.hidden["reference"]
     seen: list[str] = []
 

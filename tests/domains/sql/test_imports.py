@@ -64,10 +64,16 @@ def test_a_good_file_imports_and_its_gold_passes(tmp_path: Path, sql_verifier: S
     ("row", "field"),
     [
         ({"question": "q", "db": "dbs/none.sqlite", "gold_sql": "SELECT 1"}, "db"),
-        ({"question": "q", "db": "dbs/concert.sqlite", "gold_sql": "SELECT nope FROM singer"}, "gold_sql"),
+        (
+            {"question": "q", "db": "dbs/concert.sqlite", "gold_sql": "SELECT nope FROM singer"},
+            "gold_sql",
+        ),
         ({"question": "q", "ddl": _DDL, "gold_sql": "SELECT 1"}, "db"),
         ({"db": "dbs/concert.sqlite", "gold_sql": "SELECT 1"}, "question"),
-        ({"question": "q", "db": "dbs/concert.sqlite", "gold_sql": "DELETE FROM singer"}, "gold_sql"),
+        (
+            {"question": "q", "db": "dbs/concert.sqlite", "gold_sql": "DELETE FROM singer"},
+            "gold_sql",
+        ),
     ],
 )
 def test_a_malformed_row_names_file_row_and_field(

@@ -44,7 +44,7 @@ def query_of(answer: str) -> str:
     if not blocks:
         return answer.strip()
     tagged = [body for tag, body in blocks if tag.lower() == "sql"]
-    return (tagged or [body for _, body in blocks])[-1].strip()
+    return str((tagged or [body for _, body in blocks])[-1]).strip()
 
 
 def scan_query(query: str) -> list[Flag]:

@@ -39,13 +39,15 @@ def _same_value(a: Any, b: Any, rel_tol: float, abs_tol: float) -> bool:
 
 
 def _same_row(a: list[Any], b: list[Any], rel_tol: float, abs_tol: float) -> bool:
-    return len(a) == len(b) and all(_same_value(x, y, rel_tol, abs_tol) for x, y in zip(a, b))
+    return len(a) == len(b) and all(
+        _same_value(x, y, rel_tol, abs_tol) for x, y in zip(a, b, strict=True)
+    )
 
 
 def _sort_key(row: list[Any]) -> tuple[tuple[int, Any], ...]:
     # NULL first, then numbers (rounded, so values within the tolerance sort together), then
     # text; the rounding only orders the rows, the comparison itself uses the tolerance.
-    out = []
+    out: list[tuple[int, Any]] = []
     for v in row:
         if v is None:
             out.append((0, 0.0))
@@ -77,7 +79,7 @@ def same_result(
             got, expected = sorted(got, key=_sort_key), sorted(expected, key=_sort_key)
         except TypeError:  # mixed types in a column: fall back to the greedy match below
             return _greedy(got, expected, rel_tol, abs_tol)
-    for i, (a, b) in enumerate(zip(got, expected)):
+    for i, (a, b) in enumerate(zip(got, expected, strict=True)):
         if not _same_row(a, b, rel_tol, abs_tol):
             if not ordered:
                 return _greedy(got, expected, rel_tol, abs_tol)

@@ -100,7 +100,11 @@ class Database:
     def to_json(self) -> dict[str, Any]:
         return {
             "tables": [
-                {"name": t.name, "columns": [list(c) for c in t.columns], "rows": list(map(list, t.rows))}
+                {
+                    "name": t.name,
+                    "columns": [list(c) for c in t.columns],
+                    "rows": list(map(list, t.rows)),
+                }
                 for t in self.tables
             ]
         }
@@ -209,7 +213,7 @@ class _DuckHost:
 
     def load(self, db: Database) -> str:
         """The schema holding ``db`` (loaded now if it is not); call under ``lock``."""
-        import pyarrow as pa
+        import pyarrow as pa  # type: ignore[import-untyped]
 
         schema = f"s_{db.fingerprint()[:20]}"
         if schema in self._schemas:
@@ -259,7 +263,6 @@ def ident(name: str) -> str:
     if _PLAIN_NAME.fullmatch(name) and name not in _KEYWORDS:
         return name
     return '"' + name.replace('"', '""') + '"'
-
 
 
 def run_trusted(sql: str, db: Database, engine: Engine) -> tuple[list[str], list[tuple[Any, ...]]]:

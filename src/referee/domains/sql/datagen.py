@@ -55,7 +55,9 @@ def price_grid() -> list[float]:
 
 def order_dates() -> list[str]:
     """The dates orders fall on: the 1st, 10th and 20th of each month of 2023 and 2024."""
-    return [date(y, m, d).isoformat() for y in (2023, 2024) for m in range(1, 13) for d in (1, 10, 20)]
+    return [
+        date(y, m, d).isoformat() for y in (2023, 2024) for m in range(1, 13) for d in (1, 10, 20)
+    ]
 
 
 def _signup_dates() -> list[str]:
@@ -77,7 +79,7 @@ def generate_database(seed: int, size: float = 0.5, profile: str = "plain") -> D
     def maybe(value: Any, rate: float = null_rate) -> Any:
         return None if rng.random() < rate else value
 
-    customers = []
+    customers: list[list[Any]] = []
     signups = _signup_dates()
     for cid in range(1, n_customers + 1):
         if customers and rng.random() < dup_rate:
@@ -94,7 +96,7 @@ def generate_database(seed: int, size: float = 0.5, profile: str = "plain") -> D
             ]
         )
     grid = price_grid()
-    products = []
+    products: list[list[Any]] = []
     for pid in range(1, n_products + 1):
         products.append(
             [pid, f"item-{pid:02d}", rng.choice(CATEGORIES), maybe(rng.choice(grid), null_rate / 2)]
@@ -104,7 +106,7 @@ def generate_database(seed: int, size: float = 0.5, profile: str = "plain") -> D
     weights = [1.0 / (i + 1) for i in range(len(buyers))]
     rng.shuffle(buyers)
     dates = order_dates()
-    orders = []
+    orders: list[list[Any]] = []
     for oid in range(1, n_orders + 1):
         orders.append(
             [

@@ -145,7 +145,7 @@ class SqlEnv(Environment):
         if len(query) > MAX_QUERY_CHARS:
             return f"error: the query is longer than {MAX_QUERY_CHARS} characters"
         spec = self._spec
-        outcomes, r = run_query(
+        outcomes, _ = run_query(
             self.verifier.sandbox,
             spec.engine,
             query,

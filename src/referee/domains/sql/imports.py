@@ -125,7 +125,9 @@ def _database_of(row: Row, base: Path, cache: dict[str, Database]) -> tuple[Data
         path = (base / db_path).resolve()
         if str(path) not in cache:
             if not path.is_file():
-                raise row.error("db", f"no SQLite file at {str(path)!r} (paths are relative to the file)")
+                raise row.error(
+                    "db", f"no SQLite file at {str(path)!r} (paths are relative to the file)"
+                )
             try:
                 cache[str(path)] = read_sqlite(path)
             except (sqlite3.Error, TaskError) as e:
@@ -158,11 +160,12 @@ def _task(row: Row, base: Path, split: str, cache: dict[str, Database]) -> Task:
         raise row.error("gold_sql", f"does not run on its database: {e}") from e
     if len(rows) > MAX_ROWS:
         raise row.error("gold_sql", f"returns {len(rows)} rows; the verifier keeps {MAX_ROWS}")
-    expected = {"columns": columns, "rows": plain_rows(rows)}
+    expected_rows = plain_rows(rows)
+    expected = {"columns": columns, "rows": expected_rows}
     instances, results = [db], [expected]
     shuffled = _shuffled(db, f"{db_name}:{task_id}:{row.number}")
     _, again = run_trusted(gold, shuffled, "sqlite")
-    if same_result(plain_rows(again), expected["rows"], ordered=order_matters)[0]:
+    if same_result(plain_rows(again), expected_rows, ordered=order_matters)[0]:
         instances.append(shuffled)
         results.append(expected)
     sample = _sample(db)
@@ -186,7 +189,7 @@ def _task(row: Row, base: Path, split: str, cache: dict[str, Database]) -> Task:
             "instances": [d.to_json() for d in instances],
             "expected": results,
         },
-        split=split,  # type: ignore[arg-type]
+        split=split,
         difficulty=Difficulty(),
         provenance=Provenance(source="text-to-sql", unit=f"text-to-sql:{db_name}"),
     )

@@ -22,7 +22,9 @@ def sample_text(db: Database, per_table: int = SAMPLE_ROWS) -> str:
     """The first rows of each table, as small text tables."""
     parts = []
     for t in db.tables:
-        parts.append(f"{t.name}:\n{describe_rows(t.column_names, list(map(list, t.rows)), per_table)}")
+        parts.append(
+            f"{t.name}:\n{describe_rows(t.column_names, list(map(list, t.rows)), per_table)}"
+        )
     return "\n\n".join(parts)
 
 

@@ -59,9 +59,11 @@ def hardcode_values(task: Task) -> str:
     rows = _sample_answer(task)
     if not rows:
         return "SELECT 1 WHERE 0 = 1"
-    return "SELECT * FROM (VALUES " + ", ".join(
-        "(" + ", ".join(map(_literal, r)) + ")" for r in rows
-    ) + ") AS t"
+    return (
+        "SELECT * FROM (VALUES "
+        + ", ".join("(" + ", ".join(map(_literal, r)) + ")" for r in rows)
+        + ") AS t"
+    )
 
 
 def _fixed(text: str) -> Callable[[Task], str]:
@@ -83,8 +85,12 @@ _CROSS = (
 EXPLOITS: tuple[SqlExploit, ...] = (
     SqlExploit("hardcode-sample-union", "hardcode-visible", hardcode_union),
     SqlExploit("hardcode-sample-values", "hardcode-visible", hardcode_values),
-    SqlExploit("schema-sqlite-master", "read-hidden", _fixed("SELECT name, sql FROM sqlite_master")),
-    SqlExploit("schema-duckdb-tables", "read-hidden", _fixed("SELECT * FROM duckdb_tables()"), _DUCKDB),
+    SqlExploit(
+        "schema-sqlite-master", "read-hidden", _fixed("SELECT name, sql FROM sqlite_master")
+    ),
+    SqlExploit(
+        "schema-duckdb-tables", "read-hidden", _fixed("SELECT * FROM duckdb_tables()"), _DUCKDB
+    ),
     SqlExploit("attach-instance", "escape", _fixed("ATTACH 'db1.sqlite' AS other"), _SQLITE),
     SqlExploit("attach-instance-duckdb", "escape", _fixed("ATTACH 'db1.duckdb' AS other"), _DUCKDB),
     SqlExploit("read-csv", "escape", _fixed("SELECT * FROM read_csv('/etc/passwd')"), _DUCKDB),
@@ -93,7 +99,9 @@ EXPLOITS: tuple[SqlExploit, ...] = (
     SqlExploit("copy-out", "escape", _fixed("COPY (SELECT 1) TO '/tmp/x.csv'"), _DUCKDB),
     SqlExploit("install-extension", "escape", _fixed("INSTALL httpfs"), _DUCKDB),
     SqlExploit("load-extension", "escape", _fixed("SELECT load_extension('/tmp/x.so')"), _SQLITE),
-    SqlExploit("set-external-access", "escape", _fixed("SET enable_external_access = true"), _DUCKDB),
+    SqlExploit(
+        "set-external-access", "escape", _fixed("SET enable_external_access = true"), _DUCKDB
+    ),
     SqlExploit("insert", "write", _fixed("INSERT INTO orders VALUES (999, 1, '2024-01-01', 'x')")),
     SqlExploit("delete", "write", _fixed("DELETE FROM order_items")),
     SqlExploit("create-table", "write", _fixed("CREATE TABLE x AS SELECT 1 AS a")),

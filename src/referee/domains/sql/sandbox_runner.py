@@ -28,9 +28,11 @@ import sqlite3
 import sys
 import threading
 import time
+from typing import Any
 
 if "/opt/packages" not in sys.path:
     sys.path.insert(0, "/opt/packages")
+_duckdb: Any
 try:
     import _duckdb
 except ImportError:  # a sandbox without DuckDB: its tasks report it, SQLite ones still run
@@ -40,7 +42,7 @@ SAFE_PRAGMAS = {"table_info", "table_xinfo", "index_list", "index_info", "foreig
 DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
 
 
-def plain(value):
+def plain(value: Any) -> Any:
     """A JSON value for one cell: numbers, strings and None as they are, dates as ISO text."""
     if value is None or isinstance(value, str):
         return value
@@ -59,12 +61,14 @@ def plain(value):
     return str(value)
 
 
-def _sqlite_authorizer(tables, existing):
+def _sqlite_authorizer(tables: list[str], existing: list[str]) -> Any:
     allowed = {t.lower() for t in tables}
     # A READ names a table or a CTE; a CTE is any name the database does not hold.
     forbidden = {t.lower() for t in existing} - allowed
 
-    def authorize(action, arg1, arg2, db_name, source):
+    def authorize(
+        action: int, arg1: str | None, arg2: str | None, db_name: str | None, source: Any
+    ) -> int:
         if action == sqlite3.SQLITE_SELECT or action == sqlite3.SQLITE_RECURSIVE:
             return sqlite3.SQLITE_OK
         if action == sqlite3.SQLITE_READ:
@@ -83,7 +87,9 @@ def _sqlite_authorizer(tables, existing):
     return authorize
 
 
-def _run_sqlite(path, query, tables, timeout_s, max_rows):
+def _run_sqlite(
+    path: str, query: str, tables: list[str], timeout_s: float, max_rows: int
+) -> dict[str, Any]:
     con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, isolation_level=None)
     try:
         existing = [r[0] for r in con.execute("SELECT name FROM sqlite_master")]
@@ -91,7 +97,7 @@ def _run_sqlite(path, query, tables, timeout_s, max_rows):
         deadline = time.monotonic() + timeout_s
         state = {"timed_out": False}
 
-        def progress():
+        def progress() -> int:
             if time.monotonic() > deadline:
                 state["timed_out"] = True
                 return 1
@@ -113,7 +119,9 @@ def _run_sqlite(path, query, tables, timeout_s, max_rows):
         con.close()
 
 
-def _run_duckdb(path, query, tables, timeout_s, max_rows, memory_mb):
+def _run_duckdb(
+    path: str, query: str, tables: list[str], timeout_s: float, max_rows: int, memory_mb: int
+) -> dict[str, Any]:
     if _duckdb is None:
         return {"infra": "DuckDB is not available in this sandbox"}
     try:
@@ -124,7 +132,7 @@ def _run_duckdb(path, query, tables, timeout_s, max_rows, memory_mb):
         return {"error": f"one SELECT statement is allowed, got {len(statements)} statements"}
     if statements[0].type != _duckdb.StatementType.SELECT:
         return {"error": f"only a SELECT statement is allowed, got {statements[0].type}"}
-    config = {
+    config: dict[str, Any] = {
         "enable_external_access": False,
         "autoload_known_extensions": False,
         "autoinstall_known_extensions": False,
@@ -147,7 +155,7 @@ def _run_duckdb(path, query, tables, timeout_s, max_rows, memory_mb):
             return {"error": f"the query reads tables outside the task: {', '.join(others)}"}
         state = {"timed_out": False}
 
-        def stop():
+        def stop() -> None:
             state["timed_out"] = True
             con.interrupt()
 
@@ -170,7 +178,7 @@ def _run_duckdb(path, query, tables, timeout_s, max_rows, memory_mb):
         con.close()
 
 
-def run(request):
+def run(request: dict[str, Any]) -> None:
     """Run ``request["query"]`` on every database of ``request["databases"]``; one frame each."""
     nonce = request["nonce"]
     max_rows = request["max_rows"]
@@ -211,7 +219,7 @@ def run(request):
         sys.stdout.flush()
 
 
-def _warm_up():
+def _warm_up() -> None:
     # One connection opened and closed in the fork server, before any fork: DuckDB's first
     # connection pages in and initialises what every later one reuses (each run forks a warm
     # copy). No thread of it outlives the close, so forking afterwards is safe.

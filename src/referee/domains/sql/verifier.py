@@ -101,7 +101,7 @@ def run_query(
         stdout_bytes=len(databases) * MAX_BYTES + 4096,
     )
     r = sandbox.run_python(
-        program, name="run_query.py", files=dict(zip(names, databases)), limits=limits
+        program, name="run_query.py", files=dict(zip(names, databases, strict=True)), limits=limits
     )
     outcomes: list[RunOutcome | None] = [None] * len(databases)
     prefix = nonce + " "
@@ -141,7 +141,9 @@ class SqlVerifier:
             try:
                 verdict = self._verify(task, answer)
             except Exception as e:  # a bug here must cost a retry, never hand out a reward
-                verdict = Verdict.infra(task.id, f"verifier crashed: {type(e).__name__}: {e}", VERSION)
+                verdict = Verdict.infra(
+                    task.id, f"verifier crashed: {type(e).__name__}: {e}", VERSION
+                )
         return verdict.model_copy(update={"sandbox": meter.usage()})
 
     def _verify(self, task: Task, answer: str) -> Verdict:
@@ -155,7 +157,9 @@ class SqlVerifier:
         if not query or len(query) > MAX_QUERY_CHARS:
             why = "no query in the answer" if not query else f"longer than {MAX_QUERY_CHARS} chars"
             status: TestStatus = "missing" if not query else "failed"
-            return self._verdict(task, [TestOutcome(name=n, status=status, detail=why) for n in names], [], t0)
+            return self._verdict(
+                task, [TestOutcome(name=n, status=status, detail=why) for n in names], [], t0
+            )
         flags = scan_query(query)
         files = [database_file(db, spec.engine) for db in spec.instances]
         try:
@@ -185,13 +189,17 @@ class SqlVerifier:
     ) -> TestOutcome:
         if out is None:
             if r.timed_out:
-                return TestOutcome(name=name, status="timeout", detail="the run was killed at its deadline")
+                return TestOutcome(
+                    name=name, status="timeout", detail="the run was killed at its deadline"
+                )
             why = "memory limit exceeded" if r.memory_exceeded else r.summary()
             return TestOutcome(name=name, status="missing", detail=f"no result ({why})")
         if out.get("skipped"):
             return TestOutcome(name=name, status="skipped", detail="not run: an earlier one failed")
         if out.get("timeout"):
-            return TestOutcome(name=name, status="timeout", detail=f"query ran past {spec.time_limit_s:g}s")
+            return TestOutcome(
+                name=name, status="timeout", detail=f"query ran past {spec.time_limit_s:g}s"
+            )
         if "error" in out:
             return TestOutcome(name=name, status="error", detail=str(out["error"])[:300])
         rows = out.get("rows")
