@@ -30,15 +30,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from referee.domains.sql.compare import same_result  # noqa: E402
-from referee.domains.sql.database import database_file, run_trusted  # noqa: E402
-from referee.domains.sql.families import FAMILY_NAMES, make_task  # noqa: E402
-from referee.domains.sql.mutants import mutants  # noqa: E402
-from referee.domains.sql.redteam import run_corpus  # noqa: E402
-from referee.domains.sql.spec import SqlSpec  # noqa: E402
-from referee.domains.sql.values import plain_rows  # noqa: E402
-from referee.domains.sql.verifier import SqlVerifier  # noqa: E402
-from referee.tasks.model import Task  # noqa: E402
+from referee.domains.sql.compare import same_result
+from referee.domains.sql.database import database_file, run_trusted
+from referee.domains.sql.families import FAMILY_NAMES, make_task
+from referee.domains.sql.mutants import mutants
+from referee.domains.sql.redteam import run_corpus
+from referee.domains.sql.spec import SqlSpec
+from referee.domains.sql.values import plain_rows
+from referee.domains.sql.verifier import SqlVerifier
+from referee.tasks.model import Task
 
 DIFFICULTIES = (0.0, 1 / 3, 2 / 3, 1.0)
 

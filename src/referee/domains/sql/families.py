@@ -69,8 +69,15 @@ def make_task(family: str, difficulty: float, seed: int) -> Task:
     for _ in range(_ATTEMPTS):
         query = shape.make(rng, engine)
         sample = generate_database(rng.randrange(1 << 31), difficulty, "plain")
+        # Hidden rows are stored out of id order, with rows on the question's bounds.
         instances = [
-            generate_database(rng.randrange(1 << 31), difficulty, PROFILES[k % len(PROFILES)])
+            generate_database(
+                rng.randrange(1 << 31),
+                difficulty,
+                PROFILES[k % len(PROFILES)],
+                shuffle=True,
+                anchors=query.anchors,
+            )
             for k in range(HIDDEN_INSTANCES)
         ]
         seen = reference_result(query.sql, sample, engine)

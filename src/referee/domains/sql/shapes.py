@@ -17,8 +17,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from referee.domains.sql.datagen import CATEGORIES, CITIES, order_dates, price_grid
+from referee.domains.sql.datagen import CATEGORIES, CITIES, order_dates, price_grid, signup_dates
 
 __all__ = ["SHAPES", "Query", "Shape", "month_of"]
 
@@ -32,6 +33,9 @@ class Query:
     sql: str
     order_matters: bool
     features: dict[str, float] = field(default_factory=dict)
+    #: Rows the hidden databases must hold, ``(table, {column: value})``: on the question's
+    #: bounds, so that ``>`` and ``>=`` (or a dropped condition) give other answers.
+    anchors: tuple[tuple[str, dict[str, Any]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -50,14 +54,7 @@ def _month_start(rng: random.Random) -> str:
 
 
 def _signup_bound(rng: random.Random) -> str:
-    year, month = rng.choice([(2021, 6), (2022, 1), (2022, 6), (2023, 1)])
-    # The generator's signup dates are 15 days apart from 2021-01-01: pick one exactly.
-    from datetime import date, timedelta
-
-    start = date(2021, 1, 1)
-    target = date(year, month, 1)
-    k = (target - start).days // 15
-    return (start + timedelta(days=15 * k)).isoformat()
+    return rng.choice(signup_dates()[10:-10])
 
 
 _NOT_CANCELLED = "(o.status IS NULL OR o.status <> 'cancelled')"
@@ -74,6 +71,7 @@ def _city_signup(rng: random.Random, engine: str) -> Query:
         "ORDER BY name, id",
         True,
         {"filters": 2},
+        (("customers", {"city": city, "signup_date": bound}),),
     )
 
 
@@ -89,6 +87,10 @@ def _price_range(rng: random.Random, engine: str) -> Query:
         f"AND price BETWEEN {lo} AND {hi}",
         False,
         {"filters": 3},
+        (
+            ("products", {"category": cat, "price": lo}),
+            ("products", {"category": cat, "price": hi}),
+        ),
     )
 
 
@@ -100,6 +102,7 @@ def _outside_city(rng: random.Random, engine: str) -> Query:
         f"SELECT id, name FROM customers WHERE city IS NULL OR city <> '{city}'",
         False,
         {"filters": 2, "nulls": 1},
+        (("customers", {"city": None}), ("customers", {"city": city})),
     )
 
 
@@ -107,13 +110,18 @@ def _active_buyers(rng: random.Random, engine: str) -> Query:
     start = _month_start(rng)
     end = rng.choice([d for d in order_dates() if d.endswith("-01") and d > start][1:6] or [start])
     return Query(
-        f"Which customers placed at least one order dated from {start} (included) to {end} "
-        f"(excluded) that is {_NOT_CANCELLED_WORDS}? Give each customer's id once, in "
-        "ascending order.",
+        f"Which customer ids appear on at least one order dated from {start} (included) to "
+        f"{end} (excluded) that is {_NOT_CANCELLED_WORDS}? Give each id once, in ascending "
+        "order.",
         f"SELECT DISTINCT o.customer_id FROM orders o WHERE {_NOT_CANCELLED} "
         f"AND o.order_date >= '{start}' AND o.order_date < '{end}' ORDER BY o.customer_id",
         True,
         {"filters": 3, "nulls": 1, "distinct": 1},
+        (
+            ("orders", {"order_date": start, "status": "shipped"}),
+            ("orders", {"order_date": end, "status": "pending"}),
+            ("orders", {"order_date": start, "status": None}),
+        ),
     )
 
 
@@ -122,11 +130,13 @@ def _shipped_orders(rng: random.Random, engine: str) -> Query:
     bound = _month_start(rng)
     return Query(
         f"For every order with status 'shipped' placed before {bound}, give the order's id and "
-        "the name of the customer who placed it. Order the rows by order id.",
+        "the name of the customer who placed it (orders whose customer is not on record are "
+        "left out). Order the rows by order id.",
         "SELECT o.id, c.name FROM orders o JOIN customers c ON c.id = o.customer_id "
         f"WHERE o.status = 'shipped' AND o.order_date < '{bound}' ORDER BY o.id",
         True,
         {"joins": 1},
+        (("orders", {"order_date": bound, "status": "shipped"}),),
     )
 
 
@@ -177,6 +187,7 @@ def _orders_per_status(rng: random.Random, engine: str) -> Query:
         f"SELECT status, COUNT(*) FROM orders WHERE order_date >= '{bound}' GROUP BY status",
         False,
         {"aggregation": 1},
+        (("orders", {"order_date": bound}),),
     )
 
 
@@ -198,7 +209,8 @@ def _category_revenue(rng: random.Random, engine: str) -> Query:
     return Query(
         "A line's revenue is its quantity times its unit price. Over the lines of orders that "
         f"are {_NOT_CANCELLED_WORDS}, give the {k} product categories with the highest total "
-        "revenue: category and revenue, highest first, ties broken by category name.",
+        "revenue: category and revenue, highest first, ties broken by category name. Lines "
+        "whose order or product is not on record are left out.",
         "SELECT p.category, SUM(i.quantity * i.unit_price) AS revenue FROM order_items i "
         "JOIN orders o ON o.id = i.order_id JOIN products p ON p.id = i.product_id "
         f"WHERE {_NOT_CANCELLED} GROUP BY p.category ORDER BY revenue DESC, p.category LIMIT {k}",
@@ -211,8 +223,9 @@ def _tier_order_value(rng: random.Random, engine: str) -> Query:
     return Query(
         "An order's value is the sum of quantity times unit price over its lines. For each "
         "customer tier, the average value of the orders placed by customers of that tier "
-        "(orders without lines are left out; customers without a tier form one group whose "
-        "tier is NULL). Columns: tier, average order value. Any order.",
+        "(orders without lines, and orders whose customer is not on record, are left out; "
+        "customers without a tier form one group whose tier is NULL). Columns: tier, average "
+        "order value. Any order.",
         "WITH ov AS (SELECT order_id, SUM(quantity * unit_price) AS v FROM order_items "
         "GROUP BY order_id) SELECT c.tier, AVG(ov.v) FROM ov JOIN orders o ON o.id = ov.order_id "
         "JOIN customers c ON c.id = o.customer_id GROUP BY c.tier",
@@ -224,7 +237,7 @@ def _tier_order_value(rng: random.Random, engine: str) -> Query:
 # ---- sql-window ---------------------------------------------------------------------------
 def _first_order(rng: random.Random, engine: str) -> Query:
     return Query(
-        "For each customer who placed an order, give the customer id, the id of their first "
+        "For each customer id on the orders, give the customer id, the id of its first "
         "order and its date (the earliest date; among orders on that date, the lowest id). "
         "Order the rows by customer id.",
         "SELECT customer_id, id, order_date FROM (SELECT customer_id, id, order_date, "
@@ -268,7 +281,7 @@ def _running_revenue(rng: random.Random, engine: str) -> Query:
         f"Month by month through {year}, give the month (as YYYY-MM), the revenue of the orders "
         "placed that month (quantity times unit price over their lines) and the running total "
         "of that revenue from the first month of the year up to and including it. Months "
-        "without orders are absent. Order the rows by month.",
+        "without order lines are absent. Order the rows by month.",
         f"WITH m AS (SELECT {month} AS month, SUM(i.quantity * i.unit_price) AS revenue "
         "FROM orders o JOIN order_items i ON i.order_id = o.id "
         f"WHERE o.order_date >= '{year}-01-01' AND o.order_date < '{int(year) + 1}-01-01' "
@@ -276,6 +289,7 @@ def _running_revenue(rng: random.Random, engine: str) -> Query:
         "ORDER BY month",
         True,
         {"windows": 1, "joins": 1, "aggregation": 2, "nesting": 1},
+        (("orders", {"order_date": f"{int(year) + 1}-01-01"}),),
     )
 
 
@@ -305,9 +319,10 @@ def _never_sold(rng: random.Random, engine: str) -> Query:
 
 def _big_spenders(rng: random.Random, engine: str) -> Query:
     return Query(
-        "A customer's spend is the sum of quantity times unit price over the lines of all their "
-        "orders. Give the customers whose spend is above the average spend of the customers "
-        "who placed at least one order line: id, name, spend, highest spend first, ties by id.",
+        "The spend of a customer id is the sum of quantity times unit price over the lines of "
+        "all the orders bearing it. Give the customers on record whose spend is above the "
+        "average spend of all the customer ids with at least one order line (ids not on record "
+        "count in that average): id, name, spend, highest spend first, ties by id.",
         "WITH s AS (SELECT o.customer_id, SUM(i.quantity * i.unit_price) AS spend FROM orders o "
         "JOIN order_items i ON i.order_id = o.id GROUP BY o.customer_id) "
         "SELECT c.id, c.name, s.spend FROM s JOIN customers c ON c.id = s.customer_id "
