@@ -6,6 +6,7 @@ import datetime
 import decimal
 
 from referee.domains.sql.compare import same_result
+from referee.domains.sql.families import make_task
 from referee.domains.sql.sandbox_runner import plain as runner_plain
 from referee.domains.sql.values import plain
 from referee.domains.sql.verifier import SqlVerifier
@@ -56,3 +57,11 @@ def test_the_runner_and_the_host_write_cells_alike() -> None:
     cells = [None, True, 3, 2.5, float("nan"), "x", datetime.date(2024, 1, 2),
              decimal.Decimal("1.25"), b"\x01"]  # fmt: skip
     assert [runner_plain(c) for c in cells] == [plain(c) for c in cells]
+
+
+def test_an_outer_join_for_an_inner_one_fails(sql_verifier: SqlVerifier) -> None:
+    # Hidden orders of customers not on record tell LEFT JOIN from JOIN.
+    task = make_task("sql-join", 0.0, 0)
+    assert task.provenance.unit == "sql:sql-join/shipped-orders"
+    outer = task.hidden["reference"].replace(" JOIN ", " LEFT JOIN ", 1)
+    assert not sql_verifier.verify(task, outer).passed

@@ -102,9 +102,9 @@ def mutants(sql: str) -> list[Mutant]:
     """Every single-edit mutant of ``sql`` (see the module docstring), duplicates removed."""
     found: list[Mutant] = []
     found += _drop_conditions(sql)
-    for m in _CMP.finditer(sql):
-        op = m.group(1)
-        found.append(Mutant("comparison", sql[: m.start()] + _COMPARISONS[op] + sql[m.end() :]))
+    for cmp in _CMP.finditer(sql):
+        op = cmp.group(1)
+        found.append(Mutant("comparison", sql[: cmp.start()] + _COMPARISONS[op] + sql[cmp.end() :]))
     found += _each(re.compile(r"\bDISTINCT\s+(?!\w+\))"), sql, "", "drop-distinct")
     found += _each(re.compile(r"COUNT\(DISTINCT\s+"), sql, "COUNT(", "count-distinct")
     found += _each(re.compile(r"(?<!LEFT )\bJOIN\b"), sql, "LEFT JOIN", "left-join")
