@@ -69,6 +69,10 @@ def test_a_good_file_imports_and_its_gold_passes(tmp_path: Path, sql_verifier: S
             "gold_sql",
         ),
         ({"question": "q", "ddl": _DDL, "gold_sql": "SELECT 1"}, "db"),
+        (
+            {"question": "q", "ddl": "ATTACH 'x.db' AS e", "inserts": "", "gold_sql": "SELECT 1"},
+            "ddl",
+        ),
         ({"db": "dbs/concert.sqlite", "gold_sql": "SELECT 1"}, "question"),
         (
             {"question": "q", "db": "dbs/concert.sqlite", "gold_sql": "DELETE FROM singer"},

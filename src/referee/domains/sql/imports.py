@@ -88,11 +88,22 @@ def _database(con: sqlite3.Connection, names: list[str]) -> Database:
     return Database(tuple(tables))
 
 
+def _no_escape(action: int, arg1: str | None, arg2: str | None, *_: object) -> int:
+    # The statements build tables in memory; they may not reach a file (ATTACH) or an extension.
+    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH, sqlite3.SQLITE_PRAGMA):
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() == "load_extension":
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
 def _from_statements(ddl: str, inserts: str) -> Database:
     con = sqlite3.connect(":memory:")
     try:
+        con.set_authorizer(_no_escape)
         con.executescript(ddl)
         con.executescript(inserts)
+        con.set_authorizer(None)
         names = [
             r[0]
             for r in con.execute(
