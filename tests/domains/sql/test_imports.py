@@ -41,6 +41,7 @@ def test_a_good_file_imports_and_its_gold_passes(tmp_path: Path, sql_verifier: S
              "gold_sql": "SELECT count(*) FROM singer WHERE country = 'FR'"},
             {"id": "q2", "question": "Names of the singers older than 40, oldest first.",
              "ddl": _DDL, "inserts": _INSERTS, "order_matters": True, "evidence": "older: age > 40",
+             "column_names_matter": True,
              "gold_sql": "SELECT name FROM singer WHERE age > 40 ORDER BY age DESC, id"},
         ],
     )  # fmt: skip
@@ -58,6 +59,11 @@ def test_a_good_file_imports_and_its_gold_passes(tmp_path: Path, sql_verifier: S
     # LIMIT without ORDER BY reads rows in stored order: the shuffled copy catches it.
     v = sql_verifier.verify(tasks[1], "SELECT name FROM singer WHERE age > 40 ORDER BY age DESC")
     assert not v.passed
+    # The question asks for named columns: the name counts, its case does not.
+    assert "Name the columns name" in tasks[1].user_prompt
+    renamed = "SELECT name AS who FROM singer WHERE age > 40 ORDER BY age DESC, id"
+    assert not sql_verifier.verify(tasks[1], renamed).passed
+    assert sql_verifier.verify(tasks[1], renamed.replace("AS who", "AS NAME")).passed
 
 
 @pytest.mark.parametrize(

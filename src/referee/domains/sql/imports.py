@@ -5,8 +5,9 @@ One JSON object a line (or a JSON array, or Parquet: :func:`referee.tasks.import
 * ``question`` (text), ``gold_sql`` (the reference query, SQLite dialect);
 * the database: ``db``, the path of a SQLite file (relative to the JSONL file), or ``ddl`` (the
   ``CREATE TABLE`` statements) and ``inserts`` (``INSERT`` statements: one text or a list);
-* optional ``id``, ``order_matters`` (default false: rows compare as a multiset), ``evidence``
-  (BIRD's hint, shown in the prompt).
+* optional ``id``, ``order_matters`` (default false: rows compare as a multiset),
+  ``column_names_matter`` (default false: the gold's column names, which the prompt then
+  asks for, must match, case aside), ``evidence`` (BIRD's hint, shown in the prompt).
 
 An imported task has one database only, so its hidden instances are that database and, when
 the gold's result does not depend on the order rows are stored in, a copy with every table's
@@ -162,6 +163,7 @@ def _task(row: Row, base: Path, split: str, cache: dict[str, Database]) -> Task:
     question = row.get("question", str)
     gold = row.get("gold_sql", str)
     order_matters = row.get("order_matters", bool, False)
+    names_matter = row.get("column_names_matter", bool, False)
     evidence = row.get("evidence", str, "")
     task_id = row.get("id", (str, int), None)
     db, db_name = _database_of(row, base, cache)
@@ -183,7 +185,9 @@ def _task(row: Row, base: Path, split: str, cache: dict[str, Database]) -> Task:
     name = f"text-to-sql/{task_id if task_id is not None else f'row-{row.number}'}-v1"
     return Task.create(
         name=name,
-        prompt=task_prompt(question, sample, "sqlite", order_matters, evidence),
+        prompt=task_prompt(
+            question, sample, "sqlite", order_matters, evidence, columns if names_matter else None
+        ),
         domain="sql",
         kind="sql",
         answer_format="code",
@@ -192,6 +196,7 @@ def _task(row: Row, base: Path, split: str, cache: dict[str, Database]) -> Task:
             "tables": db.table_names,
             "sample": sample.to_json(),
             "order_matters": order_matters,
+            "column_names_matter": names_matter,
             "time_limit_s": DEFAULT_TIME_LIMIT_S,
             "question": question,
         },

@@ -29,7 +29,12 @@ def sample_text(db: Database, per_table: int = SAMPLE_ROWS) -> str:
 
 
 def task_prompt(
-    question: str, sample: Database, engine: Engine, order_matters: bool, evidence: str = ""
+    question: str,
+    sample: Database,
+    engine: Engine,
+    order_matters: bool,
+    evidence: str = "",
+    column_names: list[str] | None = None,
 ) -> str:
     """The user message of a task."""
     order = (
@@ -38,11 +43,16 @@ def task_prompt(
         else "The order of the rows does not matter."
     )
     hint = f"\nHint: {evidence}\n" if evidence else ""
+    names = (
+        f"Name the columns {', '.join(column_names)}, in this order."
+        if column_names
+        else "Column names do not matter; the number and order of the columns do."
+    )
     return (
         f"You are given a {ENGINE_NAMES[engine]} database. Write one SQL query (a single "
         f"SELECT statement, {ENGINE_NAMES[engine]} dialect) that answers the question.\n\n"
         f"Question: {question}\n{hint}\n"
-        f"{order} Column names do not matter; the number and order of the columns do.\n\n"
+        f"{order} {names}\n\n"
         f"Schema:\n{sample.ddl(engine)}\n\n"
         "Sample rows (the query is judged on other databases with the same schema and "
         f"different contents):\n{sample_text(sample)}\n\n"

@@ -2,7 +2,8 @@
 
 ``payload`` (the model may see it): ``engine`` (``sqlite`` | ``duckdb``), ``tables`` (the tables
 the query may read), ``sample`` (the visible database, as :class:`Database` JSON),
-``order_matters`` (the question asks for an order), ``time_limit_s`` (per database).
+``order_matters`` (the question asks for an order), ``column_names_matter`` (the question asks
+for named columns: they must match, case aside), ``time_limit_s`` (per database).
 
 ``hidden`` (the grader's alone): ``reference`` (the trusted query), ``instances`` (the hidden
 databases: same schema, other contents) and ``expected`` (the reference's result on each,
@@ -33,6 +34,7 @@ class SqlSpec:
     tables: tuple[str, ...]
     sample: Database
     order_matters: bool
+    column_names_matter: bool
     time_limit_s: float
     reference: str
     instances: tuple[Database, ...]
@@ -67,6 +69,7 @@ class SqlSpec:
             tables=tuple(str(t) for t in tables),
             sample=sample,
             order_matters=bool(p.get("order_matters", False)),
+            column_names_matter=bool(p.get("column_names_matter", False)),
             time_limit_s=float(p.get("time_limit_s", DEFAULT_TIME_LIMIT_S)),
             reference=h["reference"],
             instances=dbs,

@@ -205,6 +205,13 @@ class SqlVerifier:
         rows = out.get("rows")
         if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
             return TestOutcome(name=name, status="failed", detail="malformed result")
+        if spec.column_names_matter:
+            got = [str(c).lower() for c in out.get("columns") or []]
+            want = [str(c).lower() for c in expected.get("columns") or []]
+            if got != want:
+                return TestOutcome(
+                    name=name, status="failed", detail=f"columns named {got}, expected {want}"
+                )
         ok, why = same_result(rows, expected["rows"], ordered=spec.order_matters)
         return TestOutcome(name=name, status="passed" if ok else "failed", detail=why)
 
