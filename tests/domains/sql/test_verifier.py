@@ -65,3 +65,20 @@ def test_an_outer_join_for_an_inner_one_fails(sql_verifier: SqlVerifier) -> None
     assert task.provenance.unit == "sql:sql-join/shipped-orders"
     outer = task.hidden["reference"].replace(" JOIN ", " LEFT JOIN ", 1)
     assert not sql_verifier.verify(task, outer).passed
+
+
+def test_a_table_outside_the_task_is_refused(
+    sql_verifier: SqlVerifier, sqlite_task: Task, duckdb_task: Task
+) -> None:
+    for task in (sqlite_task, duckdb_task):
+        narrowed = Task.create(
+            name=task.id,
+            prompt=task.prompt,
+            domain="sql",
+            kind="sql",
+            payload={**task.payload, "tables": ["orders", "order_items"]},
+            hidden={**task.hidden, "expected": [{"rows": [[1]]}] * len(task.hidden["instances"])},
+        )
+        v = sql_verifier.verify(narrowed, "SELECT count(*) FROM customers")
+        assert v.tests[0].status == "error", (task.payload["engine"], v.tests[0])
+        assert "customers" in v.tests[0].detail or "not authorized" in v.tests[0].detail
