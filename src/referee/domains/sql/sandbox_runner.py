@@ -1,0 +1,232 @@
+"""The grader's query runner: runs *inside* the sandbox (preloaded into its fork server).
+
+Standard library and DuckDB's extension module only (no referee, no duckdb wrapper package,
+which needs its metadata). ``run(request)`` opens each database file of the request read-only,
+with everything a query could use to reach beyond it shut off, runs the candidate's query on
+it under a deadline, and prints one frame per database: a line ``<nonce> <json>`` holding the
+result's columns and rows as plain JSON values (or why there are none). The host judges the
+frames; nothing printed here is trusted beyond being data.
+
+SQLite: a ``mode=ro&immutable=1`` URI, and an authorizer that allows only reading the task's
+tables (not ``sqlite_master``), calling functions other than file and extension ones, and the
+few harmless pragmas; ATTACH, writes, schema changes, transactions and other pragmas are
+denied; one statement only (the driver refuses more). A progress handler stops the query at
+its deadline.
+
+DuckDB: ``read_only=True``, external access off (no files, no URLs, no extensions), the
+configuration locked, one thread, a memory limit; the text must be exactly one SELECT
+statement reading only the task's tables. A timer interrupts the query at its deadline.
+
+Either way the sandbox kills the whole run if the runner itself overstays.
+"""
+
+import datetime
+import decimal
+import json
+import math
+import sqlite3
+import sys
+import threading
+import time
+from typing import Any
+
+if "/opt/packages" not in sys.path:
+    sys.path.insert(0, "/opt/packages")
+_duckdb: Any
+try:
+    import _duckdb
+except ImportError:  # a sandbox without DuckDB: its tasks report it, SQLite ones still run
+    _duckdb = None
+
+SAFE_PRAGMAS = {"table_info", "table_xinfo", "index_list", "index_info", "foreign_key_list"}
+DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
+
+
+def plain(value: Any) -> Any:
+    """A JSON value for one cell: numbers, strings and None as they are, dates as ISO text."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, (datetime.date, datetime.datetime, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "x'" + bytes(value).hex() + "'"
+    return str(value)
+
+
+def _sqlite_authorizer(tables: list[str], existing: list[str]) -> Any:
+    allowed = {t.lower() for t in tables}
+    # A READ names a table or a CTE; a CTE is any name the database does not hold.
+    forbidden = {t.lower() for t in existing} - allowed
+
+    def authorize(
+        action: int, arg1: str | None, arg2: str | None, db_name: str | None, source: Any
+    ) -> int:
+        if action == sqlite3.SQLITE_SELECT or action == sqlite3.SQLITE_RECURSIVE:
+            return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_READ:
+            name = (arg1 or "").lower()
+            ok = name not in forbidden and not name.startswith("sqlite_")
+            ok = ok and db_name in ("main", None)
+            return sqlite3.SQLITE_OK if ok else sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_FUNCTION:
+            ok = (arg2 or "").lower() not in DENIED_FUNCTIONS
+            return sqlite3.SQLITE_OK if ok else sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_PRAGMA:
+            ok = (arg1 or "").lower() in SAFE_PRAGMAS  # read the schema only, never set
+            return sqlite3.SQLITE_OK if ok else sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_DENY
+
+    return authorize
+
+
+def _run_sqlite(
+    path: str, query: str, tables: list[str], timeout_s: float, max_rows: int
+) -> dict[str, Any]:
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, isolation_level=None)
+    try:
+        existing = [r[0] for r in con.execute("SELECT name FROM sqlite_master")]
+        con.set_authorizer(_sqlite_authorizer(tables, existing))
+        deadline = time.monotonic() + timeout_s
+        state = {"timed_out": False}
+
+        def progress() -> int:
+            if time.monotonic() > deadline:
+                state["timed_out"] = True
+                return 1
+            return 0
+
+        con.set_progress_handler(progress, 2000)
+        try:
+            cur = con.execute(query)
+            if cur.description is None:
+                return {"error": "not a query: it returns no result set"}
+            columns = [d[0] for d in cur.description]
+            rows = cur.fetchmany(max_rows + 1)
+        except Exception as e:
+            if state["timed_out"]:
+                return {"timeout": True}
+            return {"error": f"{type(e).__name__}: {e}"}
+        return {"columns": columns, "rows": rows}
+    finally:
+        con.close()
+
+
+def _run_duckdb(
+    path: str, query: str, tables: list[str], timeout_s: float, max_rows: int, memory_mb: int
+) -> dict[str, Any]:
+    if _duckdb is None:
+        return {"infra": "DuckDB is not available in this sandbox"}
+    try:
+        statements = _duckdb.extract_statements(query)
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {e}"}
+    if len(statements) != 1:
+        return {"error": f"one SELECT statement is allowed, got {len(statements)} statements"}
+    if statements[0].type != _duckdb.StatementType.SELECT:
+        return {"error": f"only a SELECT statement is allowed, got {statements[0].type}"}
+    config: dict[str, Any] = {
+        "enable_external_access": False,
+        "autoload_known_extensions": False,
+        "autoinstall_known_extensions": False,
+        "allow_community_extensions": False,
+        "threads": 1,
+        "memory_limit": f"{memory_mb}MB",
+        "max_temp_directory_size": "0B",
+    }
+    con = _duckdb.connect(path, read_only=True, config=config)
+    try:
+        # The progress bar draws on stdout (into the frames); then nothing may change.
+        con.execute("SET enable_progress_bar = false")
+        con.execute("SET lock_configuration = true")
+        try:
+            used = {t.lower() for t in con.get_table_names(query)}
+        except Exception as e:
+            return {"error": f"{type(e).__name__}: {e}"}
+        others = sorted(used - {t.lower() for t in tables})
+        if others:
+            return {"error": f"the query reads tables outside the task: {', '.join(others)}"}
+        state = {"timed_out": False}
+
+        def stop() -> None:
+            state["timed_out"] = True
+            con.interrupt()
+
+        timer = threading.Timer(timeout_s, stop)
+        timer.start()
+        try:
+            con.execute(query)
+            columns = [d[0] for d in con.description or ()]
+            rows = con.fetchmany(max_rows + 1)
+        except Exception as e:
+            if state["timed_out"]:
+                return {"timeout": True}
+            return {"error": f"{type(e).__name__}: {e}"}
+        finally:
+            timer.cancel()
+        if state["timed_out"]:
+            return {"timeout": True}
+        return {"columns": columns, "rows": rows}
+    finally:
+        con.close()
+
+
+def run(request: dict[str, Any]) -> None:
+    """Run ``request["query"]`` on every database of ``request["databases"]``; one frame each."""
+    nonce = request["nonce"]
+    max_rows = request["max_rows"]
+    failed = False
+    for i, path in enumerate(request["databases"]):
+        if failed:  # the reward is all or nothing: after a failed database, the rest are moot
+            sys.stdout.write(f"{nonce} {json.dumps({'i': i, 'skipped': True})}\n")
+            continue
+        t0 = time.perf_counter()
+        try:
+            if request["engine"] == "duckdb":
+                out = _run_duckdb(
+                    path,
+                    request["query"],
+                    request["tables"],
+                    request["timeout_s"],
+                    max_rows,
+                    request["memory_mb"],
+                )
+            else:
+                out = _run_sqlite(
+                    path, request["query"], request["tables"], request["timeout_s"], max_rows
+                )
+        except Exception as e:  # opening the database failed: the grader's fault
+            out = {"infra": f"{type(e).__name__}: {e}"}
+        if "rows" in out:
+            if len(out["rows"]) > max_rows:
+                out = {"error": f"more than {max_rows} rows (the result limit)"}
+            else:
+                out["rows"] = [[plain(v) for v in row] for row in out["rows"]]
+        failed = "rows" not in out
+        out["i"] = i
+        out["s"] = time.perf_counter() - t0
+        text = json.dumps(out, default=str)
+        if len(text) > request["max_bytes"]:
+            text = json.dumps({"i": i, "error": "result larger than the output limit"})
+        sys.stdout.write(f"{nonce} {text}\n")
+        sys.stdout.flush()
+
+
+def _warm_up() -> None:
+    # One connection opened and closed in the fork server, before any fork: DuckDB's first
+    # connection pages in and initialises what every later one reuses (each run forks a warm
+    # copy). No thread of it outlives the close, so forking afterwards is safe.
+    if _duckdb is not None:
+        con = _duckdb.connect(":memory:", config={"threads": 1})
+        con.execute("SELECT 1").fetchall()
+        con.close()
+
+
+_warm_up()

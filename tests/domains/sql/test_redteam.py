@@ -1,0 +1,33 @@
+"""Every exploit of the corpus scores no more than the empty answer; the gold passes.
+
+The slow resource exploits (each runs into a limit) are covered by one sample here and all of
+them by ``bench/domain_sql.py`` and ``referee redteam --verifier sql``."""
+
+from __future__ import annotations
+
+from referee.domains.sql.redteam import EXPLOITS, corpus_tasks
+from referee.domains.sql.verifier import SqlVerifier
+
+#: Each runs into a time or memory limit (seconds each); one of them is tested below.
+_SLOW = {"cross-join", "recursive-forever", "gigabyte-string", "gigabyte-string-sqlite"}
+
+
+def test_every_exploit_is_held(sql_verifier: SqlVerifier) -> None:
+    tasks = corpus_tasks()
+    for engine, task in tasks.items():
+        assert sql_verifier.verify(task, task.hidden["reference"]).passed
+        baseline = sql_verifier.verify(task, "").reward
+        for x in EXPLOITS:
+            if engine not in x.engines or x.name in _SLOW:
+                continue
+            v = sql_verifier.verify(task, x.query(task))
+            assert v.infra_error is None, (x.name, engine, v.infra_error)
+            assert not v.passed and v.reward <= baseline, (x.name, engine, v.tests)
+
+
+def test_the_time_limit_kills_a_query_that_never_ends(sql_verifier: SqlVerifier) -> None:
+    task = corpus_tasks()["duckdb"]
+    forever = next(x for x in EXPLOITS if x.name == "recursive-forever")
+    v = sql_verifier.verify(task, forever.query(task))
+    assert v.tests[0].status == "timeout" and v.reward == 0.0
+    assert v.timings["run_s"] < 10
