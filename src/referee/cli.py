@@ -576,9 +576,10 @@ def tasks_export(
 def synth(
     source: Annotated[str, typer.Argument(help="A folder, or pypi:NAME==VERSION.")],
     out: Annotated[str, typer.Option("--out", help=_OUT_TASKS_HELP)],
-    kinds: Annotated[str, typer.Option(help="Comma-separated: bugfix,implement,testgen.")] = (
-        "bugfix,implement,testgen"
-    ),
+    kinds: Annotated[
+        str,
+        typer.Option(help="Comma-separated, of bugfix,implement,testgen,refactor (opt-in)."),
+    ] = "bugfix,implement,testgen",
     limit: Annotated[
         int | None, typer.Option(min=1, help="At most N candidates validated per kind.")
     ] = None,
@@ -595,7 +596,8 @@ def synth(
     split_by: Annotated[str, typer.Option(help="Held-out unit: module or function.")] = "module",
     as_json: Annotated[bool, typer.Option("--json", help="The report as JSON on stdout.")] = False,
 ) -> None:
-    """Synthesize validated repository tasks (bug fixing, implementation, test writing)."""
+    """Synthesize validated repository tasks (bug fixing, implementation, test writing,
+    refactoring)."""
     from rich.progress import Progress
     from rich.table import Table
 
