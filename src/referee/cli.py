@@ -646,6 +646,8 @@ def synth(
             str(report.kept_by_kind[kind]),
             f"{report.test_s_by_kind[kind]:.1f}",
         )
+    for op, n in sorted(report.candidates_by_operator.items()):
+        table.add_row(f"  refactor: {op}", str(n), str(report.kept_by_operator[op]), "")
     print_table(err, table)
     rej = Table("rejected because", "count")
     for reason, n in report.rejected.most_common():

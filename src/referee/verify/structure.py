@@ -149,6 +149,13 @@ def _occurrences(fragment: Mapping[str, str], node: ast.AST) -> int:
 
 def describe(rule: Mapping[str, Any]) -> str:
     """A rule in words (the name of its outcome in a verdict)."""
+    try:
+        return _describe(rule)
+    except (KeyError, TypeError, ValueError):
+        return f"malformed rule {dict(rule)!r}"[:200]
+
+
+def _describe(rule: Mapping[str, Any]) -> str:
     kind = rule.get("rule")
     if kind == "defines":
         return f"a function named {rule['name']} exists"
