@@ -30,10 +30,16 @@ def _holds(source, candidate):
 
 def test_three_inverse_refactorings_of_the_fixture():
     repo = open_repository(str(MINIREPO))
-    got = {c.operators[0]: c for c in refactor_candidates(repo, _Covered())}
-    assert set(got) == {"inline-helper", "merge-helper", "duplicate-block"}
+    got = {c.id.split("::")[1]: c for c in refactor_candidates(repo, _Covered())}
+    assert set(got) == {
+        "_spread:inline-helper",
+        "_spread:duplicate-block",
+        "_summary:merge-helper",
+        "_summary:duplicate-block",  # describe's ``return _summary(...)`` takes the return too
+    }
     original = repo.text(STATS)
-    inline, merge, dup = got["inline-helper"], got["merge-helper"], got["duplicate-block"]
+    inline, merge = got["_spread:inline-helper"], got["_summary:merge-helper"]
+    dup = got["_spread:duplicate-block"]
     assert inline.extra["callers"] == ["describe", "midrange", "value_range"]
     assert inline.extra["call_sites"] == 3
     assert "def _spread" not in inline.broken[STATS]
@@ -83,7 +89,9 @@ def test_unsafe_helpers_are_left_alone(tmp_path):
     # expression of its argument, is inlined (as y in b shows, arguments are substituted).
     [c] = refactor_candidates(repo, _Covered())
     assert c.id == "pkg/mod.py::_safe:inline-helper"
-    assert "(y * 3 + y // 2)" in c.broken["pkg/mod.py"] and "def _safe" not in c.broken["pkg/mod.py"]
+    assert (
+        "(y * 3 + y // 2)" in c.broken["pkg/mod.py"] and "def _safe" not in c.broken["pkg/mod.py"]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -102,18 +110,22 @@ def verifier(store):
         yield pv
 
 
-def _task(report, op):
-    [t] = [t for t in report.tasks if t.hidden["operators"] == [op]]
+def _task(report, op, helper="_spread"):
+    [t] = [
+        t
+        for t in report.tasks
+        if t.hidden["operators"] == [op] and t.hidden["description"] == f"{op} {helper}"
+    ]
     return t
 
 
 def test_pipeline_keeps_one_task_per_inverse_refactoring(report):
-    assert report.candidates_by_kind["refactor"] == 3
-    assert report.kept_by_kind["refactor"] == 3 == len(report.tasks), report.to_json()
+    assert report.candidates_by_kind["refactor"] == 4
+    assert report.kept_by_kind["refactor"] == 4 == len(report.tasks), report.to_json()
     assert dict(report.kept_by_operator) == {
         "inline-helper": 1,
         "merge-helper": 1,
-        "duplicate-block": 1,
+        "duplicate-block": 2,
     }
     assert report.to_json()["kept_by_operator"] == dict(report.kept_by_operator)
     for t in report.tasks:
@@ -124,7 +136,7 @@ def test_pipeline_keeps_one_task_per_inverse_refactoring(report):
         assert t.difficulty.features["lines"] > 0
         assert "def " not in t.user_prompt  # the prompt names the helper, never shows it
     assert "`_spread`" in _task(report, "inline-helper").user_prompt
-    assert "`_summary`" in _task(report, "merge-helper").user_prompt
+    assert "`_summary`" in _task(report, "merge-helper", "_summary").user_prompt
 
 
 def _patch(t, new_text):

@@ -52,7 +52,6 @@ _FORBIDDEN = (
     ast.FunctionDef,
     ast.AsyncFunctionDef,
     ast.ClassDef,
-    ast.Lambda,
 )
 _ANSWER = (
     "Behaviour must not change: the repository's tests must keep passing. Answer with a "
@@ -66,12 +65,14 @@ class _Helper:
     qual: str
     node: ast.FunctionDef
     params: list[str]
+    kwonly: list[str]
     defaults: dict[str, ast.expr]
     cls: str | None  # the class of a method
     pre: list[ast.stmt]  # the statements before the final return (all when it has none)
     ret: ast.expr | None  # the final return's value
     stored: set[str]  # names the body binds (comprehension targets too)
     free: set[str]  # names the body reads that it does not bind (and are not parameters)
+    early: bool  # returns before its end: inlinable only where the call is ``return g(...)``
 
 
 @dataclass(frozen=True)
@@ -83,13 +84,23 @@ class _Site:
 
 @dataclass(frozen=True)
 class _Edit:
-    """Replace ``source[start:end]`` (character offsets) with ``text``; ``code`` is what the
-    replacement inlines (a fragment for the no-clone rule)."""
+    """Replace ``source[start:end]`` (character offsets) with ``text``."""
 
     start: int
     end: int
     text: str
+
+
+@dataclass(frozen=True)
+class _Inlined:
+    """The edits that inline a helper at one call site. ``code`` is the inlined code (the
+    fragment a no-clone rule looks for in the caller), ``block`` the part of it that reads as
+    the helper's own body (arguments bound before it left out), ``lines`` its size."""
+
+    edits: list[_Edit]
     code: str
+    block: str
+    lines: int
 
 
 def _names(node: ast.AST) -> tuple[set[str], set[str]]:
@@ -114,16 +125,22 @@ def _helper(qual: str, node: ast.AST, classes: set[str]) -> _Helper | None:
     if scope is not None and (scope not in classes or "." in scope):
         return None  # nested functions and methods of nested classes stay out
     a = node.args
-    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+    if a.vararg or a.kwarg or a.posonlyargs:
         return None
     params = [p.arg for p in a.args]
+    kwonly = [p.arg for p in a.kwonlyargs]
     if scope is not None and not params:
         return None
     defaults: dict[str, ast.expr] = {}
     for p, d in zip(params[len(params) - len(a.defaults) :], a.defaults, strict=True):
-        if not isinstance(d, ast.Constant):
+        if not _simple(d):  # a constant, or a global's name: checked per caller
             return None
         defaults[p] = d
+    for p, d in zip(kwonly, a.kw_defaults, strict=True):
+        if d is not None and not _simple(d):
+            return None
+        if d is not None:
+            defaults[p] = d
     body = list(node.body)
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
@@ -135,10 +152,7 @@ def _helper(qual: str, node: ast.AST, classes: set[str]) -> _Helper | None:
         body = body[:-1]
         if ret is None and not body:
             return None
-    for stmt in body:
-        for sub in ast.walk(stmt):
-            if isinstance(sub, (ast.Return, *_FORBIDDEN)):
-                return None
+    early = any(isinstance(sub, ast.Return) for stmt in body for sub in ast.walk(stmt))
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name) and sub.id in ("super", "__class__", node.name):
             return None  # zero-argument super() and recursion do not survive inlining
@@ -152,7 +166,7 @@ def _helper(qual: str, node: ast.AST, classes: set[str]) -> _Helper | None:
     free = loaded - stored - set(params)
     if sum(1 for _ in ast.walk(node)) < MIN_HELPER_NODES:
         return None
-    return _Helper(qual, node, params, defaults, scope, body, ret, stored, free)
+    return _Helper(qual, node, params, kwonly, defaults, scope, body, ret, stored, free, early)
 
 
 def _bind(h: _Helper, site: _Site) -> dict[str, ast.expr] | None:
@@ -167,10 +181,10 @@ def _bind(h: _Helper, site: _Site) -> dict[str, ast.expr] | None:
         return None
     bound.update(zip(params, call.args, strict=False))
     for kw in call.keywords:
-        if kw.arg is None or kw.arg in bound or kw.arg not in params:
+        if kw.arg is None or kw.arg in bound or kw.arg not in [*params, *h.kwonly]:
             return None
         bound[kw.arg] = kw.value
-    for p in params:
+    for p in [*params, *h.kwonly]:
         if p not in bound:
             if p not in h.defaults:
                 return None
@@ -277,13 +291,14 @@ class _Module:
         return self.starts[stmt.lineno - 1], self.starts[stmt.end_lineno or stmt.lineno], before
 
 
-def _sites(m: _Module, h: _Helper, other_files: str) -> list[_Site] | None:
-    """Every use of the helper as a call in a supported place, or None if one is not."""
+def _sites(m: _Module, h: _Helper, other_files: str) -> tuple[list[_Site], bool]:
+    """The helper's calls that inlining can take, and whether they are all its uses (no other
+    reference in the module, its strings or the repository's other files): only then may the
+    helper be removed."""
     name = h.node.name
-    if re.search(rf"\b{re.escape(name)}\b", other_files):
-        return None  # used (or imported, or named) elsewhere in the repository
-    if re.search(rf"['\"]{re.escape(name)}['\"]", m.source):
-        return None  # named in a string (__all__, getattr)
+    exclusive = not re.search(rf"\b{re.escape(name)}\b", other_files) and not re.search(
+        rf"['\"]{re.escape(name)}['\"]", m.source
+    )  # not imported or named elsewhere, not named in a string (__all__, getattr)
     sites = []
     for node in ast.walk(m.tree):
         if h.cls is None:
@@ -293,39 +308,84 @@ def _sites(m: _Module, h: _Helper, other_files: str) -> list[_Site] | None:
         if not use:
             continue
         call = m.parents.get(node)
-        if not isinstance(call, ast.Call) or call.func is not node:
-            return None
-        owner = m.owner(call)
-        if owner is None or owner[0] == h.qual:
-            return None
+        owner = m.owner(node)
+        if not isinstance(call, ast.Call) or call.func is not node or owner is None:
+            exclusive = False
+            continue
         caller, fn = owner
+        if caller == h.qual:
+            exclusive = False
+            continue
         if h.cls is not None:
             # self.g(...) inside another method of the same class, with the same receiver name
             assert isinstance(node, ast.Attribute)
-            if not caller.startswith(h.cls + ".") or not isinstance(node.value, ast.Name):
-                return None
-            if not fn.args.args or fn.args.args[0].arg != node.value.id:  # type: ignore[attr-defined]
-                return None
+            if (
+                not caller.startswith(h.cls + ".")
+                or not isinstance(node.value, ast.Name)
+                or not fn.args.args
+                or fn.args.args[0].arg != node.value.id
+            ):
+                exclusive = False
+                continue
         stmt: ast.AST = call
         while not isinstance(stmt, ast.stmt):
             stmt = m.parents[stmt]
         sites.append(_Site(caller, stmt, call))
-    return sites
+    return sites, exclusive
 
 
-def _inline(m: _Module, h: _Helper, site: _Site) -> _Edit | None:
-    """The edit that inlines ``h`` at ``site``, or None where that is not safe."""
+_SCOPES = (
+    ast.BoolOp,
+    ast.IfExp,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.Lambda,
+    ast.Await,
+)
+
+
+def _hoistable(m: _Module, site: _Site) -> bool:
+    """Whether the helper's body can run just before the statement holding the call, its
+    result taking the call's place: the statement runs the call exactly once, first thing."""
+    stmt = site.stmt
+    if isinstance(stmt, ast.If):
+        holder: ast.AST = stmt.test
+        if m.lines[stmt.lineno - 1].lstrip().startswith("elif"):
+            return False
+    elif isinstance(stmt, ast.For):
+        holder = stmt.iter
+    elif isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Expr | ast.Return):
+        holder = stmt
+    else:
+        return False
+    node: ast.AST = site.call
+    while node is not holder:
+        if isinstance(node, _SCOPES) or node is stmt:
+            return node is holder
+        node = m.parents[node]
+    first = m.lines[stmt.lineno - 1]
+    return not first.encode()[: stmt.col_offset].decode(errors="replace").strip()
+
+
+def _inline(m: _Module, h: _Helper, site: _Site) -> _Inlined | None:
+    """The edits that inline ``h`` at ``site``, or None where that is not safe."""
     mapping = _bind(h, site)
     if mapping is None:
         return None
     fn = m.functions[site.caller]
     caller_stored, caller_loaded = _names(fn)
+    caller_names = caller_stored | caller_loaded
     if h.free & caller_stored:
         return None  # a global the helper reads is shadowed in the caller
-    for arg in mapping.values():
-        if _names(arg)[1] & h.stored:
-            return None  # an argument's name would be captured by the helper's locals
+    for p, d in h.defaults.items():
+        if mapping[p] is d and _names(d)[1] & caller_stored:
+            return None  # so is a global the helper's default names
     if not h.pre and h.ret is not None:
+        for arg in mapping.values():
+            if _names(arg)[1] & h.stored:
+                return None  # an argument's name would be captured (a comprehension's target)
         # An expression helper: substitute into the call's place. A parameter used more than
         # once takes only a simple argument (evaluated once either way).
         uses = [n.id for n in ast.walk(h.ret) if isinstance(n, ast.Name)]
@@ -338,49 +398,84 @@ def _inline(m: _Module, h: _Helper, site: _Site) -> _Edit | None:
         text = code if _atomic(expr) else f"({code})"
         if "\n" in text:
             return None
-        return _Edit(start, end, text, code)
-    lines = m.whole_lines(site.stmt)
-    if lines is None:
-        return None
+        return _Inlined([_Edit(start, end, text)], code, code, 1)
     stmt = site.stmt
+    hoist: str | None = None  # the name that takes the place of a call inside an expression
     if isinstance(stmt, ast.Expr | ast.Return) and stmt.value is site.call:
         target = None
     elif isinstance(stmt, ast.Assign) and stmt.value is site.call and len(stmt.targets) == 1:
         target = stmt.targets[0]
+    elif not h.early and _hoistable(m, site):
+        target = None
+        if isinstance(h.ret, ast.Name) and h.ret.id in h.stored:
+            hoist = h.ret.id  # the helper's own result variable
+        else:
+            hoist = f"{h.node.name.strip('_')}_result"
+            if hoist in caller_names or hoist in h.stored:
+                return None
     else:
         return None
-    if h.stored & (caller_stored | caller_loaded):
-        return None  # the helper's locals would clash with the caller's names
+    if h.early and not isinstance(stmt, ast.Return):
+        return None  # its returns can return from the caller only in the caller's return
+    whole = m.whole_lines(stmt)
+    if whole is None and hoist is None:
+        return None
+    # The helper's locals must not clash with the caller's names, except the names the call's
+    # statement assigns right after the inlined body (``factory = _get_factory(...)``).
+    assigned = _names(target)[0] if target is not None else set()
+    if h.stored & caller_names - assigned:
+        return None
     bindings, subst = [], {}
     for p, arg in mapping.items():
-        if _simple(arg) and p not in h.stored:
-            subst[p] = arg
+        if _simple(arg) and p not in h.stored and not _names(arg)[1] & h.stored:
+            subst[p] = arg  # else bound first: the helper's locals would capture its names
         else:
-            if p in caller_stored | caller_loaded:
+            if p in caller_names:
                 return None
             bindings.append(ast.Assign(targets=[ast.Name(p, ast.Store())], value=arg, lineno=0))
     new: list[ast.stmt] = [*bindings, *(_Substitute(subst).visit(_copy(s)) for s in h.pre)]
     ret = _Substitute(subst).visit(_clone(h.ret)) if h.ret is not None else None
     renamed = {p for p, a in subst.items() if not (isinstance(a, ast.Name) and a.id == p)}
-    if isinstance(stmt, ast.Return):
-        new.append(ast.Return(value=ret, lineno=0))
+    own = len(h.pre)  # statements that read as the helper's body
+    if hoist is not None:
+        if hoist != getattr(h.ret, "id", None):
+            value = ret if ret is not None else ast.Constant(None)
+            new.append(ast.Assign(targets=[ast.Name(hoist, ast.Store())], value=value, lineno=0))
+    elif isinstance(stmt, ast.Return):
+        if h.ret is not None or not h.pre or not isinstance(h.pre[-1], ast.Return | ast.Raise):
+            new.append(ast.Return(value=ret, lineno=0))
+            own += 1
     elif target is not None:
         value = ret if ret is not None else ast.Constant(None)
-        new.append(ast.Assign(targets=[target], value=value, lineno=0))
+        if not (isinstance(value, ast.Name) and isinstance(target, ast.Name)) or (
+            value.id != target.id
+        ):
+            new.append(ast.Assign(targets=[target], value=value, lineno=0))  # not x = x
     elif ret is not None and any(isinstance(n, ast.Call) for n in ast.walk(ret)):
         new.append(ast.Expr(value=ret))
     # A one-line statement that no argument changes keeps its text (quotes, comments).
-    kept = {len(bindings) + i: m.segment(s) for i, s in enumerate(h.pre) if not _names(s)[1] & renamed}
-    texts = [
-        kept.get(i) or ast.unparse(ast.fix_missing_locations(s)) for i, s in enumerate(new)
-    ]
+    kept = {
+        len(bindings) + i: m.segment(s) for i, s in enumerate(h.pre) if not _names(s)[1] & renamed
+    }
+    texts = [kept.get(i) or ast.unparse(ast.fix_missing_locations(s)) for i, s in enumerate(new)]
     code = "\n".join(texts)
-    start, end, indent = lines
-    text = "".join(indent + ln + "\n" if ln.strip() else "\n" for ln in code.splitlines())
-    # The block fragment for the no-clone rule: what was inlined, without the final statement
-    # that takes the call's place (it reads differently from the helper's ``return``).
-    body = "\n".join(texts[: len(new) - 1])
-    return _Edit(start, end, text, body if len(new) > 1 else code)
+    block = "\n".join(texts[len(bindings) : len(bindings) + own])
+    if hoist is not None:
+        first = m.lines[stmt.lineno - 1]
+        indent = first[: len(first) - len(first.lstrip())]
+        at = m.starts[stmt.lineno - 1]
+        start, end = m.span(site.call)
+        text = "".join(indent + ln + "\n" if ln.strip() else "\n" for ln in code.splitlines())
+        edits = [_Edit(at, at, text), _Edit(start, end, hoist)]
+    else:
+        assert whole is not None
+        start, end, indent = whole
+        text = "".join(indent + ln + "\n" if ln.strip() else "\n" for ln in code.splitlines())
+        edits = [_Edit(start, end, text)]
+    # The fragment for the no-clone rule: what was inlined, without the final statement that
+    # takes the call's place where it reads differently from the helper's ``return``.
+    frag = "\n".join(texts[: len(new) - 1]) if len(new) > 1 and own < len(new) else code
+    return _Inlined(edits, frag, block, text.count("\n"))
 
 
 def _copy(s: ast.stmt) -> ast.stmt:
@@ -408,6 +503,7 @@ def _remove_function(m: _Module, node: ast.FunctionDef) -> tuple[int, int]:
 def _rules_for(
     m: _Module, callers: list[str], fragments: list[dict[str, str]], allowed: int, within: bool
 ) -> list[dict[str, object]]:
+    """no-clone rules for ``fragments`` in ``callers``, and each caller bounded by itself."""
     rules: list[dict[str, object]] = []
     seen = set()
     for f in fragments:
@@ -463,93 +559,83 @@ def refactor_candidates(repo: Repository, baseline: Baseline) -> list[Candidate]
                 continue
             if sum(1 for q in m.functions if q.rsplit(".", 1)[-1] == node.name) > 1:
                 continue  # overridden or redefined in the module: inlining could change which runs
-            sites = _sites(m, h, others)
-            if not sites:
-                continue
-            for c in _for_helper(repo, baseline, m, path, h, sites):
-                out.append(c)
+            sites, exclusive = _sites(m, h, others)
+            if sites:
+                out.extend(_for_helper(baseline, m, path, h, sites, exclusive))
     return out
 
 
 def _for_helper(
-    repo: Repository, baseline: Baseline, m: _Module, path: str, h: _Helper, sites: list[_Site]
+    baseline: Baseline, m: _Module, path: str, h: _Helper, sites: list[_Site], exclusive: bool
 ) -> list[Candidate]:
-    edits = [_inline(m, h, s) for s in sites]
+    inlined = [_inline(m, h, s) for s in sites]
     out = []
     name = h.node.name
-    callers = [s.caller for s in sites]
-    touched = sorted({*callers, h.qual})
-    selected = sorted({t for q in touched for t in baseline.covering(f"{path}::{q}")})
     doc = (ast.get_docstring(h.node) or "").strip().split("\n\n")[0].replace("\n", " ")
-    base = {"helper": h.qual, "doc": doc, "call_sites": len(sites)}
 
     def make(
-        op: str, broken: str, rules: list[dict[str, object]], extra: dict[str, object]
+        op: str, broken: str, callers: list[str], rules: list[dict[str, object]], lines: int
     ) -> Candidate | None:
         try:
             compile(broken, path, "exec")
         except SyntaxError:
             return None
-        key = f"{path}::{h.qual}"
+        touched = sorted({*callers, h.qual})
         return Candidate(
             kind="refactor",
-            id=f"{key}:{op}",
+            id=f"{path}::{h.qual}:{op}",
             path=path,
-            functions=tuple(f"{path}::{q}" for q in sorted({*callers, h.qual})),
+            functions=tuple(f"{path}::{q}" for q in touched),
             broken={path: broken},
             operators=(op,),
             description=f"{op} {h.qual}",
-            selected=selected,
-            extra={**base, **extra, "structure": {"path": path, "rules": rules}},
+            selected=sorted({t for q in touched for t in baseline.covering(f"{path}::{q}")}),
+            extra={
+                "helper": h.qual,
+                "doc": doc,
+                "call_sites": len(sites),
+                "callers": sorted(set(callers)),
+                "inlined_lines": lines,
+                "structure": {"path": path, "rules": rules},
+            },
         )
 
-    if all(e is not None for e in edits):
-        done = [e for e in edits if e is not None]
+    done = [i for i in inlined if i is not None]
+    if exclusive and len(done) == len(sites):
+        callers = [s.caller for s in sites]
         cut = _remove_function(m, h.node)
-        broken = _apply(m.source, [*done, _Edit(cut[0], cut[1], "", "")])
-        frags = [f for f in (_fragment(e.code) for e in done) if f is not None]
+        broken = _apply(m.source, [*(e for i in done for e in i.edits), _Edit(*cut, "")])
+        frags = [f for f in (_fragment(i.code) for i in done) if f is not None]
         if len(frags) == len(done):
             op = "inline-helper" if len(sites) >= 2 else "merge-helper"
-            if op == "inline-helper" or name.startswith("_"):
-                rules: list[dict[str, object]] = [{"rule": "defines", "name": name}]
-                rules += [{"rule": "calls", "caller": q, "callee": name} for q in sorted(set(callers))]
-                rules += _rules_for(m, callers, frags, 0, within=True)
-                lines = sum(e.text.count("\n") or 1 for e in done)
-                extra: dict[str, object] = {"inlined_lines": lines, "callers": sorted(set(callers))}
-                made = make(op, broken, rules, extra)
-                if made is not None:
-                    out.append(made)
-    # duplicate-block: the body copied into the first caller that takes a whole block.
-    if len(h.pre) >= MIN_BLOCK:
-        for s, e in zip(sites, edits, strict=True):
-            if e is None or e.text.count("\n") < MIN_BLOCK or m.whole_lines(s.stmt) is None:
-                continue
-            frag = _fragment(e.code)
-            if frag is None or frag["kind"] != "statements":
-                continue
-            broken = _apply(m.source, [e])
-            clone: dict[str, object] = {
-                "rule": "no-clone",
-                "fragment": frag,
-                "within": None,
-                "allowed": 1,
-                "label": f"the body of {h.qual}",
-            }
-            if all(r.ok for r in check_structure(broken, [clone])):
-                continue  # the copy does not read as the helper's body: no clone to remove
-            rules = [
-                clone,
-                *_rules_for(m, [s.caller, h.qual], [], 0, within=True),
-            ]
-            made = make(
-                "duplicate-block",
-                broken,
-                rules,
-                {"inlined_lines": e.text.count("\n"), "callers": [s.caller]},
-            )
+            rules: list[dict[str, object]] = [{"rule": "defines", "name": name}]
+            rules += [{"rule": "calls", "caller": q, "callee": name} for q in sorted(set(callers))]
+            rules += _rules_for(m, callers, frags, 0, within=True)
+            made = make(op, broken, callers, rules, sum(i.lines for i in done))
             if made is not None:
                 out.append(made)
-            break
+    # duplicate-block: the body copied into the first caller that takes it as a block.
+    for s, i in zip(sites, inlined, strict=True):
+        frag = _fragment(i.block) if i is not None and i.block else None
+        if i is None or frag is None or frag["kind"] != "statements":
+            continue
+        if int(frag["count"]) < MIN_BLOCK:
+            continue
+        broken = _apply(m.source, i.edits)
+        clone: dict[str, object] = {
+            "rule": "no-clone",
+            "fragment": frag,
+            "within": None,
+            "allowed": 1,
+            "label": f"the body of {h.qual}",
+        }
+        if all(r.ok for r in check_structure(broken, [clone])):
+            continue  # the copy does not read as the helper's body: no clone to remove
+        rules = [clone, *_rules_for(m, [s.caller, h.qual], [], 0, within=True)]
+        made = make("duplicate-block", broken, [s.caller], rules, i.lines)
+        if made is not None:
+            out.append(made)
+        break
     return out
 
 
@@ -629,5 +715,7 @@ def refactor_task(
 
 def _touched(source: str, c: Candidate) -> list[ast.AST]:
     nodes = function_nodes(source)
-    found: list[ast.AST] = [nodes[k.split("::", 1)[1]] for k in c.functions if k.split("::", 1)[1] in nodes]
+    found: list[ast.AST] = [
+        nodes[k.split("::", 1)[1]] for k in c.functions if k.split("::", 1)[1] in nodes
+    ]
     return found or [ast.parse(source)]

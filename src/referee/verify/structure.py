@@ -134,9 +134,7 @@ def _occurrences(fragment: Mapping[str, str], node: ast.AST) -> int:
         return sum(
             1
             for sub in ast.walk(node)
-            if isinstance(sub, ast.expr)
-            and type(sub).__name__ == head
-            and _renamed([sub]) == dump
+            if isinstance(sub, ast.expr) and type(sub).__name__ == head and _renamed([sub]) == dump
         )
     width = int(fragment["count"])
     found = 0
