@@ -210,7 +210,8 @@ def synthesize(
                 )
             )
             report.kept_by_operator[v.candidate.operators[0]] += 1
-        report.kept_by_kind["refactor"] = len(refactored)
+        if "refactor" in kinds:
+            report.kept_by_kind["refactor"] = len(refactored)
         if "testgen" in kinds:
             say("testgen", 0, 1)
             spent = validation.test_time_s

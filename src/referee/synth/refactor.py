@@ -105,7 +105,8 @@ class _Inlined:
 
 def _names(node: ast.AST) -> tuple[set[str], set[str]]:
     """(names stored, names loaded) anywhere under ``node``."""
-    stored, loaded = set(), set()
+    stored: set[str] = set()
+    loaded: set[str] = set()
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name):
             (loaded if isinstance(sub.ctx, ast.Load) else stored).add(sub.id)
@@ -136,11 +137,11 @@ def _helper(qual: str, node: ast.AST, classes: set[str]) -> _Helper | None:
         if not _simple(d):  # a constant, or a global's name: checked per caller
             return None
         defaults[p] = d
-    for p, d in zip(kwonly, a.kw_defaults, strict=True):
-        if d is not None and not _simple(d):
+    for p, kd in zip(kwonly, a.kw_defaults, strict=True):
+        if kd is not None and not _simple(kd):
             return None
-        if d is not None:
-            defaults[p] = d
+        if kd is not None:
+            defaults[p] = kd
     body = list(node.body)
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
@@ -257,7 +258,7 @@ class _Module:
             self.offset(node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]
         )
 
-    def owner(self, node: ast.AST) -> tuple[str, ast.AST] | None:
+    def owner(self, node: ast.AST) -> tuple[str, ast.FunctionDef] | None:
         """The top-level function or method whose body holds ``node`` directly (not in a
         nested function, class or lambda), or None."""
         cur = node
