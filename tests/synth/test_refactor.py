@@ -94,6 +94,60 @@ def test_unsafe_helpers_are_left_alone(tmp_path):
     )
 
 
+def _repo(tmp_path, source):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text(source)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_mod.py").write_text("def test_a():\n    pass\n")
+    return open_repository(str(tmp_path))
+
+
+def test_early_returns_inline_at_return_sites_and_calls_in_expressions_are_hoisted(tmp_path):
+    source = (
+        "def _first_even(xs):\n"
+        "    for x in xs:\n"
+        "        if x % 2 == 0:\n"
+        "            return x\n"
+        "    return None\n\n\n"
+        "def p(xs):\n"
+        "    return _first_even(xs)\n\n\n"
+        "def q(items):\n"
+        "    return _first_even(items)\n\n\n"
+        "def _pair(a):\n"
+        "    doubled = a * 2\n"
+        "    shifted = doubled + 1\n"
+        "    return (doubled, shifted)\n\n\n"
+        "def r(v):\n"
+        "    print(len(_pair(v)))\n\n\n"
+        "def s(v):\n"
+        "    if sum(_pair(v)) > 3:\n"
+        "        return 1\n"
+        "    return 0\n"
+    )
+    repo = _repo(tmp_path, source)
+    got = {c.id.split("::")[1]: c for c in refactor_candidates(repo, _Covered())}
+    assert set(got) == {"_first_even:inline-helper", "_pair:inline-helper"}
+    early = got["_first_even:inline-helper"].broken["pkg/mod.py"]
+    assert (
+        "    for x in items:\n        if x % 2 == 0:\n            return x\n    return None\n"
+        in early
+    )
+    hoisted = got["_pair:inline-helper"].broken["pkg/mod.py"]
+    assert (
+        "    doubled = v * 2\n    shifted = doubled + 1\n    pair_result = (doubled, shifted)\n"
+        "    print(len(pair_result))\n" in hoisted
+    )
+    assert "    if sum(pair_result) > 3:\n" in hoisted
+    for c in got.values():
+        namespace: dict = {}
+        exec(compile(c.broken["pkg/mod.py"], "mod", "exec"), namespace)
+        reference: dict = {}
+        exec(compile(source, "mod", "exec"), reference)
+        for f, arg in (("p", [1, 4]), ("q", [3]), ("s", 1), ("s", 2)):
+            assert namespace[f](arg) == reference[f](arg)
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     return ArtifactStore("file://" + str(tmp_path_factory.mktemp("artifacts")))
@@ -190,6 +244,16 @@ def test_red_team_patches_score_zero(report, verifier, tmp_path):
     assert v.reward == 0.0 and all(
         o.status == "passed" for o in v.tests if o.detail == "PASS_TO_PASS"
     )
+    # The helper called, beside a changed copy of what it does (which no-clone does not see):
+    # the callers are larger than they were.
+    sneaky = start.replace(
+        "    largest = ordered[-1]\n",
+        "    largest = ordered[len(ordered) - 1]\n    _spread(values)\n",
+    ).replace("def value_range", helper + "def value_range")
+    v = _verdict(verifier, inline, _patch(inline, sneaky))
+    failed = {o.name for o in v.tests if o.status != "passed"}
+    assert v.reward == 0.0 and failed and all(n.startswith("structure: ") for n in failed), v
+    assert failed == {o.name for o in v.tests if "has complexity <=" in o.name}  # bounded
     # Edits to the tests are undone before grading (and flagged).
     test_file = "tests/test_stats.py"
     tests = (MINIREPO / test_file).read_text()

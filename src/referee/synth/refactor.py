@@ -502,9 +502,10 @@ def _remove_function(m: _Module, node: ast.FunctionDef) -> tuple[int, int]:
 
 
 def _rules_for(
-    m: _Module, callers: list[str], fragments: list[dict[str, str]], allowed: int, within: bool
+    m: _Module, grown: dict[str, int], fragments: list[dict[str, str]]
 ) -> list[dict[str, object]]:
-    """no-clone rules for ``fragments`` in ``callers``, and each caller bounded by itself."""
+    """no-clone rules for ``fragments`` in the callers, and each function of ``grown`` (name ->
+    syntax nodes the inverse refactoring added to it) bounded by its original self."""
     rules: list[dict[str, object]] = []
     seen = set()
     for f in fragments:
@@ -515,23 +516,28 @@ def _rules_for(
             {
                 "rule": "no-clone",
                 "fragment": f,
-                "within": sorted(set(callers)) if within else None,
-                "allowed": allowed,
+                "within": sorted(grown),
+                "allowed": 0,
                 "label": "the inlined code",
             }
         )
-    for caller in sorted(set(callers)):
-        node = m.functions[caller]
+    for name, added in sorted(grown.items()):
+        node = m.functions[name]
         n = size(node)
+        # Room for a reworded line (a keyword argument, a temporary), never for half a copy of
+        # what was inlined: a changed copy left beside the new call would escape no-clone.
+        room = max(2, min(max(3, n // 10), added // 2))
         rules.append(
-            {
-                "rule": "bounded",
-                "function": caller,
-                "complexity": complexity(node),
-                "nodes": n + max(5, n // 5),  # room for a reworded line, not for a copy
-            }
+            {"rule": "bounded", "function": name, "complexity": complexity(node), "nodes": n + room}
         )
     return rules
+
+
+def _nodes(code: str) -> int:
+    try:
+        return sum(1 for _ in ast.walk(ast.parse(code)))
+    except SyntaxError:
+        return 0
 
 
 def _fragment(code: str) -> dict[str, str] | None:
@@ -611,7 +617,10 @@ def _for_helper(
             op = "inline-helper" if len(sites) >= 2 else "merge-helper"
             rules: list[dict[str, object]] = [{"rule": "defines", "name": name}]
             rules += [{"rule": "calls", "caller": q, "callee": name} for q in sorted(set(callers))]
-            rules += _rules_for(m, callers, frags, 0, within=True)
+            grown: dict[str, int] = {}
+            for site, i in zip(sites, done, strict=True):
+                grown[site.caller] = grown.get(site.caller, 0) + _nodes(i.code)
+            rules += _rules_for(m, grown, frags)
             made = make(op, broken, callers, rules, sum(i.lines for i in done))
             if made is not None:
                 out.append(made)
@@ -632,7 +641,7 @@ def _for_helper(
         }
         if all(r.ok for r in check_structure(broken, [clone])):
             continue  # the copy does not read as the helper's body: no clone to remove
-        rules = [clone, *_rules_for(m, [s.caller, h.qual], [], 0, within=True)]
+        rules = [clone, *_rules_for(m, {s.caller: _nodes(i.code), h.qual: _nodes(i.code)}, [])]
         made = make("duplicate-block", broken, [s.caller], rules, i.lines)
         if made is not None:
             out.append(made)
