@@ -55,6 +55,21 @@ def test_three_inverse_refactorings_of_the_fixture():
         assert c.broken[STATS].endswith("\n") and not c.broken[STATS].endswith("\n\n")
 
 
+def test_a_change_no_test_runs_is_rejected_before_any_run():
+    class _Uncovered(_Covered):
+        def covering(self, key):
+            return [] if key.endswith("::value_range") else super().covering(key)
+
+    from referee.synth.validate import validate
+
+    repo = open_repository(str(MINIREPO))
+    cands = [c for c in refactor_candidates(repo, _Uncovered()) if "_spread" in c.id]
+    assert {c.id.rsplit(":", 1)[1] for c in cands} == {"inline-helper", "duplicate-block"}
+    # No sandbox: nothing is left to run once both are rejected.
+    report = validate(None, repo, _Uncovered(), cands)
+    assert report.rejected == {"refactor: a changed function no test runs": 2} and not report.kept
+
+
 def test_unsafe_helpers_are_left_alone(tmp_path):
     pkg = tmp_path / "pkg"
     pkg.mkdir()

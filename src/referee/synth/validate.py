@@ -16,9 +16,10 @@ the function runs instead. Never the whole suite. Kept only if all hold:
   fails a FAIL_TO_PASS test, as the empty patch does by construction.
 
 Refactoring candidates (kind ``refactor``) preserve behaviour, so they have no FAIL_TO_PASS:
-kept only if the structural predicate (``extra["structure"]``, checked on the host) holds on
-the reference and not on the starting state, and every selected test passes on the starting
-state (all of them become PASS_TO_PASS).
+kept only if every function the inverse refactoring changed is run by a stable test, the
+structural predicate (``extra["structure"]``, checked on the host) holds on the reference and
+not on the starting state, and every selected test passes on the starting state (all of them
+become PASS_TO_PASS).
 
 Runs are batched: one sandbox run validates up to ``batch`` candidates (pytest imported once,
 a fork per candidate state; see ``run_variants``).
@@ -148,7 +149,7 @@ def validate(
 
     preserving = [c for c in todo if c.kind == "refactor"]
     todo = [c for c in todo if c.kind != "refactor"]
-    _validate_preserving(repo, runner, preserving, variant, report)
+    _validate_preserving(repo, baseline, runner, preserving, variant, report)
     first = runner.run([variant(c, "a", c.broken, c.selected) for c in todo])
     screened: list[tuple[Candidate, list[str], list[str]]] = []
     for c in todo:
@@ -212,19 +213,25 @@ def validate(
 
 def _validate_preserving(
     repo: Repository,
+    baseline: Baseline,
     runner: _Runner,
     candidates: list[Candidate],
     variant: Callable[[Candidate, str, dict[str, str], list[str]], Variant],
     report: ValidationReport,
 ) -> None:
-    """Refactoring candidates: the predicate tells the reference from the starting state, and
-    every selected test passes on the starting state (behaviour preserved)."""
+    """Refactoring candidates: every function the inverse refactoring changed is run by a test
+    (else deleting its code would go unnoticed), the predicate tells the reference from the
+    starting state, and every selected test passes on the starting state (behaviour kept)."""
     todo = []
     for c in candidates:
         spec = c.extra["structure"]
         assert isinstance(spec, dict)
         path, rules = spec["path"], spec["rules"]
-        if not all(r.ok for r in check_structure(repo.text(path), rules)):
+        changed = c.extra.get("callers", [])
+        assert isinstance(changed, list)
+        if not all(baseline.covering(f"{path}::{q}") for q in changed):
+            report.rejected["refactor: a changed function no test runs"] += 1
+        elif not all(r.ok for r in check_structure(repo.text(path), rules)):
             report.rejected["refactor: the predicate fails on the reference"] += 1
         elif all(r.ok for r in check_structure(c.broken.get(path, repo.text(path)), rules)):
             report.rejected["refactor: the predicate holds on the starting state"] += 1
