@@ -28,7 +28,7 @@ fragment any sub-expression.
 from __future__ import annotations
 
 import ast
-import copy
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -75,18 +75,21 @@ def _is_docstring(stmt: ast.stmt) -> bool:
     )
 
 
-def _renamed(nodes: Sequence[ast.AST]) -> str:
+_NAME = re.compile(r"\b(Name\(id=|arg\(arg=)'([^']*)'")
+
+
+def _rename(dumps: Sequence[str]) -> str:
+    """The dumps joined, each name replaced by its rank of first appearance (``v0``, ``v1``)."""
     names: dict[str, str] = {}
-    out = []
-    for node in nodes:
-        c = copy.deepcopy(node)
-        for sub in ast.walk(c):
-            if isinstance(sub, ast.Name):
-                sub.id = names.setdefault(sub.id, f"v{len(names)}")
-            elif isinstance(sub, ast.arg):
-                sub.arg = names.setdefault(sub.arg, f"v{len(names)}")
-        out.append(ast.dump(c))
-    return "\n".join(out)
+
+    def sub(m: re.Match[str]) -> str:
+        return f"{m.group(1)}'{names.setdefault(m.group(2), f'v{len(names)}')}'"
+
+    return _NAME.sub(sub, "\n".join(dumps))
+
+
+def _renamed(nodes: Sequence[ast.AST]) -> str:
+    return _rename([ast.dump(n) for n in nodes])
 
 
 def fingerprint(code: str) -> dict[str, str]:
@@ -99,32 +102,45 @@ def fingerprint(code: str) -> dict[str, str]:
     return {"kind": "expression", "count": "1", "dump": _renamed([expr])}
 
 
+def _child_blocks(node: ast.AST) -> Iterator[list[ast.stmt]]:
+    """The statement lists directly under ``node`` (bodies, else and finally branches, handlers,
+    match cases). Statements live only there: walking these, never expressions, is enough."""
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(node, name, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            yield block
+    for handler in getattr(node, "handlers", None) or []:
+        yield handler.body
+    if isinstance(node, ast.Match):
+        for case in node.cases:
+            yield case.body
+
+
 def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
     out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
 
     def walk(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                out.setdefault(prefix + child.name, child)
-                walk(child, f"{prefix}{child.name}.")
-            elif isinstance(child, ast.ClassDef):
-                walk(child, f"{prefix}{child.name}.")
-            else:
-                walk(child, prefix)
+        for block in _child_blocks(node):
+            for child in block:
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                    out.setdefault(prefix + child.name, child)
+                    walk(child, f"{prefix}{child.name}.")
+                elif isinstance(child, ast.ClassDef):
+                    walk(child, f"{prefix}{child.name}.")
+                else:
+                    walk(child, prefix)
 
     walk(tree, "")
     return out
 
 
 def _blocks(node: ast.AST) -> Iterator[list[ast.stmt]]:
-    for sub in ast.walk(node):
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(sub, name, None)
-            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                yield block
-        if isinstance(sub, ast.Match):
-            for case in sub.cases:
-                yield case.body
+    """Every statement list under ``node``, at any depth."""
+    todo = [node]
+    while todo:
+        for block in _child_blocks(todo.pop()):
+            yield block
+            todo.extend(block)
 
 
 def _occurrences(fragment: Mapping[str, str], node: ast.AST) -> int:
@@ -137,10 +153,19 @@ def _occurrences(fragment: Mapping[str, str], node: ast.AST) -> int:
             if isinstance(sub, ast.expr) and type(sub).__name__ == head and _renamed([sub]) == dump
         )
     width = int(fragment["count"])
+    # Each statement is dumped once, and a window is compared only where its statement kinds
+    # match: a huge module costs a scan, not a syntax-tree dump per window.
+    heads = [line.split("(", 1)[0] for line in dump.split("\n")]
     found = 0
     for block in _blocks(node):
+        kinds = [type(stmt).__name__ for stmt in block]
+        dumps: list[str | None] = [None] * len(block)
         for i in range(len(block) - width + 1):
-            if _renamed(block[i : i + width]) == dump:
+            if kinds[i : i + width] != heads:
+                continue
+            for j in range(i, i + width):
+                dumps[j] = dumps[j] or ast.dump(block[j])
+            if _rename([d for d in dumps[i : i + width] if d is not None]) == dump:
                 found += 1
     return found
 
