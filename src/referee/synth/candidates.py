@@ -43,7 +43,7 @@ MIN_COMPLEXITY = 3
 
 @dataclass
 class Candidate:
-    kind: str  # bugfix | implement | testgen
+    kind: str  # bugfix | implement | testgen | refactor
     id: str
     path: str
     functions: tuple[str, ...]  # "path::Qualified.name"
