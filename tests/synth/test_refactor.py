@@ -281,3 +281,21 @@ def test_red_team_patches_score_zero(report, verifier, tmp_path):
     no_helper = dstart.replace(cut, "").replace("_spread(values)", "(min(values), max(values))")
     v = _verdict(verifier, dup, _patch(dup, no_helper))
     assert v.reward == 0.0, v
+
+
+def test_a_call_after_another_call_in_its_statement_is_not_hoisted(tmp_path):
+    # Hoisting _trip's body before the statement would run it before xs.pop(): not done, and a
+    # helper with one call site inlining cannot take is not inlined anywhere.
+    repo = _repo(
+        tmp_path,
+        "def _trip(a):\n"
+        "    doubled = a * 2\n"
+        "    tripled = doubled + a\n"
+        "    return tripled\n\n\n"
+        "def t(v, xs):\n"
+        "    return xs.pop() + _trip(v)\n\n\n"
+        "def u(v):\n"
+        "    y = _trip(v)\n"
+        "    return y\n",
+    )
+    assert refactor_candidates(repo, _Covered()) == []

@@ -347,10 +347,19 @@ def _hoistable(m: ParsedModule, site: Site) -> bool:
     else:
         return False
     node: ast.AST = site.call
+    enclosing = set()
     while node is not holder:
         if isinstance(node, _SCOPES) or node is stmt:
             return node is holder
         node = m.parents[node]
+        enclosing.add(id(node))
+    # Calls around it run after it (their arguments first), calls inside it are its arguments
+    # (bound before the body either way); any other call could run before it, and would then
+    # run after the hoisted body: not first thing.
+    inside = {id(n) for n in ast.walk(site.call)}
+    for n in ast.walk(holder):
+        if isinstance(n, ast.Call | ast.NamedExpr) and id(n) not in inside | enclosing:
+            return False
     first = m.lines[stmt.lineno - 1]
     return not first.encode()[: stmt.col_offset].decode(errors="replace").strip()
 
