@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: bootstrap demo test test-trainers lint typecheck bench bench-service bench-synth clean
+.PHONY: bootstrap demo test test-trainers lint typecheck bench bench-service bench-synth bench-refactor clean
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -38,6 +38,9 @@ bench-service: bootstrap   # bench/RESULTS.md section 9 (referee serve), about 1
 
 bench-synth: bootstrap   # bench/RESULTS.md section 5, about 25 minutes
 	bench/synth_evidence.sh
+
+bench-refactor: bootstrap   # bench/RESULTS.md section 14, about 10 minutes
+	bench/refactor_evidence.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

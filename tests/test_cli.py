@@ -281,8 +281,8 @@ def test_synth_gold_verify_split_on_the_fixture_repository(tmp_path):
 def test_synth_bad_source_exits_2(tmp_path):
     p = referee("synth", str(tmp_path / "nope"), "--out", str(tmp_path / "x.jsonl"))
     assert p.returncode == 2 and b"neither a folder nor pypi" in p.stderr
-    p = referee("synth", str(tmp_path), "--out", str(tmp_path / "x.jsonl"), "--kinds", "refactor")
-    assert p.returncode == 2 and b"unknown task kinds" in p.stderr
+    p = referee("synth", str(tmp_path), "--out", str(tmp_path / "x.jsonl"), "--kinds", "rewrite")
+    assert p.returncode == 2 and b"unknown task kinds" in p.stderr and b"refactor" in p.stderr
 
 
 # ---- referee eval ----------------------------------------------------------------------------

@@ -609,9 +609,10 @@ def tasks_export(
 def synth(
     source: Annotated[str, typer.Argument(help="A folder, or pypi:NAME==VERSION.")],
     out: Annotated[str, typer.Option("--out", help=_OUT_TASKS_HELP)],
-    kinds: Annotated[str, typer.Option(help="Comma-separated: bugfix,implement,testgen.")] = (
-        "bugfix,implement,testgen"
-    ),
+    kinds: Annotated[
+        str,
+        typer.Option(help="Comma-separated, of bugfix,implement,testgen,refactor (opt-in)."),
+    ] = "bugfix,implement,testgen",
     limit: Annotated[
         int | None, typer.Option(min=1, help="At most N candidates validated per kind.")
     ] = None,
@@ -628,7 +629,8 @@ def synth(
     split_by: Annotated[str, typer.Option(help="Held-out unit: module or function.")] = "module",
     as_json: Annotated[bool, typer.Option("--json", help="The report as JSON on stdout.")] = False,
 ) -> None:
-    """Synthesize validated repository tasks (bug fixing, implementation, test writing)."""
+    """Synthesize validated repository tasks (bug fixing, implementation, test writing,
+    refactoring)."""
     from rich.progress import Progress
     from rich.table import Table
 
@@ -677,6 +679,8 @@ def synth(
             str(report.kept_by_kind[kind]),
             f"{report.test_s_by_kind[kind]:.1f}",
         )
+    for op, n in sorted(report.candidates_by_operator.items()):
+        table.add_row(f"  refactor: {op}", str(n), str(report.kept_by_operator[op]), "")
     print_table(err, table)
     rej = Table("rejected because", "count")
     for reason, n in report.rejected.most_common():

@@ -27,6 +27,7 @@ from referee.synth.functions import (
 )
 from referee.synth.mutate import Mutation, apply_mutation, find_mutations
 from referee.synth.repo import Repository
+from referee.verify.structure import complexity
 
 __all__ = [
     "Candidate",
@@ -42,7 +43,7 @@ MIN_COMPLEXITY = 3
 
 @dataclass
 class Candidate:
-    kind: str  # bugfix | implement | testgen
+    kind: str  # bugfix | implement | testgen | refactor
     id: str
     path: str
     functions: tuple[str, ...]  # "path::Qualified.name"
@@ -94,21 +95,6 @@ def _select(baseline: Baseline, key: str, line: int) -> tuple[list[str], list[st
         return whole, []
     chosen = set(by_line)
     return by_line, [t for t in whole if t not in chosen]
-
-
-def complexity(node: ast.AST) -> int:
-    """1 + branches, loops, handlers, extra boolean operands and comparison operators."""
-    n = 1
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.If | ast.For | ast.While | ast.IfExp | ast.ExceptHandler):
-            n += 1
-        elif isinstance(sub, ast.BoolOp):
-            n += len(sub.values) - 1
-        elif isinstance(sub, ast.Compare):
-            n += len(sub.ops)
-        elif isinstance(sub, ast.comprehension):
-            n += 1 + len(sub.ifs)
-    return n
 
 
 def _eligible(repo: Repository, baseline: Baseline) -> list[tuple[str, str, int]]:

@@ -22,6 +22,7 @@ from referee.optional import require_fsspec_backend
 from referee.synth.baseline import run_baseline
 from referee.synth.build import RepoRef, bugfix_task
 from referee.synth.candidates import bugfix_candidates, combine, implement_candidates
+from referee.synth.refactor import refactor_candidates, refactor_task
 from referee.synth.repo import check_source, open_repository
 from referee.synth.testgen import testgen_tasks
 from referee.synth.validate import ValidationReport, validate
@@ -30,9 +31,11 @@ from referee.tasks.model import Task
 from referee.tasks.venv import RepoVenv
 from referee.verify.repo_run import RepoSandboxes
 
-__all__ = ["KINDS", "SynthReport", "synthesize"]
+__all__ = ["DEFAULT_KINDS", "KINDS", "SynthReport", "synthesize"]
 
-KINDS = ("bugfix", "implement", "testgen")
+KINDS = ("bugfix", "implement", "testgen", "refactor")
+#: What ``synthesize`` (and ``referee synth``) makes unless asked: refactoring is opt-in.
+DEFAULT_KINDS = ("bugfix", "implement", "testgen")
 
 
 @dataclass
@@ -53,6 +56,9 @@ class SynthReport:
     timeouts_where: dict[str, int] = field(default_factory=dict)
     p2p_dropped: int = 0
     test_s_by_kind: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))
+    #: Refactoring candidates and kept tasks by inverse refactoring ("inline-helper", ...).
+    candidates_by_operator: Counter[str] = field(default_factory=Counter)
+    kept_by_operator: Counter[str] = field(default_factory=Counter)
     times: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
@@ -74,6 +80,8 @@ class SynthReport:
             "timeout_s": round(self.timeout_s, 2),
             "test_s_per_kept_task": round(self.validation_test_s / kept, 3) if kept else None,
             "test_s_by_kind": {k: round(v, 2) for k, v in self.test_s_by_kind.items()},
+            "candidates_by_operator": dict(self.candidates_by_operator),
+            "kept_by_operator": dict(self.kept_by_operator),
             "times": {k: round(v, 2) for k, v in self.times.items()},
         }
 
@@ -81,7 +89,7 @@ class SynthReport:
 def synthesize(
     source: str,
     *,
-    kinds: tuple[str, ...] = KINDS,
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
     limit: int | None = None,
     seed: int = 0,
     store: str | None = None,
@@ -154,6 +162,8 @@ def synthesize(
             if not cands:
                 return []
             report.candidates_by_kind[kind] += len(cands)
+            if kind == "refactor":
+                report.candidates_by_operator.update(c.operators[0] for c in cands)
             say(stage, 0, len(cands))
             before, spent = len(validation.kept), validation.test_time_s
             validate(sandbox, repo, baseline, cands, report=validation)
@@ -161,7 +171,7 @@ def synthesize(
             say(stage, len(cands), len(cands))
             return validation.kept[before:]
 
-        singles, implemented, combined = [], [], []
+        singles, implemented, combined, refactored = [], [], [], []
         if "bugfix" in kinds or "testgen" in kinds:
             singles = run(
                 "bugfix",
@@ -177,6 +187,8 @@ def synthesize(
             )
         if "implement" in kinds:
             implemented = run("implement", implement_candidates(repo, baseline), "implement")
+        if "refactor" in kinds:
+            refactored = run("refactor", refactor_candidates(repo, baseline), "refactor")
         lap("validation")
         if "bugfix" in kinds:
             for v in [*singles, *combined]:
@@ -191,6 +203,15 @@ def synthesize(
                 bugfix_task(ref, v, seed=seed, heldout_fraction=heldout_fraction, split_by=split_by)
             )
         report.kept_by_kind["implement"] = len(implemented)
+        for v in refactored:
+            report.tasks.append(
+                refactor_task(
+                    ref, v, seed=seed, heldout_fraction=heldout_fraction, split_by=split_by
+                )
+            )
+            report.kept_by_operator[v.candidate.operators[0]] += 1
+        if "refactor" in kinds:
+            report.kept_by_kind["refactor"] = len(refactored)
         if "testgen" in kinds:
             say("testgen", 0, 1)
             spent = validation.test_time_s

@@ -15,6 +15,12 @@ the function runs instead. Never the whole suite. Kept only if all hold:
 * a stub patch (the changed functions' bodies replaced by ``raise NotImplementedError``) still
   fails a FAIL_TO_PASS test, as the empty patch does by construction.
 
+Refactoring candidates (kind ``refactor``) preserve behaviour, so they have no FAIL_TO_PASS:
+kept only if every function the inverse refactoring changed is run by a stable test, the
+structural predicate (``extra["structure"]``, checked on the host) holds on the reference and
+not on the starting state, and every selected test passes on the starting state (all of them
+become PASS_TO_PASS).
+
 Runs are batched: one sandbox run validates up to ``batch`` candidates (pytest imported once,
 a fork per candidate state; see ``run_variants``).
 """
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from referee.sandbox import Sandbox
@@ -30,6 +37,7 @@ from referee.synth.baseline import Baseline
 from referee.synth.candidates import Candidate, stub_function
 from referee.synth.repo import Repository
 from referee.verify.repo_run import Variant, VariantRun, run_variants
+from referee.verify.structure import check_structure
 
 __all__ = ["Validated", "ValidationReport", "validate"]
 
@@ -139,6 +147,9 @@ def validate(
             collect_budget_s=_collect_budget(baseline),
         )  # fmt: skip
 
+    preserving = [c for c in todo if c.kind == "refactor"]
+    todo = [c for c in todo if c.kind != "refactor"]
+    _validate_preserving(repo, baseline, runner, preserving, variant, report)
     first = runner.run([variant(c, "a", c.broken, c.selected) for c in todo])
     screened: list[tuple[Candidate, list[str], list[str]]] = []
     for c in todo:
@@ -198,3 +209,42 @@ def validate(
         report.p2p_dropped += len(candidates_p2p) - len(kept_p2p)
         report.kept.append(Validated(c, f2p, kept_p2p, reports))
     return report
+
+
+def _validate_preserving(
+    repo: Repository,
+    baseline: Baseline,
+    runner: _Runner,
+    candidates: list[Candidate],
+    variant: Callable[[Candidate, str, dict[str, str], list[str]], Variant],
+    report: ValidationReport,
+) -> None:
+    """Refactoring candidates: every function the inverse refactoring changed is run by a test
+    (else deleting its code would go unnoticed), the predicate tells the reference from the
+    starting state, and every selected test passes on the starting state (behaviour kept)."""
+    todo = []
+    for c in candidates:
+        spec = c.extra["structure"]
+        assert isinstance(spec, dict)
+        path, rules = spec["path"], spec["rules"]
+        changed = c.extra.get("callers", [])
+        assert isinstance(changed, list)
+        if not all(baseline.covering(f"{path}::{q}") for q in changed):
+            report.rejected["refactor: a changed function no test runs"] += 1
+        elif not all(r.ok for r in check_structure(repo.text(path), rules)):
+            report.rejected["refactor: the predicate fails on the reference"] += 1
+        elif all(r.ok for r in check_structure(c.broken.get(path, repo.text(path)), rules)):
+            report.rejected["refactor: the predicate holds on the starting state"] += 1
+        else:
+            todo.append(c)
+    runs = runner.run([variant(c, "r", c.broken, c.selected) for c in todo])
+    for c in todo:
+        run = runs.get(f"r|{c.id}")
+        if run is None:
+            report.rejected["infrastructure failure"] += 1
+        elif run.timed_out or any(run.status(t) == "timeout" for t in c.selected):
+            report.record_timeout(run)
+        elif any(run.status(t) != "passed" for t in c.selected):
+            report.rejected["refactor: a test fails on the starting state"] += 1
+        else:
+            report.kept.append(Validated(c, [], list(c.selected), {}))

@@ -33,8 +33,10 @@ class TaskKind(StrEnum):
     #: that continues ``payload["code_prompt"]``; ``hidden`` holds the recorded inputs and the
     #: reference's outcomes. Judged by :class:`~referee.verify.function.FunctionVerifier`.
     FUNCTION = "function"
-    #: A change to a repository (bug fixing, implementation): the answer is a unified diff that
-    #: makes ``hidden["fail_to_pass"]`` pass and keeps ``hidden["pass_to_pass"]`` passing.
+    #: A change to a repository (bug fixing, implementation, refactoring): the answer is a
+    #: unified diff that makes ``hidden["fail_to_pass"]`` pass and keeps
+    #: ``hidden["pass_to_pass"]`` passing; a refactoring task has no FAIL_TO_PASS and a
+    #: structural predicate in ``hidden["structure"]`` (:mod:`referee.verify.structure`).
     #: Judged by :class:`~referee.verify.pytest_verifier.PytestVerifier`.
     REPO_PATCH = "repo-patch"
     #: Tests to write for a repository's function: the answer is a diff adding tests, worth the

@@ -15,6 +15,14 @@ Steps, each in the sandbox:
    share of FAIL_TO_PASS tests fixed, scaled by the share of PASS_TO_PASS tests kept: a patch
    that fixes nothing scores 0, however many old tests still pass.
 
+A refactoring task (``hidden.structure``, from ``referee synth --kinds refactor``) has no
+FAIL_TO_PASS tests: its tests pass before and after. After step 2, before any test runs, the
+patched module is read on the host and its structural predicate checked
+(:mod:`referee.verify.structure`: pure syntax-tree checks, nothing executed); each rule becomes
+an outcome of group ``STRUCTURE``. Such a task is all or nothing: reward 1 only if every rule
+holds and every test passes, so a patch that breaks the behaviour to reach the structure (or
+keeps the behaviour and leaves the structure) scores 0.
+
 The test process also runs the candidate's code, so a report written from inside it could in
 principle be forged. The canaries are the check on that: a report in which a canary passed was
 forged, and the verdict is zero with a ``forged-report`` flag. Patches that touch test files,
@@ -35,6 +43,7 @@ from referee.tasks.artifacts import ArtifactStore
 from referee.tasks.model import Task
 from referee.tasks.venv import RepoVenv
 from referee.verify.repo_run import GRADER_PACKAGES, RepoSandboxes, run_pytest
+from referee.verify.structure import RuleResult, check_structure
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict
 
 __all__ = [
@@ -48,6 +57,9 @@ __all__ = [
 ]
 
 VERSION = "pytest@1"
+#: The group (``TestOutcome.detail``) of a structural rule's outcome.
+STRUCTURE = "STRUCTURE"
+_MAX_SOURCE_BYTES = 1 << 20  # a refactored module this large fails every rule
 PYTEST_PACKAGES = GRADER_PACKAGES
 _CONFIG_FILES = {
     "pytest.ini",
@@ -134,6 +146,8 @@ class PytestVerifier:
                     task, f2p, p2p, "failed", f"patch does not apply: {applied}", flags, t0
                 )
             ws.write(state.tests)  # pristine test files, whatever the patch did to them
+            # Read before any of the candidate's code runs: the test process could rewrite it.
+            shape = _check_shape(ws, task.hidden.get("structure"))
             if state.test_patch:
                 why = self._apply_test_patch(sandbox, ws, state)
                 if why is not None:
@@ -174,11 +188,20 @@ class PytestVerifier:
             for group, ids in (("FAIL_TO_PASS", f2p), ("PASS_TO_PASS", p2p))
             for nodeid in ids
         ]
+        tests_out += [
+            TestOutcome(
+                name=f"structure: {r.rule}",
+                status="passed" if r.ok else "failed",
+                detail=STRUCTURE if r.ok else f"{STRUCTURE}: {r.why}",
+            )
+            for r in shape or []
+        ]
         passed_n = sum(t.status == "passed" for t in tests_out)
+        all_passed = bool(tests_out) and passed_n == len(tests_out)
         return Verdict(
             task_id=task.id,
-            reward=_reward(tests_out),
-            passed=bool(tests_out) and passed_n == len(tests_out),
+            reward=(1.0 if all_passed else 0.0) if shape is not None else _reward(tests_out),
+            passed=all_passed,
             tests=tests_out,
             flags=flags,
             timings={"run_s": r.wall_s, "total_s": time.perf_counter() - t0},
@@ -315,6 +338,29 @@ def repo_state(task: Task, store: ArtifactStore | None = None) -> RepoState:
             "hidden.tests)"
         )
     return RepoState(files=files, tests=tests_inline, f2p=f2p, p2p=p2p)
+
+
+def _check_shape(ws: Workspace, spec: object) -> list[RuleResult] | None:
+    """The task's structural predicate checked on the patched module (None: the task has none).
+
+    The module is read as plain bytes, refusing links (a patch can make the path a symlink to a
+    file outside the workspace) and anything too large; a missing file fails every rule.
+    """
+    if spec is None:
+        return None
+    if not isinstance(spec, dict) or not isinstance(spec.get("rules"), list):
+        raise VerifierError("hidden.structure must be {'path': ..., 'rules': [...]}")
+    root = ws.root.resolve()
+    path = root / str(spec.get("path", ""))
+    text: str | None = None
+    try:
+        inside = path.resolve().is_relative_to(root)
+        linked = any(p.is_symlink() for p in (path, *path.parents) if p.is_relative_to(root))
+        if inside and not linked and path.is_file() and path.stat().st_size <= _MAX_SOURCE_BYTES:
+            text = path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        text = None
+    return check_structure(text, spec["rules"])
 
 
 def _reward(tests: list[TestOutcome]) -> float:
