@@ -35,6 +35,8 @@ __all__ = ["SimResult", "compile_limits", "run_limits", "simulate", "verilog_san
 TB_FILE = "tb.v"
 DESIGN_FILE = "design.v"
 PROGRAM = "sim.vvp"
+COMPILE_TIMEOUT_S = 10.0
+COMPILE_MEMORY_MB = 512
 
 
 def verilog_sandbox(**kwargs: Any) -> Sandbox:
@@ -48,8 +50,8 @@ def verilog_sandbox(**kwargs: Any) -> Sandbox:
 
 def compile_limits() -> Limits:
     return Limits(
-        timeout_s=20.0,
-        memory_mb=512,
+        timeout_s=COMPILE_TIMEOUT_S,
+        memory_mb=COMPILE_MEMORY_MB,
         max_processes=8,
         max_file_mb=64,
         stdout_bytes=1 << 16,
@@ -62,7 +64,7 @@ def run_limits(spec: VerilogSpec, cycles: int) -> Limits:
     of a few times what its records need (a design cannot print, so more is never needed)."""
     record = 24 + len("".join(p.name for p in spec.outputs)) + sum(p.width for p in spec.outputs)
     return Limits(
-        timeout_s=10.0 + cycles / 2000,
+        timeout_s=3.0 + cycles / 500,
         memory_mb=512,
         max_processes=4,
         max_file_mb=16,
@@ -123,9 +125,9 @@ def simulate(
         compile_s = time.perf_counter() - t0
         if not built.ok:
             if built.timed_out or "cpu-limit" in built.violations:
-                why = "compilation ran past 20s"
+                why = f"compilation ran past {COMPILE_TIMEOUT_S:g}s"
             elif built.memory_exceeded:
-                why = "compilation exceeded 512 MB"
+                why = f"compilation exceeded {COMPILE_MEMORY_MB} MB"
             else:
                 why = _lines(built.stderr + built.stdout) or built.summary()
             return SimResult([None] * cycles, False, f"compile error: {why}", compile_s=compile_s)
