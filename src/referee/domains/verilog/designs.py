@@ -105,7 +105,9 @@ def mux(rng: random.Random, d: float) -> Design:
 def decoder(rng: random.Random, d: float) -> Design:
     k = _scale(2, 5, d)
     ports = (Port("a", "input", k), Port("en", "input", 1), Port("y", "output", 2**k))
-    ref = _header("decoder", ports) + f"  assign y = en ? ({2**k}'d1 << a) : {2**k}'d0;\nendmodule\n"
+    ref = (
+        _header("decoder", ports) + f"  assign y = en ? ({2**k}'d1 << a) : {2**k}'d0;\nendmodule\n"
+    )
     text = (
         f"A {k}-to-{2**k} decoder with enable: when en is 1, exactly bit a of y is 1; "
         "when en is 0, y is all zeros."
@@ -172,7 +174,7 @@ def subtractor(rng: random.Random, d: float) -> Design:
     )
     ref = (
         _header("subtractor", ports)
-        + f"  assign {{borrow, diff}} = {{1'b0, a}} - {{1'b0, b}};\nendmodule\n"
+        + "  assign {borrow, diff} = {1'b0, a} - {1'b0, b};\nendmodule\n"
     )
     text = (
         f"A {w}-bit subtractor: diff = a - b modulo 2^{w}, and borrow is 1 exactly when a < b "
@@ -218,7 +220,8 @@ def alu(rng: random.Random, d: float) -> Design:
         Port("zero", "output", 1),
     )
     arms = "".join(
-        f"      {k}'d{i}: y = {expr.replace('{W}', str(w))};\n" for i, (_, expr, _) in enumerate(ops)
+        f"      {k}'d{i}: y = {expr.replace('{W}', str(w))};\n"
+        for i, (_, expr, _) in enumerate(ops)
     )
     default = f"      default: y = {w}'d0;\n" if n < 2**k else ""
     ref = (
@@ -227,7 +230,7 @@ def alu(rng: random.Random, d: float) -> Design:
         f"  assign zero = (y == {w}'d0);\nendmodule\n"
     )
     table = "; ".join(f"op={i}: {what.replace('W', str(w))}" for i, (_, _, what) in enumerate(ops))
-    rest = f" Other op values give y = 0." if n < 2**k else ""
+    rest = " Other op values give y = 0." if n < 2**k else ""
     text = f"A {w}-bit ALU. y by op: {table}.{rest} zero is 1 exactly when y is 0."
     return Design("alu", "alu", text, ports, ref, features={"width": w, "ops": n})
 
@@ -253,10 +256,9 @@ def counter(rng: random.Random, d: float) -> Design:
         "updown": f"q <= up ? q + {w}'d1 : q - {w}'d1;",
         "modulo": f"q <= (q == {w}'d{modulo - 1}) ? {w}'d0 : q + {w}'d1;",
     }[kind]
-    body = f"    else if (load) q <= din;\n" if load else ""
+    body = "    else if (load) q <= din;\n" if load else ""
     ref = (
-        _header("counter", all_ports, ("q",))
-        + f"  always @(posedge clk{r.sensitivity}) begin\n"
+        _header("counter", all_ports, ("q",)) + f"  always @(posedge clk{r.sensitivity}) begin\n"
         f"    if ({r.asserted}) q <= {w}'d0;\n{body}    else if (en) {step}\n  end\n"
         + (f"  assign tc = (q == {w}'d{modulo - 1});\n" if kind == "modulo" else "")
         + "endmodule\n"
@@ -313,7 +315,9 @@ def shift_register(rng: random.Random, d: float) -> Design:
         variant = "shift-universal"
     else:
         left = rng.random() < 0.5
-        ports = _seq_ports(r, Port("en", "input", 1), Port("sin", "input", 1), Port("q", "output", w))
+        ports = _seq_ports(
+            r, Port("en", "input", 1), Port("sin", "input", 1), Port("q", "output", w)
+        )
         shifted = f"{{q[{w - 2}:0], sin}}" if left else f"{{sin, q[{w - 1}:1]}}"
         step = f"    else if (en) q <= {shifted};\n"
         where = "q[0]" if left else f"q[{w - 1}]"
@@ -323,8 +327,7 @@ def shift_register(rng: random.Random, d: float) -> Design:
         )
         variant = "shift-left" if left else "shift-right"
     ref = (
-        _header("shift_reg", ports, ("q",))
-        + f"  always @(posedge clk{r.sensitivity}) begin\n"
+        _header("shift_reg", ports, ("q",)) + f"  always @(posedge clk{r.sensitivity}) begin\n"
         f"    if ({r.asserted}) q <= {w}'d0;\n{step}  end\nendmodule\n"
     )
     text += " Reset sets q to 0."
@@ -340,8 +343,7 @@ def lfsr(rng: random.Random, d: float) -> Design:
     ports = _seq_ports(r, Port("en", "input", 1), Port("q", "output", w))
     fb = " ^ ".join(f"q[{t - 1}]" for t in taps)
     ref = (
-        _header("lfsr", ports, ("q",))
-        + f"  always @(posedge clk{r.sensitivity}) begin\n"
+        _header("lfsr", ports, ("q",)) + f"  always @(posedge clk{r.sensitivity}) begin\n"
         f"    if ({r.asserted}) q <= {w}'d{init};\n"
         f"    else if (en) q <= {{q[{w - 2}:0], {fb}}};\n  end\nendmodule\n"
     )
@@ -363,8 +365,7 @@ def sequence_detector(rng: random.Random, d: float) -> Design:
     c = (n).bit_length()
     after = f"{c}'d{n}" if overlap else f"{c}'d0"
     ref = (
-        _header("seq_detect", ports, ("z",))
-        + f"  reg [{n - 1}:0] hist;\n  reg [{c - 1}:0] cnt;\n"
+        _header("seq_detect", ports, ("z",)) + f"  reg [{n - 1}:0] hist;\n  reg [{c - 1}:0] cnt;\n"
         f"  wire [{n - 1}:0] nxt = {{hist[{n - 2}:0], x}};\n"
         f"  always @(posedge clk{r.sensitivity}) begin\n"
         f"    if ({r.asserted}) begin\n      hist <= {n}'d0;\n      cnt <= {c}'d0;\n"
@@ -401,8 +402,7 @@ def traffic_light(rng: random.Random, d: float) -> Design:
     t = max(g, y, rd).bit_length()
     early = " || ped" if ped else ""
     ref = (
-        _header("traffic", ports)
-        + f"  localparam RED = 2'd0, GREEN = 2'd1, YELLOW = 2'd2;\n"
+        _header("traffic", ports) + f"  localparam RED = 2'd0, GREEN = 2'd1, YELLOW = 2'd2;\n"
         f"  reg [1:0] state;\n  reg [{t - 1}:0] t;\n"
         f"  always @(posedge clk{r.sensitivity}) begin\n"
         f"    if ({r.asserted}) begin\n      state <= GREEN;\n      t <= {t}'d0;\n"

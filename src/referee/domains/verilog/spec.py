@@ -22,7 +22,7 @@ from typing import Any
 from referee.errors import TaskError
 from referee.tasks.model import Task
 
-__all__ = ["Port", "Stimulus", "VerilogSpec", "port_list", "verilog_spec"]
+__all__ = ["Port", "Stimulus", "VerilogSpec", "check_control", "port_list", "verilog_spec"]
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Bounds that keep one verification cheap (a wide bus or a long run is a task error).
@@ -155,7 +155,9 @@ def verilog_spec(task: Task) -> VerilogSpec:
         seed=_int(stim.get("seed"), "hidden.stimulus.seed", where, 0, 2**63),
         segments=_int(stim.get("segments", 8), "hidden.stimulus.segments", where, 1, 256),
         cycles=_int(stim.get("cycles", 32), "hidden.stimulus.cycles", where, 1, MAX_CYCLES),
-        reset_cycles=_int(stim.get("reset_cycles", 2), "hidden.stimulus.reset_cycles", where, 0, 16),
+        reset_cycles=_int(
+            stim.get("reset_cycles", 2), "hidden.stimulus.reset_cycles", where, 0, 16
+        ),
     )
     if stimulus.segments * stimulus.cycles > MAX_CYCLES:
         raise TaskError(f"{where}: hidden.stimulus runs more than {MAX_CYCLES} cycles in all")

@@ -101,5 +101,5 @@ def verilog_task(
         hidden=hidden,
         difficulty=Difficulty(estimate=difficulty, features=features or {}),
         provenance=provenance or Provenance(source="verilog"),
-        split=split,  # type: ignore[arg-type]
+        split=split,
     )

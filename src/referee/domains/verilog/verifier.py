@@ -41,7 +41,14 @@ from referee.sandbox.metering import metering
 from referee.tasks.model import Task
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict
 
-__all__ = ["VERSION", "VerilogVerifier", "compare_cycle", "reference_trace"]
+__all__ = [
+    "VERSION",
+    "VerilogVerifier",
+    "compare_cycle",
+    "count_segments",
+    "judge_segments",
+    "reference_trace",
+]
 
 VERSION = "verilog@1"
 #: Mismatches named in one segment's detail.
@@ -72,9 +79,9 @@ def reference_trace(sandbox: Sandbox, spec: VerilogSpec) -> list[list[str]]:
     vectors = stimulus_vectors(spec)
     sim = simulate(sandbox, spec, spec.reference, nonce=_nonce(), vectors=vectors)
     if sim.failure or any(r is None for r in sim.records):
+        why = sim.failure or "records missing"
         raise RefereeError(
-            f"task {spec.task_id!r}: its reference does not simulate ({sim.failure or 'records missing'}); "
-            "fix hidden.reference"
+            f"task {spec.task_id!r}: its reference does not simulate ({why}); fix hidden.reference"
         )
     return [r for r in sim.records if r is not None]
 
