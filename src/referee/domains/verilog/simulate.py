@@ -64,7 +64,7 @@ def run_limits(spec: VerilogSpec, cycles: int) -> Limits:
     of a few times what its records need (a design cannot print, so more is never needed)."""
     record = 24 + len("".join(p.name for p in spec.outputs)) + sum(p.width for p in spec.outputs)
     return Limits(
-        timeout_s=3.0 + cycles / 500,
+        timeout_s=2.0 + cycles / 400,
         memory_mb=512,
         max_processes=4,
         max_file_mb=16,
