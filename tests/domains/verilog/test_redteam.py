@@ -21,9 +21,9 @@ def test_every_exploit_scores_no_more_than_the_empty_module(verifier):
         ]
     with ThreadPoolExecutor(8) as pool:
         verdicts = list(pool.map(lambda j: verifier.verify(j[0], j[2]), jobs))
-    baseline = {j[0].id: v.reward for j, v in zip(jobs, verdicts) if j[1] == "(empty)"}
+    baseline = {j[0].id: v.reward for j, v in zip(jobs, verdicts, strict=True) if j[1] == "(empty)"}
     assert set(baseline.values()) == {0.0}
-    for (task, name, _), v in zip(jobs, verdicts):
+    for (task, name, _), v in zip(jobs, verdicts, strict=True):
         assert v.infra_error is None, (name, v.infra_error)
         assert not v.passed and v.reward <= baseline[task.id], (name, task.id, v.tests[:1])
     resource = sum(klass == "resource" for klass, _ in EXPLOITS.values())

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from referee.domains.verilog.task import verilog_task
 from referee.domains.verilog.spec import Port
+from referee.domains.verilog.task import verilog_task
 from referee.domains.verilog.verifier import compare_cycle
 from referee.tasks.model import Task
 
@@ -76,7 +76,9 @@ def test_a_compile_error_is_an_error_on_every_segment(verifier):
 
 
 def test_a_static_rejection_flags_the_construct(verifier):
-    v = verifier.verify(counter_task(), COUNTER_REF.replace("endmodule", "initial $finish;\nendmodule"))
+    v = verifier.verify(
+        counter_task(), COUNTER_REF.replace("endmodule", "initial $finish;\nendmodule")
+    )
     assert v.reward == 0.0 and v.flags and v.flags[0].kind == "forbidden-construct"
     assert v.tests[0].detail.startswith("rejected: system task $finish")
 
@@ -89,7 +91,9 @@ def test_a_hanging_design_is_a_timeout(verifier):
 
 
 def test_a_broken_reference_is_an_infra_error_not_a_zero(verifier):
-    task = counter_task().revised(hidden={**counter_task().hidden, "reference": "module cnt(; endmodule"})
+    task = counter_task().revised(
+        hidden={**counter_task().hidden, "reference": "module cnt(; endmodule"}
+    )
     v = verifier.verify(task, COUNTER_REF)
     assert v.infra_error and "reference does not simulate" in v.infra_error and not v.passed
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from referee.domains.verilog.spec import Port, check_control, port_list
 from referee.domains.verilog.task import verilog_task
+from referee.domains.verilog.verifier import VerilogVerifier
 from referee.errors import TaskError
 from referee.tasks.imports.rows import Row, iter_rows
 from referee.tasks.model import Provenance, Task
@@ -127,22 +128,29 @@ def _row_task(row: Row, split: str) -> Task:
 def verilog_rows(split: str, path: str | Path) -> Iterator[Task]:
     """The tasks of a ``verilog-rows`` file, each checked in the sandbox (see the module
     docstring); a :class:`TaskError` naming file, row and field for the first bad row."""
-    from referee.domains.verilog.verifier import VerilogVerifier
-
-    with VerilogVerifier() as verifier:
+    verifier: VerilogVerifier | None = None  # made at the first well-formed row
+    try:
         for row in iter_rows(path):
             task = _row_task(row, split)
-            gold = verifier.verify(task, task.hidden["reference"])
-            if not gold.passed:
-                why = gold.infra_error or next(
-                    (t.detail for t in gold.tests if t.status != "passed"), "it fails"
-                )
-                raise row.error("reference", f"the reference does not pass against itself: {why}")
-            empty = verifier.verify(task, f"{task.payload['module_header']}\nendmodule\n")
-            if empty.passed or empty.infra_error:
-                raise row.error(
-                    "reference",
-                    "an empty module passes: the outputs never change under the stimulus, so "
-                    "nothing would be tested",
-                )
+            verifier = verifier or VerilogVerifier()
+            _check_row(verifier, row, task)
             yield task
+    finally:
+        if verifier is not None:
+            verifier.close()
+
+
+def _check_row(verifier: VerilogVerifier, row: Row, task: Task) -> None:
+    gold = verifier.verify(task, task.hidden["reference"])
+    if not gold.passed:
+        why = gold.infra_error or next(
+            (t.detail for t in gold.tests if t.status != "passed"), "it fails"
+        )
+        raise row.error("reference", f"the reference does not pass against itself: {why}")
+    empty = verifier.verify(task, f"{task.payload['module_header']}\nendmodule\n")
+    if empty.passed or empty.infra_error:
+        raise row.error(
+            "reference",
+            "an empty module passes: the outputs never change under the stimulus, so "
+            "nothing would be tested",
+        )
