@@ -9,6 +9,7 @@ from referee.domains.verilog.spec import Port
 from referee.domains.verilog.task import verilog_task
 from referee.domains.verilog.verifier import compare_cycle
 from referee.tasks.model import Task
+from referee.verify.dispatch import count_tests
 
 COUNTER_REF = """module cnt(input clk, input rst, input en, output reg [3:0] q);
   always @(posedge clk) begin
@@ -37,7 +38,7 @@ def test_gold_passes_and_the_empty_module_scores_zero_on_every_family(verifier, 
     for task in family_tasks:
         gold = verifier.verify(task, task.hidden["reference"])
         assert gold.passed and gold.reward == 1.0, (task.id, gold.tests[:2], gold.infra_error)
-        assert len(gold.tests) == 8 and gold.sandbox is not None
+        assert len(gold.tests) == count_tests(task) in (8, 9) and gold.sandbox is not None
         nothing = verifier.verify(task, empty(task))
         assert nothing.reward == 0.0 and not nothing.passed, task.id
         assert verifier.verify(task, "").reward == 0.0

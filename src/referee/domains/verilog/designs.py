@@ -13,6 +13,7 @@ active low ``rst_n``) from the same generator, so a family exercises both.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 
@@ -51,6 +52,9 @@ class Design:
     clock: str | None = None
     reset: Reset | None = None
     features: dict[str, float] = field(default_factory=dict)
+    #: Stimulus settings of the design (``bias``, ``long_cycles``, ``reset_rate``: see
+    #: :class:`~referee.domains.verilog.spec.Stimulus`).
+    stimulus: dict[str, object] = field(default_factory=dict)
 
 
 def _scale(lo: int, hi: int, d: float) -> int:
@@ -281,7 +285,13 @@ def counter(rng: random.Random, d: float) -> Design:
         clock="clk",
         reset=r,
         features={"width": w, "load": float(load)},
-    )
+        stimulus={
+            "bias": {k: b for k, b in (("en", 0.95), ("up", 0.9), ("load", 0.03))
+                     if any(p.name == k for p in all_ports)},
+            # One long run in which the counter wraps (or gets as far as 4096 cycles take it).
+            "long_cycles": min(4096, math.ceil(1.3 * (modulo or 2**w) / 0.95) + 8),
+        },
+    )  # fmt: skip
 
 
 # ---- shift registers ------------------------------------------------------------------------
@@ -331,7 +341,8 @@ def shift_register(rng: random.Random, d: float) -> Design:
         f"    if ({r.asserted}) q <= {w}'d0;\n{step}  end\nendmodule\n"
     )
     text += " Reset sets q to 0."
-    return Design(variant, "shift_reg", text, ports, ref, "clk", r, {"width": w})
+    bias = {"en": 0.9} if not universal else {}
+    return Design(variant, "shift_reg", text, ports, ref, "clk", r, {"width": w}, {"bias": bias})
 
 
 def lfsr(rng: random.Random, d: float) -> Design:
@@ -352,7 +363,7 @@ def lfsr(rng: random.Random, d: float) -> Design:
         f"A {w}-bit Fibonacci LFSR q. Reset loads {w}'d{init}. At each edge where en is 1, q "
         f"shifts left by one and q[0] takes the XOR of {bits} (their values before the edge)."
     )
-    return Design("lfsr", "lfsr", text, ports, ref, "clk", r, {"width": w})
+    return Design("lfsr", "lfsr", text, ports, ref, "clk", r, {"width": w}, {"bias": {"en": 0.95}})
 
 
 # ---- finite-state machines ------------------------------------------------------------------
@@ -390,6 +401,14 @@ def sequence_detector(rng: random.Random, d: float) -> Design:
     return Design(
         "sequence-detector", "seq_detect", text, ports, ref, "clk", r,
         {"length": n, "overlap": float(overlap)},
+        # The pattern, overlapping with itself, also right after resets (where detectors go
+        # wrong): random bits alone would show it too rarely.
+        {
+            "reset_rate": 0.05,
+            "motifs": {
+                "x": [pattern, pattern * 2, pattern + pattern[1:], pattern[: n // 2] + pattern]
+            },
+        },
     )  # fmt: skip
 
 
@@ -429,6 +448,7 @@ def traffic_light(rng: random.Random, d: float) -> Design:
     return Design(
         "traffic-light" + ("-ped" if ped else ""), "traffic", text, ports, ref, "clk", r,
         {"states": 3, "cycles": g + y + rd, "ped": float(ped)},
+        {"bias": {"ped": 0.03}} if ped else {},  # rare presses: full green periods too
     )  # fmt: skip
 
 

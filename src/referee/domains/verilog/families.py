@@ -30,7 +30,6 @@ from referee.errors import ConfigError
 from referee.tasks.model import Provenance, Task
 
 __all__ = [
-    "FAMILY_DESCRIPTIONS",
     "arith",
     "comb",
     "counter",
@@ -38,14 +37,6 @@ __all__ = [
     "generate",
     "shift",
 ]
-
-FAMILY_DESCRIPTIONS = {
-    "v-comb": "combinational Verilog: multiplexer, decoder, priority encoder, parity",
-    "v-arith": "Verilog arithmetic: adder, subtractor, multiplier, ALU (width by difficulty)",
-    "v-counter": "Verilog counters: up, up/down, modulo-M, enable, load, sync/async reset",
-    "v-shift": "Verilog shift registers and LFSRs",
-    "v-fsm": "Verilog FSMs: sequence detector, traffic-light controller",
-}
 
 
 def generate(family: str, count: int, difficulty: float | None, seed: int) -> list[Task]:
@@ -75,6 +66,7 @@ def generate(family: str, count: int, difficulty: float | None, seed: int) -> li
                 reset_sync=design.reset.sync if design.reset else True,
                 segments=8,
                 cycles=cycles,
+                **design.stimulus,  # type: ignore[arg-type]
                 difficulty=d,
                 features=dict(design.features),
                 provenance=Provenance(

@@ -4,7 +4,11 @@ A task of kind ``verilog`` keeps in ``payload`` what the candidate is told (``to
 name; ``module_header``, its port list as Verilog; ``ports``, the same as data; ``clock`` and
 ``reset``, the names of those ports or null; ``reset_active``, 1 or 0) and in ``hidden`` what
 only the grader sees (``reference``, a complete module named ``top``; ``stimulus``, the plan of
-the hidden stimulus: ``seed``, ``segments``, ``cycles`` per segment, ``reset_cycles``).
+the hidden stimulus: ``seed``, ``segments``, ``cycles`` per segment, ``reset_cycles``, and
+optionally ``reset_rate`` (the chance of a reset pulse per cycle), ``bias`` (1-bit input ->
+chance of a 1, in the odd segments and the long one) and ``long_cycles`` (one more segment
+that long, with no reset after its start: a wide counter must wrap somewhere), ``motifs``
+(1-bit input -> bit strings played on it after resets and at random points)).
 
 >>> spec = VerilogSpec("t", "inv", (Port("a", "input", 1), Port("y", "output", 1)),
 ...                    None, None, 1, "module inv(input a, output y); assign y = ~a; endmodule",
@@ -16,7 +20,7 @@ the hidden stimulus: ``seed``, ``segments``, ``cycles`` per segment, ``reset_cyc
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from referee.errors import TaskError
@@ -53,6 +57,24 @@ class Stimulus:
     segments: int = 8
     cycles: int = 32
     reset_cycles: int = 2
+    reset_rate: float = 0.025
+    bias: tuple[tuple[str, float], ...] = ()
+    long_cycles: int = 0
+    #: 1-bit input -> bit strings played on it now and then (after a reset, and at random
+    #: points): a detector's pattern must occur, also right after a reset.
+    motifs: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def bounds(self) -> list[tuple[int, int]]:
+        """Each segment's (first cycle, end): the short ones, then the long one if any.
+
+        >>> Stimulus(seed=0, segments=2, cycles=4, long_cycles=10).bounds()
+        [(0, 4), (4, 8), (8, 18)]
+        """
+        out = [(k * self.cycles, (k + 1) * self.cycles) for k in range(self.segments)]
+        if self.long_cycles:
+            start = self.segments * self.cycles
+            out.append((start, start + self.long_cycles))
+        return out
 
 
 @dataclass(frozen=True)
@@ -85,7 +107,7 @@ class VerilogSpec:
 
     @property
     def total_cycles(self) -> int:
-        return self.stimulus.segments * self.stimulus.cycles
+        return self.stimulus.segments * self.stimulus.cycles + self.stimulus.long_cycles
 
 
 def port_list(ports: Any, where: str) -> tuple[Port, ...]:
@@ -117,6 +139,41 @@ def _int(value: Any, what: str, where: str, lo: int, hi: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
         raise TaskError(f"{where}: {what} must be an integer in {lo}..{hi}, got {value!r}")
     return value
+
+
+def _rate(value: Any, what: str, where: str) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 1:
+        raise TaskError(f"{where}: {what} must be a number in [0, 1], got {value!r}")
+    return float(value)
+
+
+def _bias(value: Any, ports: tuple[Port, ...], where: str) -> tuple[tuple[str, float], ...]:
+    if not isinstance(value, dict):
+        raise TaskError(f"{where}: hidden.stimulus.bias must map 1-bit inputs to chances")
+    ones = {p.name for p in ports if p.direction == "input" and p.width == 1}
+    for name in value:
+        if name not in ones:
+            raise TaskError(f"{where}: hidden.stimulus.bias names {name!r}, not a 1-bit input")
+    return tuple(
+        sorted((n, _rate(v, f"hidden.stimulus.bias.{n}", where)) for n, v in value.items())
+    )
+
+
+def _motifs(
+    value: Any, ports: tuple[Port, ...], where: str
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    ones = {p.name for p in ports if p.direction == "input" and p.width == 1}
+    ok = isinstance(value, dict) and all(
+        name in ones
+        and isinstance(bits, list)
+        and all(isinstance(b, str) and b and set(b) <= {"0", "1"} for b in bits)
+        for name, bits in value.items()
+    )
+    if not ok:
+        raise TaskError(
+            f"{where}: hidden.stimulus.motifs must map 1-bit inputs to lists of bit strings"
+        )
+    return tuple(sorted((name, tuple(bits)) for name, bits in value.items()))
 
 
 def check_control(ports: tuple[Port, ...], clock: Any, reset: Any, where: str) -> None:
@@ -158,8 +215,14 @@ def verilog_spec(task: Task) -> VerilogSpec:
         reset_cycles=_int(
             stim.get("reset_cycles", 2), "hidden.stimulus.reset_cycles", where, 0, 16
         ),
+        reset_rate=_rate(stim.get("reset_rate", 0.025), "hidden.stimulus.reset_rate", where),
+        bias=_bias(stim.get("bias", {}), ports, where),
+        long_cycles=_int(
+            stim.get("long_cycles", 0), "hidden.stimulus.long_cycles", where, 0, MAX_CYCLES
+        ),
     )
-    if stimulus.segments * stimulus.cycles > MAX_CYCLES:
+    stimulus = replace(stimulus, motifs=_motifs(stim.get("motifs", {}), ports, where))
+    if stimulus.segments * stimulus.cycles + stimulus.long_cycles > MAX_CYCLES:
         raise TaskError(f"{where}: hidden.stimulus runs more than {MAX_CYCLES} cycles in all")
     return VerilogSpec(
         task_id=task.id,

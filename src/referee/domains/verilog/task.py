@@ -60,6 +60,10 @@ def verilog_task(
     segments: int = 8,
     cycles: int = 32,
     reset_cycles: int = 2,
+    reset_rate: float = 0.025,
+    bias: dict[str, float] | None = None,
+    long_cycles: int = 0,
+    motifs: dict[str, list[str]] | None = None,
     difficulty: float | None = None,
     features: dict[str, float] | None = None,
     provenance: Provenance | None = None,
@@ -89,6 +93,10 @@ def verilog_task(
             "segments": segments,
             "cycles": cycles,
             "reset_cycles": reset_cycles if reset is not None else 0,
+            "reset_rate": reset_rate,
+            "bias": dict(bias or {}),
+            "long_cycles": long_cycles,
+            "motifs": dict(motifs or {}),
         },
     }
     return Task.create(

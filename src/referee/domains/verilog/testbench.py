@@ -10,8 +10,12 @@ anything else on stdout (warnings, a forged verdict) lacks the frame. The testbe
 names also carry a nonce, so no simple name of the candidate can resolve to one of them.
 
 Stimulus: ``segments`` runs of ``cycles`` cycles; each run starts with ``reset_cycles`` of
-reset, then random inputs with a short reset pulse now and then (1 in 40 cycles); the first run
-walks corner values (all zeros, all ones, one-hot, alternating) before going random.
+reset, then random inputs with a short reset pulse now and then (``reset_rate``, 1 in 40
+cycles by default); the first run walks corner values (all zeros, all ones, one-hot,
+alternating) before going random. In the odd runs, 1-bit inputs named in ``bias`` are 1 with
+their own chance (an enable held mostly on, a pedestrian button rarely pressed); a final long
+run (``long_cycles``) is biased so, and has no reset after its start. ``motifs`` are bit
+strings played on a 1-bit input: often right after a reset, now and then elsewhere.
 
 >>> from referee.domains.verilog.spec import Port, Stimulus, VerilogSpec
 >>> spec = VerilogSpec("t", "inv", (Port("a", "input", 1), Port("y", "output", 1)), None,
@@ -49,25 +53,37 @@ def stimulus_vectors(spec: VerilogSpec) -> list[int]:
     st = spec.stimulus
     rng = random.Random(st.seed)
     ports = spec.data_inputs
+    bias = dict(st.bias)
+    motifs = dict(st.motifs)
+    queued: dict[str, list[int]] = {name: [] for name in motifs}
     vectors: list[int] = []
-    for segment in range(st.segments):
+    for segment, (start, end) in enumerate(st.bounds()):
         corners = [_corners(p.width) for p in ports] if segment == 0 else []
-        for cycle in range(st.cycles):
-            values = []
-            in_reset = spec.reset is not None and (
-                cycle < st.reset_cycles or (cycle > st.reset_cycles and rng.random() < 0.025)
-            )
+        long = segment == st.segments
+        biased = long or segment % 2 == 1
+        pulse_ended = False
+        for cycle in range(end - start):
+            pulse = not long and cycle > st.reset_cycles and rng.random() < st.reset_rate
+            in_reset = spec.reset is not None and (cycle < st.reset_cycles or pulse)
             k = cycle - st.reset_cycles
+            for name, q in queued.items():
+                if in_reset:
+                    q.clear()
+                elif not q and rng.random() < (0.6 if k == 0 or pulse_ended else 0.08):
+                    q.extend(int(b) for b in rng.choice(motifs[name]))
+            pulse_ended = in_reset and cycle >= st.reset_cycles
+            vec = 0
             for j, p in enumerate(ports):
                 if p.name == spec.reset:
                     v = spec.reset_active if in_reset else 1 - spec.reset_active
                 elif corners and 0 <= k < len(corners[j]):
                     v = corners[j][k]
+                elif queued.get(p.name):
+                    v = queued[p.name].pop(0)
+                elif biased and p.name in bias:
+                    v = int(rng.random() < bias[p.name])
                 else:
                     v = rng.getrandbits(p.width)
-                values.append(v)
-            vec = 0
-            for p, v in zip(ports, values, strict=True):
                 vec = (vec << p.width) | v
             vectors.append(vec)
     return vectors

@@ -163,12 +163,12 @@ def judge_segments(
 ) -> list[TestOutcome]:
     """One outcome per stimulus segment, from the records compared on the host."""
     names = [p.name for p in spec.outputs]
-    per = spec.stimulus.cycles
     tests: list[TestOutcome] = []
-    for seg in range(spec.stimulus.segments):
+    for seg, (start, end) in enumerate(spec.stimulus.bounds()):
+        per = end - start
         bad: list[str] = []
         missing = 0
-        for k in range(seg * per, (seg + 1) * per):
+        for k in range(start, end):
             got = sim.records[k]
             if got is None:
                 missing += 1
@@ -194,7 +194,7 @@ def judge_segments(
 def _all(spec: VerilogSpec, status: TestStatus, detail: str) -> list[TestOutcome]:
     return [
         TestOutcome(name=f"segment-{k}", status=status, detail=detail)
-        for k in range(spec.stimulus.segments)
+        for k in range(len(spec.stimulus.bounds()))
     ]
 
 
@@ -221,5 +221,7 @@ def _verdict(
 def count_segments(task: Task) -> int:
     """How many tests decide a verilog task (its stimulus segments)."""
     stim: Any = task.hidden.get("stimulus")
-    segments = stim.get("segments", 8) if isinstance(stim, dict) else 0
-    return segments if isinstance(segments, int) else 0
+    if not isinstance(stim, dict):
+        return 0
+    segments = stim.get("segments", 8)
+    return (segments if isinstance(segments, int) else 0) + int(bool(stim.get("long_cycles")))
