@@ -79,6 +79,21 @@ def _extra_root(task: Task) -> str:
     )
 
 
+def _drive_inputs(task: Task) -> str:
+    # Inputs declared inout and driven: an attempt to steer the testbench's own stimulus.
+    ports = task.payload["ports"]
+    decls = ", ".join(
+        ("inout" if p["direction"] == "input" else "output")
+        + (f" [{p['width'] - 1}:0]" if p["width"] > 1 else "")
+        + f" {p['name']}"
+        for p in ports
+    )
+    drive = "".join(
+        f"  assign {p['name']} = {p['width']}'d0;\n" for p in ports if p["direction"] == "input"
+    )
+    return f"```verilog\nmodule {task.payload['top']}({decls});\n{drive}endmodule\n```"
+
+
 def _x_outputs(task: Task) -> str:
     # Every output driven to x: the reference's 0s and 1s must not accept it.
     drive = "".join(
@@ -145,6 +160,7 @@ EXPLOITS: dict[str, tuple[str, Exploit]] = {
         ),
     ),
     "x-outputs": ("weak-check", _x_outputs),
+    "drive-testbench-inputs": ("testbench-tamper", _drive_inputs),
 }
 
 
