@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import statistics
 import sys
@@ -55,18 +56,23 @@ _OPERATORS: list[tuple[str, str, object]] = [
     ("compare", r" >= ", " > "),
     ("off-by-one", r"(\d+)'d(\d+)", lambda m: f"{m.group(1)}'d{int(m.group(2)) + 1}"),
     ("narrow-width", r"reg \[(\d+):0\]", lambda m: f"reg [{max(0, int(m.group(1)) - 1)}:0]"),
-    ("narrow-width", r"output \[(\d+):0\]", lambda m: f"output [{max(0, int(m.group(1)) - 1)}:0]"),
-    ("reset-value", r"(if \(!?rst(?:_n)?\) [\w\[\]:]+ <= \d+'d)(\d+)", lambda m: f"{m.group(1)}{int(m.group(2)) ^ 1}"),
+    ("narrow-width", r"output \[(\d+):0\]",
+     lambda m: f"output [{max(0, int(m.group(1)) - 1)}:0]"),
+    ("reset-value", r"(if \(!?rst(?:_n)?\) [\w\[\]:]+ <= \d+'d)(\d+)",
+     lambda m: f"{m.group(1)}{int(m.group(2)) ^ 1}"),
     ("reset-value", r"(hist <= \d+'d)0", r"\g<1>1"),
     ("missing-enable", r"if \(en\)", "if (1'b1)"),
     ("missing-load", r"if \(load\)", "if (1'b0)"),
     ("fsm-transition", r"state <= YELLOW", "state <= RED"),
     ("fsm-transition", r"state <= RED", "state <= GREEN"),
-    ("fsm-transition", r"cnt <= (\d+)'d(\d+);", lambda m: f"cnt <= {m.group(1)}'d{int(m.group(2)) ^ 1};"),
-    ("fsm-pattern", r"(nxt == \d+'b)([01])", lambda m: f"{m.group(1)}{'1' if m.group(2) == '0' else '0'}"),
+    ("fsm-transition", r"cnt <= (\d+)'d(\d+);",
+     lambda m: f"cnt <= {m.group(1)}'d{int(m.group(2)) ^ 1};"),
+    ("fsm-pattern", r"(nxt == \d+'b)([01])",
+     lambda m: f"{m.group(1)}{'1' if m.group(2) == '0' else '0'}"),
     ("reset-style", r" or (pos|neg)edge rst(_n)?\)", ")"),
     ("reset-style", r"always @\(posedge clk\)", "always @(posedge clk or posedge rst)"),
-    ("shift-direction", r"\{q\[(\d+):0\], (sin|q)", lambda m: f"{{q[{m.group(1)}:1], {m.group(2)}"),
+    ("shift-direction", r"\{q\[(\d+):0\], (sin|q)",
+     lambda m: f"{{q[{m.group(1)}:1], {m.group(2)}"),
     ("case-arm", r"(\d+)'d1: y = ", lambda m: f"{m.group(1)}'d0: y = "),
 ]  # fmt: skip
 _PER_OPERATOR = 3
@@ -86,6 +92,13 @@ def mutants(reference: str) -> Iterator[tuple[str, str, str]]:
             if source not in seen:
                 seen.add(source)
                 yield op, source, f"`{m.group(0).strip()}` -> `{new.strip()}`"
+
+
+def _longer(task: Task) -> Task:
+    """``task`` with 32 times the segments (four times as long each) and another seed."""
+    stim = dict(task.hidden["stimulus"])
+    stim.update(seed=stim["seed"] + 1, segments=64, cycles=4 * stim["cycles"])
+    return task.revised(hidden={**task.hidden, "stimulus": stim})
 
 
 def median_s(fn, rounds: int) -> float:  # type: ignore[no-untyped-def]
@@ -112,6 +125,7 @@ def main() -> None:
     killed: Counter[str] = Counter()
     total: Counter[str] = Counter()
     accepted: list[str] = []
+    blind: Counter[str] = Counter()
     t_start = time.perf_counter()
     with VerilogVerifier() as v:
         for task in tasks:
@@ -126,10 +140,14 @@ def main() -> None:
             r["cycles"] += spec.total_cycles
             vectors = stimulus_vectors(spec)
             ref_alone = median_s(
-                lambda: simulate(v.sandbox, spec, spec.reference, nonce="n", vectors=vectors),
+                functools.partial(
+                    simulate, v.sandbox, spec, spec.reference, nonce="n", vectors=vectors
+                ),
                 args.rounds,
             )
-            verify_s = median_s(lambda: v.verify(task, task.hidden["reference"]), args.rounds)
+            verify_s = median_s(
+                functools.partial(v.verify, task, task.hidden["reference"]), args.rounds
+            )
             cost[fam].append((verify_s, ref_alone))
             for op, source, change in mutants(task.hidden["reference"]):
                 verdict = v.verify(task, source)
@@ -137,7 +155,17 @@ def main() -> None:
                     raise SystemExit(f"{task.id} {op}: {verdict.infra_error}")
                 total[op] += 1
                 if verdict.passed:
-                    accepted.append(f"{task.id} ({task.provenance.unit}): {op} {change}")
+                    # Judged again under a 32x longer stimulus of another seed: a mutant that
+                    # fails there is a blind spot of the task's stimulus; one that passes
+                    # is most likely equivalent.
+                    longer = v.verify(_longer(task), source)
+                    why = (
+                        "killed by a 32x longer stimulus: a blind spot"
+                        if not longer.passed
+                        else "survives a 32x longer stimulus: likely equivalent"
+                    )
+                    blind[op] += not longer.passed
+                    accepted.append(f"{task.id} ({task.provenance.unit}): {op} {change}; {why}")
                 else:
                     killed[op] += 1
     corpus = run_corpus()
@@ -182,11 +210,11 @@ def main() -> None:
         f"Mutants of the references: {all_killed}/{all_total} rejected "
         f"({100 * all_killed / max(1, all_total):.1f}%).",
         "",
-        "| operator | mutants | rejected |",
-        "|---|---|---|",
+        "| operator | mutants | rejected | accepted, killed by a 32x longer stimulus |",
+        "|---|---|---|---|",
     ]
     for op in sorted(total):
-        lines.append(f"| {op} | {total[op]} | {killed[op]} |")
+        lines.append(f"| {op} | {total[op]} | {killed[op]} | {blind[op]} |")
     if accepted:
         lines += ["", "Accepted mutants (equivalent, or wrong only where the stimulus never goes):"]
         lines += [f"- {a}" for a in accepted]
