@@ -24,12 +24,32 @@ from __future__ import annotations
 
 import random
 
-from referee.domains.verilog.designs import DESIGNS
+from referee.domains.verilog import combinational, sequential
 from referee.domains.verilog.task import verilog_task
 from referee.errors import ConfigError
 from referee.tasks.model import Provenance, Task
 
+#: The designs of each family.
+DESIGNS = {
+    "v-comb": (
+        combinational.mux,
+        combinational.decoder,
+        combinational.priority_encoder,
+        combinational.parity,
+    ),
+    "v-arith": (
+        combinational.adder,
+        combinational.subtractor,
+        combinational.multiplier,
+        combinational.alu,
+    ),
+    "v-counter": (sequential.counter,),
+    "v-shift": (sequential.shift_register, sequential.lfsr),
+    "v-fsm": (sequential.sequence_detector, sequential.traffic_light),
+}
+
 __all__ = [
+    "DESIGNS",
     "arith",
     "comb",
     "counter",
