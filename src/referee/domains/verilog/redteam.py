@@ -169,7 +169,7 @@ def corpus_tasks() -> list[Task]:
     combinational task."""
     from referee.domains.verilog.families import generate
 
-    return [*generate("v-counter", 1, 0.5, 11), *generate("v-comb", 1, 0.7, 2)]
+    return [*generate("v-counter", 1, 0.2, 11), *generate("v-comb", 1, 0.7, 2)]
 
 
 def exploit_answers(task: Task) -> dict[str, tuple[str, str]]:

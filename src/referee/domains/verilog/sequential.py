@@ -26,7 +26,8 @@ __all__ = ["counter", "lfsr", "sequence_detector", "shift_register", "traffic_li
 
 # ---- counters -------------------------------------------------------------------------------
 def counter(rng: random.Random, d: float) -> Design:
-    w = scale(3, 16, d)
+    # At most 12 bits: the long run below takes every counter through its wrap.
+    w = scale(3, 12, d)
     r = draw_reset(rng)
     kind = rng.choice(["up", "updown", "modulo"] if d > 0.3 else ["up", "modulo"])
     load = d > 0.6 and rng.random() < 0.5
@@ -37,6 +38,7 @@ def counter(rng: random.Random, d: float) -> Design:
         ports += [Port("load", "input", 1), Port("din", "input", w)]
     ports.append(Port("q", "output", w))
     modulo = rng.randint(3, 2**w - 1) if kind == "modulo" else 0
+    drift = 0.8 if kind == "updown" else 1.0
     if kind == "modulo":
         ports.append(Port("tc", "output", 1))
     all_ports = seq_ports(r, *ports)
@@ -71,10 +73,11 @@ def counter(rng: random.Random, d: float) -> Design:
         reset=r,
         features={"width": w, "load": float(load)},
         stimulus={
-            "bias": {k: b for k, b in (("en", 0.95), ("up", 0.9), ("load", 0.03))
+            "bias": {k: b for k, b in (("en", 0.95), ("up", 0.9), ("load", 0.01))
                      if any(p.name == k for p in all_ports)},
-            # One long run in which the counter wraps (or gets as far as 4096 cycles take it).
-            "long_cycles": min(4096, math.ceil(1.3 * (modulo or 2**w) / 0.95) + 8),
+            # One long run in which the counter wraps: enabled 95% of the time, net 0.8 up a
+            # step when counting up and down, half as long again for luck.
+            "long_cycles": math.ceil(1.5 * (modulo or 2**w) / (0.95 * drift)) + 8,
         },
     )  # fmt: skip
 
