@@ -82,3 +82,4 @@ def test_the_last_verilog_block_of_an_answer_is_taken():
     assert extract_verilog(text) == "module b; endmodule\n"
     assert extract_verilog("```\nmodule c; endmodule\n```") == "module c; endmodule\n"
     assert extract_verilog(OK) == OK
+    assert extract_verilog("Sure:\n```verilog\nmodule d; endmodule\n") == "module d; endmodule\n"

@@ -66,7 +66,8 @@ _TOKEN = re.compile(
 
 def extract_verilog(answer: str) -> str:
     """The Verilog of an answer: its last fenced block tagged verilog (or systemverilog, sv,
-    v); else its last untagged fenced block; else the whole text.
+    v); else its last untagged fenced block; else what follows a verilog fence left open;
+    else the whole text.
 
     >>> extract_verilog("Here:\\n```verilog\\nmodule a; endmodule\\n```\\n")
     'module a; endmodule\\n'
@@ -78,7 +79,11 @@ def extract_verilog(answer: str) -> str:
     untagged = [body for tag, body in blocks if not tag]
     if untagged:
         return untagged[-1]
-    return answer
+    # A block left open (the model stopped before its closing fence): what follows its tag.
+    opened = re.search(
+        r"```[ \t]*(?:verilog|systemverilog|sv|v)[^\n]*\n(.*)\Z", answer, re.S | re.I
+    )
+    return opened.group(1) if opened else answer
 
 
 @dataclass(frozen=True)
