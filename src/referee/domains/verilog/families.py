@@ -17,7 +17,7 @@ the tasks spread over 0, 0.1, ..., 1. ``provenance.unit`` is the design's struct
 (synchronous or asynchronous, active high or low) are drawn per task.
 
 >>> [t.id for t in generate("v-arith", 2, 0.5, 3)]                      # doctest: +SKIP
-['verilog/v-arith-s3-d50', 'verilog/v-arith-s4-d50']
+['verilog/v-arith-d50-s3-v1', 'verilog/v-arith-d50-s4-v1']
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def generate(family: str, count: int, difficulty: float | None, seed: int) -> li
         cycles = 48 if family == "v-fsm" else 32 if sequential else 16
         tasks.append(
             verilog_task(
-                name=f"verilog/{family}-s{s}-d{round(d * 100)}",
+                name=f"verilog/{family}-d{round(d * 100)}-s{s}-v1",
                 top=design.top,
                 description=design.description,
                 ports=design.ports,
