@@ -101,3 +101,15 @@ def test_cli_generates_gives_gold_and_verifies(tmp_path):
     assert judged.exit_code == 0, judged.output
     verdicts = [json.loads(x) for x in judged.stdout.splitlines() if x.startswith("{")]
     assert len(verdicts) == 2 and all(v["passed"] for v in verdicts)
+
+
+def test_cli_import_of_a_malformed_row_exits_2_and_writes_nothing(tmp_path):
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+
+    rows = write(tmp_path / "rows.jsonl", [{**GOOD, "module_header": "module and2(a);"}])
+    out = tmp_path / "t.jsonl"
+    r = CliRunner().invoke(app, ["tasks", "import", "verilog-rows", str(rows), "--out", str(out)])
+    assert r.exit_code == 2 and "rows.jsonl:1: field 'module_header'" in r.output, r.output
+    assert not out.exists()
