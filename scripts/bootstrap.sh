@@ -28,6 +28,8 @@ if [ "${WITH_TOOLCHAINS:-1}" = 1 ]; then
   command -v node >/dev/null 2>&1 || command -v nodejs >/dev/null 2>&1 || need_apt+=(nodejs)
   command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
   command -v rustc >/dev/null 2>&1 || [ -x "$HOME/.cargo/bin/rustc" ] || need_apt+=(rustc)
+  # The verilog domain's simulator (Icarus Verilog: iverilog and vvp).
+  command -v iverilog >/dev/null 2>&1 || need_apt+=(iverilog)
 fi
 
 if ((${#need_apt[@]})); then

@@ -329,6 +329,25 @@ def _rust() -> Toolchain | None:
     )
 
 
+def _iverilog() -> Toolchain | None:
+    # Icarus Verilog (the verilog domain): iverilog compiles, vvp simulates; both and their
+    # helpers (/usr/lib/<triplet>/ivl) live under /usr, which the view already binds.
+    iverilog, vvp = shutil.which("iverilog"), shutil.which("vvp")
+    if iverilog is None or vvp is None:
+        return None
+    return Toolchain(
+        "verilog",
+        "Icarus Verilog " + _version([iverilog, "-V"], r"\d+\.\d+"),
+        "design.v",
+        run_argv=(vvp, "-n", PROGRAM),
+        compile_argv=(iverilog, "-g2012", "-o", PROGRAM, "{source}"),
+        compile_timeout_s=20.0,
+        compile_memory_mb=512,
+        compile_processes=8,
+        max_processes=4,
+    )
+
+
 def _at_least(version: str, wanted: tuple[int, int]) -> bool:
     m = re.search(r"(\d+)\.(\d+)", version)
     return m is not None and (int(m.group(1)), int(m.group(2))) >= wanted
@@ -342,6 +361,8 @@ _FINDERS = {
     "javascript": _node,
     "go": _go,
     "rust": _rust,
+    # Not a program language (not in LANGUAGES): the verilog domain's simulator.
+    "verilog": _iverilog,
 }
 
 
@@ -354,7 +375,8 @@ def find_toolchain(language: str) -> Toolchain:
     """The host's toolchain for ``language``; a :class:`ConfigError` saying how to install it."""
     if language not in _FINDERS:
         raise ConfigError(
-            f"no toolchain for language {language!r}; the languages are {', '.join(LANGUAGES)}"
+            f"no toolchain for language {language!r}; the languages are "
+            f"{', '.join(LANGUAGES)} (and 'verilog', the HDL simulator)"
         )
     tc = _find(language)
     if tc is None:
@@ -365,6 +387,7 @@ def find_toolchain(language: str) -> Toolchain:
             "javascript": "nodejs",
             "go": "golang-go",
             "rust": "rustc",
+            "verilog": "iverilog",
         }[language]
         raise ConfigError(
             f"the {language} toolchain is not installed on this machine; "

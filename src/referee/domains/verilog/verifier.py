@@ -1,0 +1,227 @@
+"""``VerilogVerifier``: judges a candidate module (``TaskKind.VERILOG``) by simulation.
+
+1. The answer's Verilog (:func:`~.source.extract_verilog`) is checked statically
+   (:func:`~.source.check_source`): a module that prints, finishes the simulation, opens files,
+   reaches into the testbench by a hierarchical name, or brings directives or packages, is
+   rejected before it runs: every test ``error``, and a ``forbidden-construct`` flag.
+2. The reference is simulated alone under the task's hidden stimulus, in the sandbox, once per
+   task (cached by content hash): its records are the expected trace.
+3. The candidate is compiled with a fresh testbench (names and record frame carry a new random
+   nonce each time) and simulated under the same stimulus, in the sandbox, under limits.
+4. On the host, each cycle's record of each output is compared bit by bit with the reference's:
+   where the reference has 0 or 1 the candidate must have the same (an ``x`` or ``z`` there is
+   a mismatch); where the reference has ``x`` any value is accepted; a ``z`` must be ``z``.
+
+Each stimulus segment (a reset, then its cycles) is one test, ``segment-K``, passed when every
+cycle of it matches; its detail names the first mismatches (output, cycle, expected, got), and
+a cycle with no record is ``missing`` (``timeout`` where the time limit cut it short). The
+reward is the share of segments passed. Exit codes and stdout text decide nothing: only the
+nonce-framed records, counted and checked per cycle on the host.
+
+>>> with VerilogVerifier() as v:                                    # doctest: +SKIP
+...     v.verify(task, "```verilog\\nmodule counter(...); ... endmodule\\n```").reward
+1.0
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from typing import Any
+
+from referee.domains.verilog.simulate import SimResult, simulate, verilog_sandbox
+from referee.domains.verilog.source import check_source, extract_verilog
+from referee.domains.verilog.spec import VerilogSpec, verilog_spec
+from referee.domains.verilog.testbench import stimulus_vectors
+from referee.errors import RefereeError
+from referee.sandbox import Sandbox
+from referee.sandbox.metering import metering
+from referee.tasks.model import Task
+from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict
+
+__all__ = [
+    "VERSION",
+    "VerilogVerifier",
+    "compare_cycle",
+    "count_segments",
+    "judge_segments",
+    "reference_trace",
+]
+
+VERSION = "verilog@1"
+#: Mismatches named in one segment's detail.
+SHOWN = 3
+_CACHE_SIZE = 512
+
+
+def compare_cycle(expected: str, got: str) -> bool:
+    """Whether one output's bits match: 0/1 must be equal, ``x`` in the reference is a
+    don't-care, ``z`` must be ``z``.
+
+    >>> compare_cycle("01x1", "0101"), compare_cycle("0101", "01x1"), compare_cycle("1", "z")
+    (True, False, False)
+    """
+    if len(expected) != len(got):
+        return False
+    for e, g in zip(expected.lower(), got.lower(), strict=True):
+        if e in "x?":
+            continue
+        if e != g:
+            return False
+    return True
+
+
+def reference_trace(sandbox: Sandbox, spec: VerilogSpec) -> list[list[str]]:
+    """The reference's records under the task's stimulus; a :class:`RefereeError` if the
+    reference does not compile or run to the end (the task is broken, not the answer)."""
+    vectors = stimulus_vectors(spec)
+    sim = simulate(sandbox, spec, spec.reference, nonce=_nonce(), vectors=vectors)
+    if sim.failure or any(r is None for r in sim.records):
+        why = sim.failure or "records missing"
+        raise RefereeError(
+            f"task {spec.task_id!r}: its reference does not simulate ({why}); fix hidden.reference"
+        )
+    return [r for r in sim.records if r is not None]
+
+
+def _nonce() -> str:
+    return "R" + secrets.token_hex(12)
+
+
+class VerilogVerifier:
+    """Judges verilog tasks; ``sandbox`` is one made by
+    :func:`~referee.domains.verilog.simulate.verilog_sandbox` (default: made here, owned)."""
+
+    name = "verilog"
+
+    def __init__(self, sandbox: Sandbox | None = None) -> None:
+        self._own = sandbox is None
+        self.sandbox = sandbox or verilog_sandbox()
+        self._traces: OrderedDict[str, list[list[str]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def expected(self, task: Task, spec: VerilogSpec) -> list[list[str]]:
+        """The reference's trace for ``task`` (simulated once, then cached)."""
+        key = task.content_hash or task.id
+        with self._lock:
+            if key in self._traces:
+                self._traces.move_to_end(key)
+                return self._traces[key]
+        trace = reference_trace(self.sandbox, spec)
+        with self._lock:
+            self._traces[key] = trace
+            while len(self._traces) > _CACHE_SIZE:
+                self._traces.popitem(last=False)
+        return trace
+
+    def verify(self, task: Task, answer: str, /) -> Verdict:
+        """The verdict on ``answer`` for ``task``; never raises (faults are infra errors)."""
+        with metering() as meter:
+            try:
+                verdict = self._verify(task, answer)
+            except RefereeError as e:
+                verdict = Verdict.infra(task.id, str(e), VERSION)
+            except Exception as e:  # a bug here must cost a retry, never hand out a reward
+                verdict = Verdict.infra(
+                    task.id, f"verifier crashed: {type(e).__name__}: {e}", VERSION
+                )
+        return verdict.model_copy(update={"sandbox": meter.usage()})
+
+    def _verify(self, task: Task, answer: str) -> Verdict:
+        t0 = time.perf_counter()
+        spec = verilog_spec(task)
+        expected = self.expected(task, spec)
+        timings: dict[str, float] = {"reference_s": time.perf_counter() - t0}
+        checked = check_source(extract_verilog(answer), spec.top)
+        if checked.problems:
+            detail = "rejected: " + "; ".join(checked.problems)
+            flags = [Flag(kind="forbidden-construct", evidence=p) for p in checked.problems]
+            return _verdict(task, _all(spec, "error", detail), flags, timings, t0)
+        sim = simulate(
+            self.sandbox, spec, checked.code, nonce=_nonce(), vectors=stimulus_vectors(spec)
+        )
+        timings.update(compile_s=sim.compile_s, run_s=sim.run_s)
+        if sim.failure.startswith("compile error"):
+            return _verdict(task, _all(spec, "error", sim.failure), [], timings, t0)
+        return _verdict(task, judge_segments(spec, expected, sim), [], timings, t0)
+
+    def close(self) -> None:
+        if self._own:
+            self.sandbox.close()
+
+    def __enter__(self) -> VerilogVerifier:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def judge_segments(
+    spec: VerilogSpec, expected: list[list[str]], sim: SimResult
+) -> list[TestOutcome]:
+    """One outcome per stimulus segment, from the records compared on the host."""
+    names = [p.name for p in spec.outputs]
+    tests: list[TestOutcome] = []
+    for seg, (start, end) in enumerate(spec.stimulus.bounds()):
+        per = end - start
+        bad: list[str] = []
+        missing = 0
+        for k in range(start, end):
+            got = sim.records[k]
+            if got is None:
+                missing += 1
+                continue
+            for name, e, g in zip(names, expected[k], got, strict=True):
+                if not compare_cycle(e, g):
+                    bad.append(f"cycle {k}: {name} expected {e} got {g}")
+        status: TestStatus
+        if missing:
+            status = "timeout" if sim.timed_out else "missing"
+            why = sim.failure or "records missing"
+            detail = f"{missing} of {per} cycles have no record ({why})"
+        elif bad:
+            status = "failed"
+            more = f" (+{len(bad) - SHOWN} more)" if len(bad) > SHOWN else ""
+            detail = "mismatch: " + "; ".join(bad[:SHOWN]) + more
+        else:
+            status, detail = "passed", ""
+        tests.append(TestOutcome(name=f"segment-{seg}", status=status, detail=detail))
+    return tests
+
+
+def _all(spec: VerilogSpec, status: TestStatus, detail: str) -> list[TestOutcome]:
+    return [
+        TestOutcome(name=f"segment-{k}", status=status, detail=detail)
+        for k in range(len(spec.stimulus.bounds()))
+    ]
+
+
+def _verdict(
+    task: Task,
+    tests: list[TestOutcome],
+    flags: list[Flag],
+    timings: dict[str, float],
+    t0: float,
+) -> Verdict:
+    passed_n = sum(t.status == "passed" for t in tests)
+    timings["total_s"] = time.perf_counter() - t0
+    return Verdict(
+        task_id=task.id,
+        reward=passed_n / len(tests) if tests else 0.0,
+        passed=bool(tests) and passed_n == len(tests),
+        tests=tests,
+        flags=flags,
+        timings=timings,
+        verifier=VERSION,
+    )
+
+
+def count_segments(task: Task) -> int:
+    """How many tests decide a verilog task (its stimulus segments)."""
+    stim: Any = task.hidden.get("stimulus")
+    if not isinstance(stim, dict):
+        return 0
+    segments = stim.get("segments", 8)
+    return (segments if isinstance(segments, int) else 0) + int(bool(stim.get("long_cycles")))
