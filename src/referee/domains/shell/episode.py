@@ -1,0 +1,184 @@
+"""One episode on a shell task: boot the system, let the agent act, judge the final state.
+
+The same sequence serves the single-turn verifier (the agent's act is one script) and the
+multi-turn environment (the agent's acts are tool calls):
+
+1. the system's files are written into a fresh workspace and a :class:`ShellSession` boots on
+   it, with the task's protected paths bound read-only;
+2. the task's ``setup`` (the grader's, trusted) runs: it starts the services; then the host
+   records the processes named by ``hidden["track"]`` (host pid and start time);
+3. the agent acts;
+4. :meth:`Episode.finish`: the tracked processes' fates are read on the host, **every process of
+   the session is killed**, and the checks run on what is left (:mod:`.checks`).
+
+A failure of steps 1 and 2 is the grader's or the machine's, never the agent's: it raises
+:class:`~referee.errors.SandboxError` and the verifier turns it into an ``infra_error`` verdict.
+
+>>> spec = ShellSpec.of(task)                                              # doctest: +SKIP
+>>> with Episode(sandbox, spec) as ep:                                     # doctest: +SKIP
+...     ep.session.run("echo fixed > etc/app/app.ini")
+...     outcomes = ep.finish()
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from referee.errors import SandboxError, TaskError
+from referee.sandbox.cgroups import Cgroups
+from referee.sandbox.core import Sandbox
+from referee.tasks.model import Task
+from referee.verify.verdict import TestOutcome
+
+from .checks import CHECK_TYPES, CheckContext, ordered, run_check
+from .session import SessionLimits, ShellSession, SystemFile
+
+__all__ = ["Episode", "ShellSpec", "judge", "script_of"]
+
+_FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
+
+
+def script_of(answer: str) -> str:
+    """The script in a single-turn answer: the last ```bash/```sh/```shell block, else the last
+    bare block, else the whole text.
+
+    >>> script_of("I will fix it.\\n```bash\\nchmod 640 f\\n```\\nDone.")
+    'chmod 640 f\\n'
+    """
+    blocks = [(m[1].lower(), m[2]) for m in _FENCE.finditer(answer)]
+    shell = [b for lang, b in blocks if lang in ("bash", "sh", "shell", "console")]
+    bare = [b for lang, b in blocks if lang == ""]
+    chosen = shell or bare
+    return chosen[-1] if chosen else answer
+
+
+@dataclass(frozen=True)
+class ShellSpec:
+    """A shell task's system and grading, read and checked once from the task."""
+
+    task_id: str
+    files: tuple[SystemFile, ...]
+    read_only: tuple[str, ...]
+    setup: str
+    track: tuple[str, ...]
+    checks: tuple[Mapping[str, Any], ...]
+    hidden: Mapping[str, Any]
+    manifest: Mapping[str, Any] = field(default_factory=dict)
+    timeout_s: float = 30.0
+
+    @classmethod
+    def of(cls, task: Task) -> ShellSpec:
+        """The spec of ``task``; a :class:`TaskError` naming the field that is wrong."""
+        p, h = task.payload, task.hidden
+
+        def need(ok: bool, what: str) -> None:
+            if not ok:
+                raise TaskError(f"shell task {task.id!r}: {what}")
+
+        files = p.get("files", [])
+        need(isinstance(files, list), "payload.files must be a list of [path, text, mode]")
+        parsed: list[SystemFile] = []
+        for f in files:
+            need(
+                isinstance(f, list | tuple)
+                and len(f) == 3
+                and isinstance(f[0], str)
+                and isinstance(f[1], str)
+                and isinstance(f[2], int),
+                f"payload.files entry {str(f)[:60]!r} is not [path, text, mode]",
+            )
+            parsed.append((f[0], f[1], f[2]))
+        manifest = p.get("manifest", {})
+        need(isinstance(manifest, dict), "payload.manifest must be an object")
+        checks = h.get("checks")
+        need(isinstance(checks, list) and bool(checks), "hidden.checks must be a non-empty list")
+        for c in checks:
+            need(
+                isinstance(c, dict) and c.get("type") in CHECK_TYPES,
+                f"hidden.checks entry {str(c)[:60]!r} has no known type "
+                f"(types: {', '.join(CHECK_TYPES)})",
+            )
+        setup = h.get("setup", "")
+        need(isinstance(setup, str), "hidden.setup must be a shell script (a string)")
+        return cls(
+            task_id=task.id,
+            files=tuple(parsed),
+            read_only=tuple(manifest.get("read_only", ())),
+            setup=setup,
+            track=tuple(h.get("track", ())),
+            checks=tuple(checks),
+            hidden=h,
+            manifest=manifest,
+            timeout_s=float(h.get("timeout_s", 30.0)),
+        )
+
+
+class Episode:
+    """A booted system for one episode; see the module docstring."""
+
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        spec: ShellSpec,
+        *,
+        cgroups: Cgroups | None = None,
+        limits: SessionLimits = SessionLimits(),
+    ) -> None:
+        self.sandbox, self.spec = sandbox, spec
+        self.session = ShellSession(
+            sandbox, spec.files, read_only=spec.read_only, cgroups=cgroups, limits=limits
+        )
+        try:
+            self._boot()
+        except BaseException:
+            self.session.close()
+            raise
+
+    def _boot(self) -> None:
+        if self.spec.setup.strip():
+            r = self.session.run(self.spec.setup, timeout_s=30)
+            if r.exit_code != 0:
+                raise SandboxError(
+                    f"task {self.spec.task_id!r}: its setup failed ({r.render()[-500:]})"
+                )
+        self.tracked = {}
+        for marker in self.spec.track:
+            proc = self.session.identify(marker)
+            if proc is None:
+                raise SandboxError(
+                    f"task {self.spec.task_id!r}: after setup, no single process matches the "
+                    f"tracked marker {marker!r}"
+                )
+            self.tracked[marker] = proc
+
+    def finish(self) -> list[TestOutcome]:
+        """Read the tracked processes' fates, kill everything, run the checks."""
+        alive = {m: ShellSession.is_alive(p) for m, p in self.tracked.items()}
+        self.session.stop()
+        ctx = CheckContext(
+            workspace=self.session.workspace,
+            sandbox=self.sandbox,
+            original=self.spec.files,
+            hidden=self.spec.hidden,
+            alive=alive,
+        )
+        return [run_check(c, ctx) for c in ordered(self.spec.checks)]
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> Episode:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def judge(outcomes: Sequence[TestOutcome]) -> tuple[float, bool]:
+    """(reward, passed): all or nothing, because a half-fixed system is a broken system and
+    partial credit would pay an exploit that keeps the easy checks green."""
+    passed = bool(outcomes) and all(o.status == "passed" for o in outcomes)
+    return (1.0 if passed else 0.0), passed
