@@ -48,7 +48,7 @@ from .permissions import can_read
 from .service import PROBE_SOURCE, SERVER_SOURCE
 from .session import SystemFile
 
-__all__ = ["CHECK_TYPES", "CheckContext", "file_state", "ordered", "run_check", "state_of"]
+__all__ = ["CHECK_TYPES", "CheckContext", "entry", "file_state", "ordered", "run_check", "state_of"]
 
 _GRADER_DIR = ".grader"
 _CHECK_LIMITS = Limits(timeout_s=15, memory_mb=512, max_processes=64)
@@ -67,7 +67,7 @@ class CheckContext:
     alive: Mapping[str, bool] = field(default_factory=dict)
 
 
-def _entry(root: Path, rel: str) -> tuple[str, os.stat_result | None]:
+def entry(root: Path, rel: str) -> tuple[str, os.stat_result | None]:
     """("file" | "dir" | "link" | "other" | "absent", lstat) of ``rel``, no link followed on
     the way (a link in a parent makes the path count as a link)."""
     path = root
@@ -89,7 +89,7 @@ def _entry(root: Path, rel: str) -> tuple[str, os.stat_result | None]:
 def file_state(root: Path, rel: str, *, max_bytes: int = 64 << 20) -> list[Any]:
     """One path's state as plain data: ``["file", mode, sha256]``, ``["dir", mode]``,
     ``["link", target]``, ``["absent"]`` or ``["other"]`` (a FIFO, a socket, ...)."""
-    kind, st = _entry(root, rel)
+    kind, st = entry(root, rel)
     if kind == "file" and st is not None:
         data = Workspace(root).read(rel, max_bytes=max_bytes)
         return ["file", stat.S_IMODE(st.st_mode), hashlib.sha256(data).hexdigest()]
@@ -117,7 +117,7 @@ def _sha256(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
 
 
 def _gzip_sha256(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
-    kind, _ = _entry(ctx.workspace.root, check["path"])
+    kind, _ = entry(ctx.workspace.root, check["path"])
     if kind != "file":
         return _outcome(check, False, f"found {kind}")
     raw = ctx.workspace.read(check["path"])
@@ -131,12 +131,12 @@ def _gzip_sha256(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
 
 
 def _absent(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
-    kind, _ = _entry(ctx.workspace.root, check["path"])
+    kind, _ = entry(ctx.workspace.root, check["path"])
     return _outcome(check, kind == "absent", "" if kind == "absent" else f"found {kind}")
 
 
 def _mode(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
-    kind, st = _entry(ctx.workspace.root, check["path"])
+    kind, st = entry(ctx.workspace.root, check["path"])
     if kind not in ("file", "dir") or st is None:
         return _outcome(check, False, f"found {kind}")
     mode = stat.S_IMODE(st.st_mode)
@@ -144,7 +144,7 @@ def _mode(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
 
 
 def _max_size(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
-    kind, st = _entry(ctx.workspace.root, check["path"])
+    kind, st = entry(ctx.workspace.root, check["path"])
     if kind == "absent":
         return _outcome(check, True)
     ok = kind == "file" and st is not None and st.st_size <= int(check["bytes"])
@@ -158,7 +158,7 @@ def _can_read(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
     parts = safe_relpath(check["path"])
     for i in range(len(parts)):
         rel = "/".join(parts[: i + 1])
-        kind, st = _entry(ctx.workspace.root, rel)
+        kind, st = entry(ctx.workspace.root, rel)
         ok_kind = kind == "dir" if i < len(parts) - 1 else kind == "file"
         modes[rel] = stat.S_IMODE(st.st_mode) if ok_kind and st is not None else None
     got = can_read(check["user"], check["path"], users=users, owners=owners, modes=modes)
@@ -194,7 +194,7 @@ def _service(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
 
 def _idempotent(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
     script = check["script"]
-    kind, _ = _entry(ctx.workspace.root, script)
+    kind, _ = entry(ctx.workspace.root, script)
     if kind != "file":
         return _outcome(check, False, f"no script at {script} ({kind})")
     text = ctx.workspace.read(script)

@@ -5,8 +5,9 @@ multi-turn environment (the agent's acts are tool calls):
 
 1. the system's files are written into a fresh workspace and a :class:`ShellSession` boots on
    it, with the task's protected paths bound read-only;
-2. the task's ``setup`` (the grader's, trusted) runs: it starts the services; then the host
-   records the processes named by ``hidden["track"]`` (host pid and start time);
+2. the task's ``setup`` (the grader's, trusted: it shapes the files) runs, then its ``boot``
+   (it starts the services, and runs again after a restore); then the host records the
+   processes named by ``hidden["track"]`` (host pid and start time);
 3. the agent acts;
 4. :meth:`Episode.finish`: the tracked processes' fates are read on the host, **every process of
    the session is killed**, and the checks run on what is left (:mod:`.checks`).
@@ -30,11 +31,12 @@ from typing import Any
 from referee.errors import SandboxError, TaskError
 from referee.sandbox.cgroups import Cgroups
 from referee.sandbox.core import Sandbox
+from referee.sandbox.workspace import Snapshot
 from referee.tasks.model import Task
 from referee.verify.verdict import TestOutcome
 
 from .checks import CHECK_TYPES, CheckContext, ordered, run_check
-from .session import SessionLimits, ShellSession, SystemFile
+from .session import ProcInfo, SessionLimits, ShellSession, SystemFile
 
 __all__ = ["Episode", "ShellSpec", "judge", "script_of"]
 
@@ -63,6 +65,7 @@ class ShellSpec:
     files: tuple[SystemFile, ...]
     read_only: tuple[str, ...]
     setup: str
+    boot: str
     track: tuple[str, ...]
     checks: tuple[Mapping[str, Any], ...]
     hidden: Mapping[str, Any]
@@ -108,6 +111,7 @@ class ShellSpec:
             files=tuple(parsed),
             read_only=tuple(manifest.get("read_only", ())),
             setup=setup,
+            boot=str(h.get("boot", "")),
             track=tuple(h.get("track", ())),
             checks=tuple(checks),
             hidden=h,
@@ -127,32 +131,59 @@ class Episode:
         cgroups: Cgroups | None = None,
         limits: SessionLimits = SessionLimits(),
     ) -> None:
-        self.sandbox, self.spec = sandbox, spec
-        self.session = ShellSession(
-            sandbox, spec.files, read_only=spec.read_only, cgroups=cgroups, limits=limits
-        )
+        self.sandbox, self.spec, self.cgroups, self.limits = sandbox, spec, cgroups, limits
+        self.workspace = sandbox.workspace()
+        self.tracked: dict[str, ProcInfo] = {}
         try:
+            self.session = self._session(spec.files)
+            self._run_grader(spec.setup, "setup")
             self._boot()
         except BaseException:
-            self.session.close()
+            self.close()
             raise
 
-    def _boot(self) -> None:
-        if self.spec.setup.strip():
-            r = self.session.run(self.spec.setup, timeout_s=30)
+    def _session(self, files: Sequence[SystemFile]) -> ShellSession:
+        return ShellSession(
+            self.sandbox,
+            files,
+            read_only=self.spec.read_only,
+            cgroups=self.cgroups,
+            limits=self.limits,
+            workspace=self.workspace,
+        )
+
+    def _run_grader(self, script: str, what: str) -> None:
+        if script.strip():
+            r = self.session.run(script, timeout_s=30)
             if r.exit_code != 0:
                 raise SandboxError(
-                    f"task {self.spec.task_id!r}: its setup failed ({r.render()[-500:]})"
+                    f"task {self.spec.task_id!r}: its {what} failed ({r.render()[-500:]})"
                 )
+
+    def _boot(self) -> None:
+        """Start the services (``hidden["boot"]``) and record the tracked processes."""
+        self._run_grader(self.spec.boot, "boot")
         self.tracked = {}
         for marker in self.spec.track:
             proc = self.session.identify(marker)
             if proc is None:
                 raise SandboxError(
-                    f"task {self.spec.task_id!r}: after setup, no single process matches the "
-                    f"tracked marker {marker!r}"
+                    f"task {self.spec.task_id!r}: after its boot, no single process matches "
+                    f"the tracked marker {marker!r}"
                 )
             self.tracked[marker] = proc
+
+    def snapshot(self) -> Snapshot:
+        """The system's files now (processes cannot be copied: :meth:`restore` reboots)."""
+        return self.workspace.snapshot()
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Kill every process, put the files back as in ``snapshot`` and boot the services
+        again (``hidden["boot"]``); the tracked processes are the new ones."""
+        self.session.stop()
+        self.workspace.restore(snapshot)
+        self.session = self._session(())
+        self._boot()
 
     def finish(self) -> list[TestOutcome]:
         """Read the tracked processes' fates, kill everything, run the checks."""
@@ -168,7 +199,11 @@ class Episode:
         return [run_check(c, ctx) for c in ordered(self.spec.checks)]
 
     def close(self) -> None:
-        self.session.close()
+        """Kill every process and remove the system's files. Idempotent."""
+        session = getattr(self, "session", None)
+        if session is not None:
+            session.close()
+        self.workspace.close()
 
     def __enter__(self) -> Episode:
         return self

@@ -48,6 +48,7 @@ class Draft:
     reference: str
     unit: str
     setup: str = ""
+    boot: str = ""
     track: list[str] = field(default_factory=list)
     read_only: list[str] = field(default_factory=list)
     writable: list[str] = field(default_factory=list)
@@ -61,10 +62,10 @@ class Draft:
 #: pipeline are each checked; no shells or interpreters that would run arbitrary code).
 BASE_COMMANDS = [
     "ls", "cat", "head", "tail", "grep", "wc", "sort", "uniq", "cut", "tr", "find", "du", "df",
-    "stat", "file", "ps", "pgrep", "kill", "sleep", "echo", "printf", "test", "[", "true",
+    "stat", "file", "ps", "pgrep", "sleep", "echo", "printf", "test", "[", "true",
     "false", "mkdir", "chmod", "touch", "mv", "cp", "rm", "ln", "gzip", "gunzip", "zcat", "sed",
     "awk", "diff", "cmp", "sha256sum", "truncate", "id", "readlink", "basename", "dirname",
-    "date", "tee", "xargs",
+    "date", "tee",
 ]  # fmt: skip
 
 
@@ -129,6 +130,7 @@ def to_task(family: str, draft: Draft, difficulty: float, seed: int) -> Task:
     }
     hidden = {
         "setup": draft.setup,
+        "boot": draft.boot,
         "track": draft.track,
         "checks": draft.checks,
         "reference": draft.reference,

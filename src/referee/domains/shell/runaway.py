@@ -55,14 +55,14 @@ def build(rng: random.Random, difficulty: float) -> Draft:
     rng.shuffle(names)
     spool = f"var/spool/{hog}/queue.dat"
     files = [*base_files(rng, round(difficulty * 30))]
-    setup = ""
+    setup, boot = "", ""
     for name in names:
         program = _WRITER if name == hog else _HEARTBEAT
         files.append((f"srv/{name}/run.py", program, 0o755))
         files.append((f"var/spool/{name}/.keep", "", 0o644))
         target = spool if name == hog else f"var/run/{name}.heartbeat"
         extra = " 24000000" if name == hog else ""
-        setup += (
+        boot += (
             f"setsid python3 -u srv/{name}/run.py {target}{extra} </dev/null >/dev/null 2>&1 &\n"
         )
     files.append(("var/run/.keep", "", 0o644))
@@ -82,7 +82,7 @@ def build(rng: random.Random, difficulty: float) -> Draft:
         setup += f"head -c {_BACKUP_BYTES} /dev/zero | tr '\\0' 'x' > {backup}\n"
         checks.append({"type": "sha256", "name": "the old backup is kept", "path": backup,
                        "sha256": hashlib.sha256(b"x" * _BACKUP_BYTES).hexdigest()})  # fmt: skip
-    setup += "sleep 0.4\n"
+    boot += "sleep 0.4\n"
     prompt = (
         "The disk is filling up fast. Find the process responsible and stop it. Only it: the "
         "other services (srv/*/run.py) must keep running. Then remove the file it has been "
@@ -96,6 +96,7 @@ def build(rng: random.Random, difficulty: float) -> Draft:
         reference=reference,
         unit=f"services{count}-backup{int(difficulty >= 0.5)}",
         setup=setup,
+        boot=boot,
         track=[f"srv/{name}/run.py" for name in names],
         read_only=[*(f"srv/{n}/run.py" for n in names), "etc/passwd", "etc/group"],
         writable=["var/spool", "var/run"],
