@@ -32,12 +32,14 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from referee.errors import ConfigError
 from referee.sandbox.core import Sandbox
 from referee.sandbox.limits import Limits
 from referee.sandbox.paths import safe_relpath
@@ -174,8 +176,20 @@ def _process(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
 def _run_grader(
     ctx: CheckContext, argv: list[str], files: Mapping[str, str] | None = None
 ) -> tuple[int | None, str]:
+    _clear_grader_dir(ctx.workspace.root)
     result = ctx.sandbox.run(argv, files=files, workspace=ctx.workspace, limits=_CHECK_LIMITS)
     return result.exit_code, result.stdout
+
+
+def _clear_grader_dir(root: Path) -> None:
+    """Remove whatever the agent left where the grader's files go (a link, a read-only
+    directory, a file), without following links, so the grader's copies are what runs."""
+    kind, _ = entry(root, _GRADER_DIR)
+    path = root / _GRADER_DIR
+    if kind == "dir":
+        shutil.rmtree(path)
+    elif kind != "absent":
+        path.unlink()
 
 
 def _service(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
@@ -245,6 +259,10 @@ def run_check(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
         return CHECK_TYPES[check["type"]](check, ctx)
     except (KeyError, TypeError, ValueError) as e:
         return TestOutcome(name=str(check.get("type")), status="error", detail=repr(e)[:300])
+    except (ConfigError, OSError) as e:
+        # What the agent left (a link, a FIFO, an unreadable tree) where the check looks:
+        # a failed check, never an infrastructure error it could hide behind.
+        return _outcome(check, False, f"unreadable state: {e}")
 
 
 def ordered(checks: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

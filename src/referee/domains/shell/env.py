@@ -96,7 +96,6 @@ class ShellEnv(Environment):
             return self._given
         if self._sandbox is None:
             self._sandbox = Sandbox()
-            self._cgroups = detect_cgroups()
         return self._sandbox
 
     async def reset(self, task: Task) -> list[ChatMessage]:
@@ -107,6 +106,8 @@ class ShellEnv(Environment):
         self._verdict = None
         self._t0 = time.monotonic()
         sandbox = self.sandbox
+        if self._cgroups is None:
+            self._cgroups = detect_cgroups()
         self.episode = await asyncio.to_thread(Episode, sandbox, self.spec, cgroups=self._cgroups)
         messages = [m.model_dump() for m in task.prompt]
         if not self.single_turn:
