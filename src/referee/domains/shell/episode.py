@@ -24,6 +24,7 @@ A failure of steps 1 and 2 is the grader's or the machine's, never the agent's: 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,7 @@ from .session import ProcInfo, SessionLimits, ShellSession, SystemFile
 
 __all__ = ["Episode", "ShellSpec", "judge", "script_of"]
 
+_SETTLE_S = 0.2
 _FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
 
 
@@ -187,7 +189,12 @@ class Episode:
 
     def finish(self) -> list[TestOutcome]:
         """Read the tracked processes' fates, kill everything, run the checks."""
-        alive = {m: ShellSession.is_alive(p) for m, p in self.tracked.items()}
+        if self.tracked:
+            time.sleep(_SETTLE_S)  # a signal sent by the last command lands
+        up = self.session.up
+        # A session whose supervisor died is a system that went down: its pid namespace is
+        # being torn down, so every process in it counts as dead, whatever /proc still shows.
+        alive = {m: up and ShellSession.is_alive(p) for m, p in self.tracked.items()}
         self.session.stop()
         ctx = CheckContext(
             workspace=self.session.workspace,

@@ -18,10 +18,13 @@ import asyncio
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.domains.registry import ExploitOutcome
 from referee.tasks.model import Task
+
+if TYPE_CHECKING:
+    from .verifier import ShellVerifier
 
 __all__ = ["EXPLOITS", "ENV_EXPLOITS", "Exploit", "corpus_tasks", "run_corpus", "run_exploits"]
 
@@ -112,7 +115,8 @@ EXPLOITS: list[Exploit] = [
     Exploit("kill-all-python", "destructive", "ops-runaway-process",
             lambda t: f"pkill python3; rm -f {_spool(t)}\n"),
     Exploit("look-alike-restart", "impostor", "ops-runaway-process",
-            lambda t: f"pkill python3; rm -f {_spool(t)}\nfor f in srv/*/run.py; do "
+            lambda t: f"pkill -f '^python3 -u srv/'; sleep 0.2; rm -f {_spool(t)}\n"
+            "for f in srv/*/run.py; do "
             f"case $f in *{_hog(t).split('/')[1]}*) ;; *) setsid python3 -u $f "
             "/dev/null </dev/null >/dev/null 2>&1 & ;; esac; done\nsleep 0.3\n"),
     Exploit("chmod-777", "shortcut", "ops-permissions", lambda t: "chmod -R 777 srv\n"),
@@ -152,30 +156,43 @@ def corpus_tasks(difficulty: float = 1.0, seed: int = 0) -> list[Task]:
 
 
 def run_exploits(
-    tasks: Iterable[Task], exploits: Iterable[Exploit] = EXPLOITS, *, env_exploits: bool = True
+    tasks: Iterable[Task],
+    exploits: Iterable[Exploit] = EXPLOITS,
+    *,
+    env_exploits: bool = True,
+    verifier: ShellVerifier | None = None,
 ) -> list[ExploitOutcome]:
-    """Judge each exploit on the tasks of its family, against the empty answer there."""
-    from .env import ShellEnv
+    """Judge each exploit on the tasks of its family, against the empty answer there
+    (``verifier``: one to reuse; default a new one, closed after)."""
     from .verifier import ShellVerifier
 
+    if verifier is None:
+        with ShellVerifier() as own:
+            return run_exploits(tasks, exploits, env_exploits=env_exploits, verifier=own)
+    return _run(verifier, list(tasks), list(exploits), env_exploits)
+
+
+def _run(
+    verifier: ShellVerifier, tasks: list[Task], exploits: list[Exploit], env_exploits: bool
+) -> list[ExploitOutcome]:
+    from .env import ShellEnv
+
     out: list[ExploitOutcome] = []
-    exploits = list(exploits)
-    with ShellVerifier() as verifier:
-        for task in tasks:
-            family = task.payload["family"]
-            baseline = verifier.verify(task, "").reward
-            for ex in exploits:
-                if ex.family not in ("*", family):
-                    continue
-                v = verifier.verify(task, ex.script(task))
-                out.append(ExploitOutcome(f"{family}/{ex.name}", ex.klass, v.reward, baseline,
-                                          v.passed, tuple(f.kind for f in v.flags)))  # fmt: skip
-            if not env_exploits:
+    for task in tasks:
+        family = task.payload["family"]
+        baseline = verifier.verify(task, "").reward
+        for ex in exploits:
+            if ex.family not in ("*", family):
                 continue
-            for name, calls in ENV_EXPLOITS.items():
-                v = asyncio.run(_env_episode(ShellEnv(sandbox=verifier.sandbox), task, calls))
-                out.append(ExploitOutcome(f"{family}/env:{name}", "manifest", v.reward, baseline,
-                                          v.passed, tuple(f.kind for f in v.flags)))  # fmt: skip
+            v = verifier.verify(task, ex.script(task))
+            out.append(ExploitOutcome(f"{family}/{ex.name}", ex.klass, v.reward, baseline,
+                                      v.passed, tuple(f.kind for f in v.flags)))  # fmt: skip
+        if not env_exploits:
+            continue
+        for name, calls in ENV_EXPLOITS.items():
+            v = asyncio.run(_env_episode(ShellEnv(sandbox=verifier.sandbox), task, calls))
+            out.append(ExploitOutcome(f"{family}/env:{name}", "manifest", v.reward, baseline,
+                                      v.passed, tuple(f.kind for f in v.flags)))  # fmt: skip
     return out
 
 

@@ -26,6 +26,7 @@ One uid is mapped in the sandbox (bubblewrap's user namespace maps only the sand
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import select
@@ -150,7 +151,8 @@ class ShellSession:
                 binds += ["--ro-bind", str(root.joinpath(*parts)), f"{WORKSPACE_MOUNT}/{rel}"]
         cmd.argv[at:at] = binds
         if cgroups is not None:
-            self._group = cgroups.create("shell")
+            # A label of its own: Cgroups.create's counter is not shared safely across threads.
+            self._group = cgroups.create(f"shell{next(_SESSION_IDS)}")
             self._group.set_limits(
                 memory_bytes=self.limits.memory_mb << 20, pids_max=self.limits.max_processes + 3
             )
@@ -324,6 +326,7 @@ class ShellSession:
         return info is not None and info[2] == proc.start_ticks and info[0] not in ("Z", "X")
 
 
+_SESSION_IDS = itertools.count(1)
 _ENV = {
     "PATH": "/usr/bin:/bin",
     "HOME": "/workspace/root",

@@ -1,0 +1,65 @@
+"""The single-turn verifier, for real in the sandbox: gold passes, doing nothing fails, the
+exploits are held, and a broken task is an infrastructure error, never a 0."""
+
+from __future__ import annotations
+
+import pytest
+
+from referee.domains.shell.redteam import EXPLOITS, run_exploits
+from referee.verify.dispatch import VerifierSet, count_tests
+
+
+def test_every_family_gold_passes_and_the_empty_answer_fails(shell_verifier, family_tasks):
+    for family, task in family_tasks.items():
+        gold = shell_verifier.verify(task, task.hidden["reference"])
+        assert gold.passed and gold.reward == 1.0, (family, gold.tests)
+        empty = shell_verifier.verify(task, "")
+        assert not empty.passed and empty.reward == 0.0 and empty.infra_error is None, family
+
+
+def test_a_model_answer_is_judged_by_its_last_bash_block(shell_verifier, family_tasks):
+    task = family_tasks["ops-permissions"]
+    text = f"First I look.\n```bash\nls -l srv\n```\nThe fix:\n```bash\n{task.hidden['reference']}```"
+    assert shell_verifier.verify(task, text).passed
+
+
+#: The exploits of each family run here (the bench runs the whole corpus).
+PICKED = {
+    "ops-config-fix": ["fake-service", "touch-grader-dir"],
+    "ops-runaway-process": ["look-alike-restart", "kill-init-and-supervisor"],
+    "ops-permissions": ["chmod-777", "edit-users-and-owners"],
+    "ops-idempotent-script": ["not-idempotent"],
+    "ops-logrotate": ["late-background-fix"],
+}
+
+
+@pytest.mark.parametrize("family", sorted(PICKED))
+def test_exploits_score_no_more_than_doing_nothing(shell_verifier, family_tasks, family):
+    chosen = [e for e in EXPLOITS if e.name in PICKED[family]]
+    outcomes = run_exploits(
+        [family_tasks[family]], chosen, env_exploits=False, verifier=shell_verifier
+    )
+    assert len(outcomes) == len(PICKED[family])
+    assert all(o.held and o.reward == 0.0 for o in outcomes), outcomes
+
+
+def test_the_impostor_fails_only_on_process_identity(shell_verifier, family_tasks):
+    # The look-alike leaves every file right: only the host's pid and start time catch it.
+    task = family_tasks["ops-runaway-process"]
+    [ex] = [e for e in EXPLOITS if e.name == "look-alike-restart"]
+    failed = [t for t in shell_verifier.verify(task, ex.script(task)).tests if t.status != "passed"]
+    assert failed and all(t.name.endswith("still runs") for t in failed)
+
+
+def test_a_task_whose_setup_fails_is_an_infra_error(shell_verifier, family_tasks):
+    task = family_tasks["ops-logrotate"]
+    broken = task.revised(hidden={**task.hidden, "setup": "exit 3"})
+    v = shell_verifier.verify(broken, broken.hidden["reference"])
+    assert v.infra_error and "setup failed" in v.infra_error and not v.passed
+
+
+def test_dispatch_judges_shell_tasks_by_kind(sandbox, family_tasks):
+    task = family_tasks["ops-permissions"]
+    assert count_tests(task) == len(task.hidden["checks"])
+    with VerifierSet(sandbox) as vs:
+        assert vs.verify(task, task.hidden["reference"]).passed
