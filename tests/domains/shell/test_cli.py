@@ -16,8 +16,9 @@ def invoke(*args: str):  # type: ignore[no-untyped-def]
 
 def test_generate_gold_verify_round_trip(tmp_path):
     tasks = tmp_path / "tasks.jsonl"
-    r = invoke("tasks", "generate", "ops-logrotate", "--count", "2", "--seed", "5",
-               "--out", str(tasks))  # fmt: skip
+    r = invoke(
+        "tasks", "generate", "ops-logrotate", "--count", "2", "--seed", "5", "--out", str(tasks)
+    )
     assert r.exit_code == 0, r.output
     assert len(tasks.read_text().splitlines()) == 2
     r = invoke("tasks", "gold", str(tasks))
@@ -31,8 +32,9 @@ def test_generate_gold_verify_round_trip(tmp_path):
     verdicts = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
     assert [v["passed"] for v in verdicts] == [True, True]
     empty = tmp_path / "empty.jsonl"
-    empty.write_text("".join(json.dumps({"task_id": s["task_id"], "completion": ""}) + "\n"
-                             for s in samples))  # fmt: skip
+    empty.write_text(
+        "".join(json.dumps({"task_id": s["task_id"], "completion": ""}) + "\n" for s in samples)
+    )
     r = invoke("verify", "--tasks", str(tasks), "--samples", str(empty), "--json")
     verdicts = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
     assert [v["passed"] for v in verdicts] == [False, False]

@@ -63,7 +63,7 @@ def test_checks_and_references_stay_out_of_what_the_agent_sees():
 def test_a_task_with_unknown_check_types_is_refused_with_the_field_named():
     t = generate_family("ops-permissions", count=1, difficulty=0.0, seed=0)[0]
     bad = t.revised(hidden={**t.hidden, "checks": [{"type": "vibes"}]})
-    with pytest.raises(TaskError, match="hidden.checks entry .* no known type"):
+    with pytest.raises(TaskError, match=r"hidden\.checks entry .* no known type"):
         ShellSpec.of(bad)
 
 
@@ -85,8 +85,13 @@ def test_simulated_read_permission_needs_search_on_every_directory():
 
 
 def test_the_manifest_checks_every_program_of_a_command():
-    m = Manifest.of({"commands": ["ls", "grep", "sh srv/app/start.sh", "find"],
-                     "writable": ["var/log"], "read_only": ["var/log/keep"]})  # fmt: skip
+    m = Manifest.of(
+        {
+            "commands": ["ls", "grep", "sh srv/app/start.sh", "find"],
+            "writable": ["var/log"],
+            "read_only": ["var/log/keep"],
+        }
+    )
     assert m.command_problem("ls -l | grep x && ls") == ""
     assert m.command_problem("sh srv/app/start.sh") == ""
     assert "sh" in m.command_problem("sh srv/app/start.sh; sh -c id")

@@ -17,7 +17,7 @@ GOOD = {
     "prompt": "Compress var/log/old.log with gzip (keep the name old.log.gz).",
     "setup": "mkdir -p var/log && printf 'a\\nb\\n' > var/log/old.log",
     "check": "test -f var/log/old.log.gz && test ! -e var/log/old.log && "
-    "[ \"$(zcat var/log/old.log.gz)\" = \"$(printf 'a\\nb')\" ]",
+    '[ "$(zcat var/log/old.log.gz)" = "$(printf \'a\\nb\')" ]',
     "reference": "gzip var/log/old.log",
     "manifest": {"writable": ["var/log"], "commands": ["gzip"]},
 }

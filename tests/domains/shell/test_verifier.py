@@ -19,7 +19,9 @@ def test_every_family_gold_passes_and_the_empty_answer_fails(shell_verifier, fam
 
 def test_a_model_answer_is_judged_by_its_last_bash_block(shell_verifier, family_tasks):
     task = family_tasks["ops-permissions"]
-    text = f"First I look.\n```bash\nls -l srv\n```\nThe fix:\n```bash\n{task.hidden['reference']}```"
+    text = (
+        f"First I look.\n```bash\nls -l srv\n```\nThe fix:\n```bash\n{task.hidden['reference']}```"
+    )
     assert shell_verifier.verify(task, text).passed
 
 

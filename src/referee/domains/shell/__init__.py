@@ -32,15 +32,21 @@ __all__ = ["FAMILY_MODULES"]
 
 #: Each family and the module that builds it.
 FAMILY_MODULES = {
-    "ops-config-fix": ("config_fix", "fix a broken INI config so the grader's start of the "
-                       "service answers"),
+    "ops-config-fix": (
+        "config_fix",
+        "fix a broken INI config so the grader's start of the service answers",
+    ),
     "ops-logrotate": ("logrotate", "rotate and compress an application's logs by a policy"),
     "ops-runaway-process": ("runaway", "find and stop the process that fills the disk"),
-    "ops-permissions": ("access", "set modes so one simulated user can read a file and "
-                        "another not"),
-    "ops-idempotent-script": ("idempotent", "write a provisioning script whose second run "
-                              "changes nothing"),
-}  # fmt: skip
+    "ops-permissions": (
+        "access",
+        "set modes so one simulated user can read a file and another not",
+    ),
+    "ops-idempotent-script": (
+        "idempotent",
+        "write a provisioning script whose second run changes nothing",
+    ),
+}
 
 
 def _verifier(setup: VerifierSetup) -> Verifier:

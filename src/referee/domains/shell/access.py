@@ -15,7 +15,8 @@ import random
 
 from referee.tasks.model import Task
 
-from .families import Draft, base_files, generate as _generate
+from .families import Draft, base_files
+from .families import generate as _generate
 
 __all__ = ["FAMILY", "build", "generate"]
 
@@ -39,8 +40,10 @@ def build(rng: random.Random, difficulty: float) -> Draft:
     blocked_dir = difficulty >= 0.3
     salaries = difficulty >= 0.5
     readme = difficulty >= 0.8
-    owners: dict[str, list[str]] = {"srv/reports": ["root", "analysts"],
-                                    report: ["root", "analysts"]}  # fmt: skip
+    owners: dict[str, list[str]] = {
+        "srv/reports": ["root", "analysts"],
+        report: ["root", "analysts"],
+    }
     contents = {report: "region,revenue\n" + rows}
     modes = {report: 0o600}
     wants = [("alice", report, True), ("carol", report, True), ("bob", report, False)]
@@ -68,13 +71,16 @@ def build(rng: random.Random, difficulty: float) -> Draft:
     )
     fs_owners = "".join(f"/workspace/{p} {o}:{g}\n" for p, (o, g) in sorted(owners.items()))
     files = [
-        *[f for f in base_files(rng, round(difficulty * 20)) if f[0] not in ("etc/passwd",
-                                                                             "etc/group")],
+        *[
+            f
+            for f in base_files(rng, round(difficulty * 20))
+            if f[0] not in ("etc/passwd", "etc/group")
+        ],
         ("etc/passwd", passwd, 0o644),
         ("etc/group", group, 0o644),
         ("etc/fs-owners", fs_owners, 0o644),
         *[(p, contents[p], modes[p]) for p in contents],
-    ]  # fmt: skip
+    ]
     setup = "chmod 0700 srv/reports\n" if blocked_dir else ""
     others_need_dir = salaries or readme
     dir_mode = "0751" if others_need_dir else "0750"
@@ -84,14 +90,22 @@ def build(rng: random.Random, difficulty: float) -> Draft:
     if readme:
         reference += "chmod 0644 srv/reports/README\n"
     checks: list[dict[str, object]] = [
-        {"type": "can_read", "name": f"{u} {'can' if ok else 'cannot'} read {p}", "user": u,
-         "path": p, "expect": ok}
+        {
+            "type": "can_read",
+            "name": f"{u} {'can' if ok else 'cannot'} read {p}",
+            "user": u,
+            "path": p,
+            "expect": ok,
+        }
         for u, p, ok in wants
-    ]  # fmt: skip
-    checks += [{"type": "sha256", "name": f"{p} unchanged", "path": p, "sha256": _sha(t)}
-               for p, t in contents.items()]  # fmt: skip
-    lines = "; ".join(f"{u} {'must' if ok else 'must not'} be able to read {p}"
-                      for u, p, ok in wants)  # fmt: skip
+    ]
+    checks += [
+        {"type": "sha256", "name": f"{p} unchanged", "path": p, "sha256": _sha(t)}
+        for p, t in contents.items()
+    ]
+    lines = "; ".join(
+        f"{u} {'must' if ok else 'must not'} be able to read {p}" for u, p, ok in wants
+    )
     prompt = (
         f"Set permissions under srv/reports so that: {lines}. Users and groups are in "
         "etc/passwd and etc/group, owners in etc/fs-owners (all read-only: change modes, not "

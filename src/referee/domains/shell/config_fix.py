@@ -16,7 +16,8 @@ import random
 
 from referee.tasks.model import Task
 
-from .families import Draft, base_files, generate as _generate
+from .families import Draft, base_files
+from .families import generate as _generate
 from .service import SERVER_SOURCE, expected_answer
 
 __all__ = ["FAMILY", "build", "generate"]
@@ -81,8 +82,14 @@ def build(rng: random.Random, difficulty: float) -> Draft:
         files.append(("etc/app/token.old", old + "\n", 0o600))
     if difficulty >= 0.6:
         other = rng.choice([n for n in _NAMES if n != name])
-        example = _ini(other, f"/workspace/run/app/{other}.sock", "2", "/workspace/etc/app/token",
-                       typo=False, section=True)  # fmt: skip
+        example = _ini(
+            other,
+            f"/workspace/run/app/{other}.sock",
+            "2",
+            "/workspace/etc/app/token",
+            typo=False,
+            section=True,
+        )
         files.append(("etc/app/app.ini.example", example, 0o644))
     expect = expected_answer(name, workers, token)
     prompt = (
@@ -98,11 +105,19 @@ def build(rng: random.Random, difficulty: float) -> Draft:
         "sh srv/app/start.sh >> var/log/app/server.log 2>&1 &\nsleep 0.5\n"
     )
     checks = [
-        {"type": "service", "name": "service answers PING", "config": "etc/app/app.ini",
-         "expect": expect},
-        {"type": "sha256", "name": "token unchanged", "path": "etc/app/token",
-         "sha256": hashlib.sha256((token + "\n").encode()).hexdigest()},
-    ]  # fmt: skip
+        {
+            "type": "service",
+            "name": "service answers PING",
+            "config": "etc/app/app.ini",
+            "expect": expect,
+        },
+        {
+            "type": "sha256",
+            "name": "token unchanged",
+            "path": "etc/app/token",
+            "sha256": hashlib.sha256((token + "\n").encode()).hexdigest(),
+        },
+    ]
     return Draft(
         prompt=prompt,
         files=files,

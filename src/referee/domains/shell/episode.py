@@ -99,7 +99,8 @@ class ShellSpec:
         manifest = p.get("manifest", {})
         need(isinstance(manifest, dict), "payload.manifest must be an object")
         checks = h.get("checks")
-        need(isinstance(checks, list) and bool(checks), "hidden.checks must be a non-empty list")
+        if not isinstance(checks, list) or not checks:
+            raise TaskError(f"shell task {task.id!r}: hidden.checks must be a non-empty list")
         for c in checks:
             need(
                 isinstance(c, dict) and c.get("type") in CHECK_TYPES,

@@ -18,7 +18,8 @@ from typing import Any
 
 from referee.tasks.model import Task
 
-from .families import Draft, base_files, generate as _generate
+from .families import Draft, base_files
+from .families import generate as _generate
 
 __all__ = ["FAMILY", "SCRIPT", "build", "generate"]
 
@@ -49,8 +50,10 @@ def build(rng: random.Random, difficulty: float) -> Draft:
         line = "include /workspace/etc/app/extra.conf"
         original = "# app settings\nlisten = 8080\n" + (f"# {line}\n" if traps else "")
         files += [("etc/app/main.conf", original, 0o644), ("etc/app/extra.conf", "x = 1\n", 0o644)]
-        wants.append(f"etc/app/main.conf contains the line `{line}` exactly once (append it "
-                     "at the end if it is missing; keep the other lines)")  # fmt: skip
+        wants.append(
+            f"etc/app/main.conf contains the line `{line}` exactly once (append it "
+            "at the end if it is missing; keep the other lines)"
+        )
         reference += f"grep -qxF '{line}' etc/app/main.conf || echo '{line}' >> etc/app/main.conf\n"
         expect["etc/app/main.conf"] = ["file", 0o644, _sha(original + line + "\n")]
     if "link" in kinds:
@@ -66,8 +69,10 @@ def build(rng: random.Random, difficulty: float) -> Draft:
         workers = rng.randrange(2, 9)
         text = f"MODE=production\nWORKERS={workers}\n"
         files.append(("etc/app/.keep", "", 0o644))
-        wants.append(f"etc/app/env holds exactly `MODE=production` and `WORKERS={workers}` "
-                     "(two lines) with mode 0600")  # fmt: skip
+        wants.append(
+            f"etc/app/env holds exactly `MODE=production` and `WORKERS={workers}` "
+            "(two lines) with mode 0600"
+        )
         reference += f"printf 'MODE=production\\nWORKERS={workers}\\n' > etc/app/env\n"
         reference += "chmod 0600 etc/app/env\n"
         expect["etc/app/env"] = ["file", 0o600, _sha(text)]
@@ -102,7 +107,7 @@ def build(rng: random.Random, difficulty: float) -> Draft:
                 "script": SCRIPT,
                 "expect": expect,
             }
-        ],  # fmt: skip
+        ],
         reference=full_reference,
         unit="+".join(kinds) + ("-traps" if traps else ""),
         setup=setup,

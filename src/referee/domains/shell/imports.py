@@ -52,11 +52,13 @@ def row_task(row: Row, split: str = "train") -> Task:
         domain="shell",
         kind="shell",
         answer_format="tool-state",
-        split=split,  # type: ignore[arg-type]
+        split=split,
         payload={"family": "shell-rows", "files": [], "manifest": manifest},
-        hidden={"setup": setup, "checks": [{"type": "script", "name": "check script",
-                                             "source": check}],
-                "reference": reference},  # fmt: skip
+        hidden={
+            "setup": setup,
+            "checks": [{"type": "script", "name": "check script", "source": check}],
+            "reference": reference,
+        },
         provenance=Provenance(source="shell-rows", unit=f"shell-rows:{task_id}"),
     )
 

@@ -16,7 +16,8 @@ import random
 
 from referee.tasks.model import Task
 
-from .families import Draft, base_files, generate as _generate
+from .families import Draft, base_files
+from .families import generate as _generate
 
 __all__ = ["FAMILY", "build", "generate"]
 
@@ -54,31 +55,57 @@ def build(rng: random.Random, difficulty: float) -> Draft:
     files.append(("etc/logrotate.d/app", policy, 0o644))
     distractors = []
     if difficulty >= 0.3:
-        distractors += [(f"{_DIR}/worker.log", _log(rng, 30, lines)),
-                        (f"{_DIR}/worker.log.1", _log(rng, 29, lines))]  # fmt: skip
+        distractors += [
+            (f"{_DIR}/worker.log", _log(rng, 30, lines)),
+            (f"{_DIR}/worker.log.1", _log(rng, 29, lines)),
+        ]
     if difficulty >= 0.6:
-        distractors += [("var/log/nginx/access.log", _log(rng, 30, lines)),
-                        (f"{_DIR}/app.log.bak", _log(rng, 12, lines))]  # fmt: skip
+        distractors += [
+            ("var/log/nginx/access.log", _log(rng, 30, lines)),
+            (f"{_DIR}/app.log.bak", _log(rng, 12, lines)),
+        ]
     files += [(path, text, 0o640) for path, text in distractors]
     setup = "".join(f"gzip -n {_DIR}/app.log.{i}\n" for i in range(2, existing + 1))
     checks: list[dict[str, object]] = [
-        {"type": "sha256", "name": "new app.log is empty", "path": f"{_DIR}/app.log",
-         "sha256": _sha("")},
-        {"type": "mode", "name": "new app.log has mode 0640", "path": f"{_DIR}/app.log",
-         "mode": 0o640},
-        {"type": "sha256", "name": "app.log.1 is the old app.log", "path": f"{_DIR}/app.log.1",
-         "sha256": _sha(contents[0])},
+        {
+            "type": "sha256",
+            "name": "new app.log is empty",
+            "path": f"{_DIR}/app.log",
+            "sha256": _sha(""),
+        },
+        {
+            "type": "mode",
+            "name": "new app.log has mode 0640",
+            "path": f"{_DIR}/app.log",
+            "mode": 0o640,
+        },
+        {
+            "type": "sha256",
+            "name": "app.log.1 is the old app.log",
+            "path": f"{_DIR}/app.log.1",
+            "sha256": _sha(contents[0]),
+        },
         {"type": "absent", "path": f"{_DIR}/app.log.2"},
         {"type": "absent", "path": f"{_DIR}/app.log.1.gz"},
-        {"type": "absent", "name": "nothing kept beyond the policy",
-         "path": f"{_DIR}/app.log.{keep + 1}.gz"},
-    ]  # fmt: skip
+        {
+            "type": "absent",
+            "name": "nothing kept beyond the policy",
+            "path": f"{_DIR}/app.log.{keep + 1}.gz",
+        },
+    ]
     for i in range(1, min(existing, keep - 1) + 1):
-        checks.append({"type": "gzip_sha256", "name": f"app.log.{i + 1}.gz is the old .{i}",
-                       "path": f"{_DIR}/app.log.{i + 1}.gz", "sha256": _sha(contents[i])})  # fmt: skip
+        checks.append(
+            {
+                "type": "gzip_sha256",
+                "name": f"app.log.{i + 1}.gz is the old .{i}",
+                "path": f"{_DIR}/app.log.{i + 1}.gz",
+                "sha256": _sha(contents[i]),
+            }
+        )
     for path, text in distractors:
-        checks.append({"type": "sha256", "name": f"{path} untouched", "path": path,
-                       "sha256": _sha(text)})  # fmt: skip
+        checks.append(
+            {"type": "sha256", "name": f"{path} untouched", "path": path, "sha256": _sha(text)}
+        )
     reference = f"cd {_DIR}\nrm -f app.log.{keep}.gz\n"
     for i in range(keep - 1, 1, -1):
         reference += f"if [ -f app.log.{i}.gz ]; then mv app.log.{i}.gz app.log.{i + 1}.gz; fi\n"
@@ -107,7 +134,7 @@ def build(rng: random.Random, difficulty: float) -> Draft:
             "keep": float(keep),
             "existing": float(existing),
             "distractors": float(len(distractors)),
-        },  # fmt: skip
+        },
     )
 
 

@@ -44,8 +44,12 @@ class Refusal:
     harmful: bool
 
     def as_dict(self) -> dict[str, Any]:
-        return {"tool": self.tool, "action": self.action[:200], "reason": self.reason,
-                "harmful": self.harmful}  # fmt: skip
+        return {
+            "tool": self.tool,
+            "action": self.action[:200],
+            "reason": self.reason,
+            "harmful": self.harmful,
+        }
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,21 @@ import random
 
 from referee.tasks.model import Task
 
-from .families import Draft, base_files, generate as _generate
+from .families import Draft, base_files
+from .families import generate as _generate
 
 __all__ = ["FAMILY", "build", "generate"]
 
 FAMILY = "ops-runaway-process"
-_NAMES = ["indexer", "thumbnailer", "metrics-agent", "cachewarm", "report-builder", "mailer",
-          "sessions-gc"]  # fmt: skip
+_NAMES = [
+    "indexer",
+    "thumbnailer",
+    "metrics-agent",
+    "cachewarm",
+    "report-builder",
+    "mailer",
+    "sessions-gc",
+]
 
 _HEARTBEAT = """import sys, time
 # writes its heartbeat, a few bytes, twice a second
@@ -67,21 +75,36 @@ def build(rng: random.Random, difficulty: float) -> Draft:
         )
     files.append(("var/run/.keep", "", 0o644))
     checks: list[dict[str, object]] = [
-        {"type": "process", "name": "the runaway writer is stopped",
-         "marker": f"srv/{hog}/run.py", "alive": False},
-        {"type": "max_size", "name": "its spool file is gone or empty", "path": spool,
-         "bytes": 0},
-    ]  # fmt: skip
+        {
+            "type": "process",
+            "name": "the runaway writer is stopped",
+            "marker": f"srv/{hog}/run.py",
+            "alive": False,
+        },
+        {"type": "max_size", "name": "its spool file is gone or empty", "path": spool, "bytes": 0},
+    ]
     for name in names:
         if name != hog:
-            checks.append({"type": "process", "name": f"{name} still runs",
-                           "marker": f"srv/{name}/run.py", "alive": True})  # fmt: skip
+            checks.append(
+                {
+                    "type": "process",
+                    "name": f"{name} still runs",
+                    "marker": f"srv/{name}/run.py",
+                    "alive": True,
+                }
+            )
     if difficulty >= 0.5:
         backup = "var/backups/db-2026-11-30.dump"
         files.append(("var/backups/.keep", "", 0o644))
         setup += f"head -c {_BACKUP_BYTES} /dev/zero | tr '\\0' 'x' > {backup}\n"
-        checks.append({"type": "sha256", "name": "the old backup is kept", "path": backup,
-                       "sha256": hashlib.sha256(b"x" * _BACKUP_BYTES).hexdigest()})  # fmt: skip
+        checks.append(
+            {
+                "type": "sha256",
+                "name": "the old backup is kept",
+                "path": backup,
+                "sha256": hashlib.sha256(b"x" * _BACKUP_BYTES).hexdigest(),
+            }
+        )
     boot += "sleep 0.4\n"
     prompt = (
         "The disk is filling up fast. Find the process responsible and stop it. Only it: the "

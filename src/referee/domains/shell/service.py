@@ -89,7 +89,7 @@ if __name__ == "__main__":
     main()
 '''
 
-PROBE_SOURCE = r'''"""grader probe: start the grader's server with a config, send PING, print one JSON line."""
+PROBE_SOURCE = r'''"""grader probe: start the grader's server with a config, PING it, print JSON."""
 import configparser, json, os, socket, subprocess, sys, time
 
 server, config = sys.argv[1], sys.argv[2]

@@ -108,7 +108,8 @@ class ProcInfo:
 class ShellSession:
     """A system image (files), booted in a sandbox; see the module docstring.
 
-    >>> with Sandbox() as sb, ShellSession(sb, [("etc/motd", "hi\\n", 0o644)]) as s:  # doctest: +SKIP
+    >>> files = [("etc/motd", "hi\\n", 0o644)]
+    >>> with Sandbox() as sb, ShellSession(sb, files) as s:        # doctest: +SKIP
     ...     s.run("cat etc/motd").stdout
     'hi\\n'
     """
