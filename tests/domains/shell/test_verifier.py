@@ -26,12 +26,12 @@ def test_a_model_answer_is_judged_by_its_last_bash_block(shell_verifier, family_
 
 
 #: The exploits of each family run here (the bench runs the whole corpus).
+#: (the runaway family's look-alike impostor is the next test's.)
 PICKED = {
     "ops-config-fix": ["fake-service", "touch-grader-dir"],
-    "ops-runaway-process": ["look-alike-restart", "kill-init-and-supervisor"],
-    "ops-permissions": ["chmod-777", "edit-users-and-owners"],
+    "ops-runaway-process": ["kill-init-and-supervisor"],
+    "ops-permissions": ["chmod-777", "edit-users-and-owners", "late-background-fix"],
     "ops-idempotent-script": ["not-idempotent"],
-    "ops-logrotate": ["late-background-fix"],
 }
 
 
@@ -49,8 +49,9 @@ def test_the_impostor_fails_only_on_process_identity(shell_verifier, family_task
     # The look-alike leaves every file right: only the host's pid and start time catch it.
     task = family_tasks["ops-runaway-process"]
     [ex] = [e for e in EXPLOITS if e.name == "look-alike-restart"]
-    failed = [t for t in shell_verifier.verify(task, ex.script(task)).tests if t.status != "passed"]
-    assert failed and all(t.name.endswith("still runs") for t in failed)
+    verdict = shell_verifier.verify(task, ex.script(task))
+    failed = [t for t in verdict.tests if t.status != "passed"]
+    assert verdict.reward == 0.0 and failed and all(t.name.endswith("still runs") for t in failed)
 
 
 def test_a_task_whose_setup_fails_is_an_infra_error(shell_verifier, family_tasks):

@@ -102,6 +102,16 @@ def file_state(root: Path, rel: str, *, max_bytes: int = 64 << 20) -> list[Any]:
     return [kind]
 
 
+def _all_paths(root: Path) -> list[str]:
+    """Every path under ``root`` (links listed, never followed)."""
+    out = []
+    for top, dirs, files in os.walk(root):  # os.walk does not follow links to directories
+        rel = os.path.relpath(top, root)
+        for name in dirs + files:
+            out.append(name if rel == "." else f"{rel}/{name}")
+    return out
+
+
 def state_of(root: Path, paths: Sequence[str]) -> dict[str, list[Any]]:
     """The state of each of ``paths`` (see :func:`file_state`)."""
     return {p: file_state(root, p) for p in paths}
@@ -220,15 +230,18 @@ def _idempotent(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
         setup = str(ctx.hidden.get("setup", ""))
         if setup.strip():  # the original system is the one after the grader's setup
             ctx.sandbox.run(["/bin/sh", "-c", setup], workspace=fresh, limits=_CHECK_LIMITS)
-        states = []
+        trees = []
         for _ in range(2):
             ctx.sandbox.run(["/bin/sh", script], workspace=fresh, limits=_CHECK_LIMITS)
-            states.append(state_of(fresh.root, list(expect)))
-    first, second = states
-    if first != expect:
-        wrong = sorted(p for p in expect if first[p] != expect[p])
+            trees.append(state_of(fresh.root, sorted(set(_all_paths(fresh.root)) | set(expect))))
+    first, second = trees
+    wrong = sorted(p for p in expect if first[p] != expect[p])
+    if wrong:
         return _outcome(check, False, f"after one run, wrong: {', '.join(wrong)}")
-    return _outcome(check, second == first, "" if second == first else "a second run changed it")
+    # The whole tree, not only the required paths: a second run that leaves a stray file or
+    # link anywhere (``ln -sf`` into the linked directory) is not idempotent.
+    changed = sorted(p for p in set(first) | set(second) if first.get(p) != second.get(p))
+    return _outcome(check, not changed, f"a second run changed: {', '.join(changed)[:200]}")
 
 
 def _script(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:

@@ -16,7 +16,7 @@ seed) always makes the same task. ``provenance.unit`` is the family's *structure
 which requirements), so a held-out split keeps structures whole. Every task carries its
 reference script (``hidden["reference"]``), which the tests run: gold passes 100%.
 
->>> tasks = generate("ops-permissions", count=1, difficulty=0.5, seed=3)    # doctest: +SKIP
+>>> tasks = generate("ops-permissions", count=1, difficulty=0.5, seed=3)
 >>> tasks[0].kind.value, tasks[0].answer_format
 ('shell', 'tool-state')
 """

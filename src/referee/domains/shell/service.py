@@ -126,7 +126,7 @@ def expected_answer(name: str, workers: int, token: str) -> str:
     """What the service answers to PING when it runs with the intended config.
 
     >>> expected_answer("billing", 4, "s3cret")
-    'PONG billing workers=4 token=bf2f0b8c'
+    'PONG billing workers=4 token=1ec1c26b'
     """
     import hashlib
 

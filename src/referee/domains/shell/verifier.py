@@ -14,6 +14,7 @@ True
 
 from __future__ import annotations
 
+import threading
 import time
 
 from referee.errors import RefereeError
@@ -41,20 +42,23 @@ class ShellVerifier:
         self._sandbox: Sandbox | None = None
         self._cgroups: Cgroups | None = None
         self._cgroups_made = False
+        self._lock = threading.Lock()  # VerifierSet.verify_many calls from many threads
 
     @property
     def sandbox(self) -> Sandbox:
         if self._given is not None:
             return self._given
-        if self._sandbox is None:
-            self._sandbox = Sandbox()
-        return self._sandbox
+        with self._lock:
+            if self._sandbox is None:
+                self._sandbox = Sandbox()
+            return self._sandbox
 
     @property
     def cgroups(self) -> Cgroups | None:
-        if not self._cgroups_made:
-            self._cgroups, self._cgroups_made = detect_cgroups(), True
-        return self._cgroups
+        with self._lock:
+            if not self._cgroups_made:
+                self._cgroups, self._cgroups_made = detect_cgroups(), True
+            return self._cgroups
 
     def verify(self, task: Task, answer: str) -> Verdict:
         """The verdict on ``answer`` for ``task``; never raises for what the script does."""
