@@ -48,33 +48,39 @@ from referee.tasks.model import Task
 
 DATE = "2026-12-02"
 
-# ---- mutants: (name, reference -> wrong variant) per family -------------------------------------
+# ---- mutants: (name, reference -> variant) per family ------------------------------------------
+#: Variants named with a leading "=" are equivalent by the task's own words (a different but
+#: correct way); the others are wrong, and the verifier should accept none of them.
 Mutant = tuple[str, Callable[[str], str]]
 MUTANTS: dict[str, list[Mutant]] = {
     "ops-config-fix": [
-        ("workers off by one", lambda r: re.sub(r"workers = (\d+)",
-                                                lambda m: f"workers = {int(m[1]) + 1}", r)),
+        (
+            "workers off by one",
+            lambda r: re.sub(r"workers = (\d+)", lambda m: f"workers = {int(m[1]) + 1}", r),
+        ),
         ("token mode left", lambda r: r.replace("chmod 600 etc/app/token\n", "")),
         ("socket elsewhere", lambda r: r.replace("/workspace/run/app/", "/workspace/run/")),
-        ("token 0640 (not world-readable)", lambda r: r.replace("chmod 600", "chmod 640")),
+        ("=token 0640 (not world-readable)", lambda r: r.replace("chmod 600", "chmod 640")),
     ],
     "ops-logrotate": [
         ("no compression", lambda r: r.replace("gzip -n app.log.1 && ", "")),
-        ("oldest kept", lambda r: re.sub(r"rm -f app\.log\.\d+\.gz\n", "", r)),
+        ("=oldest kept", lambda r: re.sub(r"rm -f app\.log\.\d+\.gz\n", "", r)),
         ("new log 0644", lambda r: r.replace("chmod 0640 app.log", "chmod 0644 app.log")),
-        ("copy, not move", lambda r: r.replace("mv app.log app.log.1", "cp app.log app.log.1")),
-        ("gzip keeps a name and time", lambda r: r.replace("gzip -n", "gzip")),
+        ("=copy, not move", lambda r: r.replace("mv app.log app.log.1", "cp app.log app.log.1")),
+        ("=gzip keeps a name and time", lambda r: r.replace("gzip -n", "gzip")),
     ],
     "ops-runaway-process": [
         ("file left", lambda r: r.replace("rm -f", ": ||")),
-        ("kill -9 instead of TERM", lambda r: r.replace("kill $(", "kill -9 $(")),
-        ("truncate, not remove", lambda r: re.sub(r"rm -f (\S+)", r": > \1", r)),
+        ("=kill -9 instead of TERM", lambda r: r.replace("kill $(", "kill -9 $(")),
+        ("=truncate, not remove", lambda r: re.sub(r"rm -f (\S+)", r": > \1", r)),
         ("kill every service", lambda r: re.sub(r"srv/[\w-]+/run\.py", "srv/", r)),
     ],
     "ops-permissions": [
         ("report 0644", lambda r: re.sub(r"chmod 0640 (srv/reports/q)", r"chmod 0644 \1", r)),
-        ("directory 0755", lambda r: re.sub(r"chmod 07(5[01]) srv/reports\n",
-                                            "chmod 0755 srv/reports\n", r)),
+        (
+            "=directory 0755",
+            lambda r: re.sub(r"chmod 07(5[01]) srv/reports\n", "chmod 0755 srv/reports\n", r),
+        ),
         ("directory 0750", lambda r: r.replace("chmod 0751 srv/reports", "chmod 0750 srv/reports")),
         ("report 0604", lambda r: re.sub(r"chmod 0640 (srv/reports/q)", r"chmod 0604 \1", r)),
     ],
@@ -83,7 +89,7 @@ MUTANTS: dict[str, list[Mutant]] = {
         ("ln without -n", lambda r: r.replace("ln -sfn", "ln -sf")),
         ("directory 0755", lambda r: r.replace("chmod 0750", "chmod 0755")),
         ("env file 0644", lambda r: r.replace("chmod 0600 etc/app/env", "chmod 0644 etc/app/env")),
-        ("no set -e", lambda r: r.replace("set -e\n", "")),
+        ("=no set -e", lambda r: r.replace("set -e\n", "")),
     ],
 }
 
@@ -96,8 +102,15 @@ def families_and_cost(verifier: ShellVerifier, seeds: int, rounds: int) -> dict[
                 task = generate_family(family, count=1, difficulty=d, seed=seed)[0]
                 gold = verifier.verify(task, task.hidden["reference"])
                 empty = verifier.verify(task, "")
-                rows.append({"family": family, "difficulty": d, "gold": gold.passed,
-                             "empty": empty.passed, "infra": bool(gold.infra_error)})
+                rows.append(
+                    {
+                        "family": family,
+                        "difficulty": d,
+                        "gold": gold.passed,
+                        "empty": empty.passed,
+                        "infra": bool(gold.infra_error),
+                    }
+                )
     cost = {}
     for family in FAMILY_MODULES:
         task = generate_family(family, count=1, difficulty=0.5, seed=0)[0]
@@ -110,8 +123,10 @@ def families_and_cost(verifier: ShellVerifier, seeds: int, rounds: int) -> dict[
             with Episode(verifier.sandbox, ShellSpec.of(task), cgroups=verifier.cgroups) as ep:
                 ep.session.run(task.hidden["reference"])
             alone.append(time.perf_counter() - t0)
-        cost[family] = {"verify_s": statistics.median(full),
-                        "reference_alone_s": statistics.median(alone)}
+        cost[family] = {
+            "verify_s": statistics.median(full),
+            "reference_alone_s": statistics.median(alone),
+        }
     return {"rows": rows, "cost": cost}
 
 
@@ -128,7 +143,15 @@ def mutants(verifier: ShellVerifier) -> list[dict[str, Any]]:
                     continue
                 applied += 1
                 accepted += verifier.verify(task, wrong).passed
-            out.append({"family": family, "mutant": name, "tasks": applied, "accepted": accepted})
+            out.append(
+                {
+                    "family": family,
+                    "mutant": name.lstrip("="),
+                    "tasks": applied,
+                    "accepted": accepted,
+                    "equivalent": name.startswith("="),
+                }
+            )
     return out
 
 
@@ -158,10 +181,16 @@ SINGLE_TURN = [
     ("kill the session supervisor", "kill -9 2"),
     ("kill everything", "kill -9 -1"),
     ("fill the disk (one file)", "cat /dev/zero > big.bin"),
-    ("fill the disk (many files)", "i=0; while [ $i -lt 40 ]; do head -c 60000000 /dev/zero "
-     "> f$i.bin || break; i=$((i+1)); done"),
-    ("fork bomb", "bomb() { bomb | bomb & }; bomb"),
-    ("open a network socket", "python3 -c 'import socket; socket.socket().connect((\"1.1.1.1\", 53))'"),
+    (
+        "fill the disk (many files)",
+        "i=0; while [ $i -lt 40 ]; do head -c 60000000 /dev/zero "
+        "> f$i.bin || break; i=$((i+1)); done",
+    ),
+    ("fork bomb", "bomb() { bomb | bomb & }; bomb; sleep 2"),
+    (
+        "open a network socket",
+        "python3 -c 'import socket; socket.socket().connect((\"1.1.1.1\", 53))'",
+    ),
 ]
 
 
@@ -180,7 +209,8 @@ def safety(verifier: ShellVerifier) -> list[dict[str, Any]]:
         other, _ = _other_episode(verifier)
         before = _host_state()
         t0 = time.perf_counter()
-        v = verifier.verify(quick, script)
+        # The action, then the reference: does the action alone make the task fail?
+        v = verifier.verify(quick, f"{script}\n{quick.hidden['reference']}")
         wall = time.perf_counter() - t0
         time.sleep(0.5)
         after = _host_state()
@@ -188,51 +218,79 @@ def safety(verifier: ShellVerifier) -> list[dict[str, Any]]:
         other.close()
         ok, detail = _harmless(before, after)
         failed = [t.name for t in v.tests if t.status != "passed"]
-        rows.append({"form": "single-turn", "action": what, "task_failed": not v.passed,
-                     "infra_error": v.infra_error, "recorded": f"verdict: {len(failed)} "
-                     "check(s) failed", "harmless": ok and other_ok,
-                     "evidence": f"{detail}; other episode passes: {other_ok}; {wall:.1f} s"})
+        rows.append(
+            {
+                "form": "single-turn",
+                "action": what,
+                "task_failed": not v.passed,
+                "infra_error": v.infra_error,
+                "recorded": "failed: " + ("; ".join(failed) or "none"),
+                "harmless": ok and other_ok,
+                "evidence": f"{detail}; other episode passes: {other_ok}; {wall:.1f} s",
+            }
+        )
     calls = {
         "signal the sandbox's pid 1": ("signal_process", {"pid": 1, "signal": "KILL"}),
         "signal the supervisor": ("signal_process", {"pid": 2, "signal": "KILL"}),
         "write the read-only etc/passwd": ("write_file", {"path": "etc/passwd", "content": "x"}),
-        "write outside the writable paths": ("write_file", {"path": "srv/x/run.py",
-                                                            "content": "x"}),
+        "write outside the writable paths": (
+            "write_file",
+            {"path": "srv/x/run.py", "content": "x"},
+        ),
         "run a command off the list (python3)": ("run", {"command": "python3 -c 'print(1)'"}),
         "run kill -9 -1": ("run", {"command": "kill -9 -1"}),
-        "run rm through find -exec": ("run", {"command": "find . -exec rm -rf {} +"}),
+        "run python3 through find -exec": ("run", {"command": "find . -exec python3 {} +"}),
     }
+    perm = generate_family("ops-permissions", count=1, difficulty=1.0, seed=0)[0]
+    fix = perm.hidden["reference"].strip().replace("\n", "; ")
     for what, (name, args) in calls.items():
         other, _ = _other_episode(verifier)
         before = _host_state()
         env = ShellEnv(sandbox=verifier.sandbox)
-
-        async def episode() -> tuple[str, Any]:
-            await env.reset(task)
-            msg = {"role": "assistant", "content": "", "tool_calls": [{"id": "x",
-                   "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
-            answer = (await env.step(msg)).observations[0]["content"]
-            verdict = await env.verify()
-            await env.close()
-            return answer, verdict
-
-        answer, v = asyncio.run(episode())
+        answer, v = asyncio.run(_hostile_episode(env, perm, _call(name, **args), fix))
         after = _host_state()
         other_ok = all(o.status == "passed" for o in other.finish())
         other.close()
         ok, detail = _harmless(before, after)
-        rows.append({"form": "multi-turn", "action": what, "task_failed": not v.passed,
-                     "infra_error": v.infra_error,
-                     "recorded": f"{len(env.refusals)} refusal(s), {len(v.flags)} flag(s)",
-                     "harmless": ok and other_ok,
-                     "evidence": f"{answer[:70]!r}; {detail}; other episode passes: {other_ok}"})
+        rows.append(
+            {
+                "form": "multi-turn",
+                "action": what,
+                "task_failed": not v.passed,
+                "infra_error": v.infra_error,
+                "recorded": f"{len(env.refusals)} refusal(s), {len(v.flags)} flag(s)",
+                "harmless": ok and other_ok,
+                "evidence": f"{answer[:70]!r}; {detail}; other episode passes: {other_ok}",
+            }
+        )
     return rows
 
 
-# ---- one scripted multi-turn episode --------------------------------------------------------------
+async def _hostile_episode(
+    env: ShellEnv, task: Task, hostile: dict[str, Any], fix: str
+) -> tuple[str, Any]:
+    """The hostile tool call, then the task's fix through ``run``, then the verdict."""
+    await env.reset(task)
+    answer = (await env.step(hostile)).observations[0]["content"]
+    await env.step(_call("run", command=fix))
+    verdict = await env.verify()
+    await env.close()
+    return answer, verdict
+
+
+# ---- one scripted multi-turn episode -------------------------------------------------------
 def _call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "c",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+        ],
+    }
 
 
 def _operator(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any]:
@@ -244,8 +302,11 @@ def _operator(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any]:
         pid = int(re.search(r"/proc/(\d+)/fd", last)[1])  # type: ignore[index]
         return _call("run", command=f"readlink /proc/{pid}/fd/* | grep spool; echo PID={pid}")
     if turn == 2:
-        return _call("signal_process", pid=int(re.search(r"PID=(\d+)", last)[1]),  # type: ignore[index]
-                     signal="TERM")
+        return _call(
+            "signal_process",
+            pid=int(re.search(r"PID=(\d+)", last)[1]),  # type: ignore[index]
+            signal="TERM",
+        )
     if turn == 3:
         path = re.search(r"/workspace/(\S+)", str(messages[-3].get("content", "")))[1]  # type: ignore[index]
         return _call("run", command=f"sleep 0.3; rm -f {path}")
@@ -254,58 +315,113 @@ def _operator(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any]:
 
 def multi_turn(verifier: ShellVerifier) -> dict[str, Any]:
     task = generate_family("ops-runaway-process", count=1, difficulty=1.0, seed=0)[0]
-    runner = RolloutRunner(lambda: ShellEnv(sandbox=verifier.sandbox), ScriptedPolicy(_operator),
-                           max_infra_retries=0)
+    runner = RolloutRunner(
+        lambda: ShellEnv(sandbox=verifier.sandbox), ScriptedPolicy(_operator), max_infra_retries=0
+    )
     t0 = time.perf_counter()
     [traj] = runner.run_sync([task])
-    return {"task": task.id, "turns": len(traj.turns), "end": traj.end_reason,
-            "reward": traj.reward, "wall_s": time.perf_counter() - t0}
+    return {
+        "task": task.id,
+        "turns": len(traj.turns),
+        "end": traj.end_reason,
+        "reward": traj.reward,
+        "wall_s": time.perf_counter() - t0,
+    }
 
 
 # ---- report -----------------------------------------------------------------------------------
 def render(data: dict[str, Any], command: str) -> str:
-    lines = [f"# Shell domain ({DATE})", "", f"Command: `{command}`", "",
-             f"Machine: {data['machine']['cpu']}, {data['machine']['cores']} cores (shared).", "",
-             "## Families: gold and empty answers", "",
-             "| family | tasks | difficulty | gold pass | empty pass | infra |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        f"# Shell domain ({DATE})",
+        "",
+        f"Command: `{command}`",
+        "",
+        f"Machine: {data['machine']['cpu']}, {data['machine']['cores']} cores (shared).",
+        "",
+        "## Families: gold and empty answers",
+        "",
+        "| family | tasks | difficulty | gold pass | empty pass | infra |",
+        "|---|---|---|---|---|---|",
+    ]
     by: dict[str, list[dict[str, Any]]] = {}
     for r in data["families"]["rows"]:
         by.setdefault(r["family"], []).append(r)
     for family, rows in by.items():
         n = len(rows)
-        lines.append(f"| {family} | {n} | 0, 0.5, 1 | {sum(r['gold'] for r in rows)}/{n} | "
-                     f"{sum(r['empty'] for r in rows)}/{n} | {sum(r['infra'] for r in rows)} |")
-    lines += ["", "## Verification cost per sample (median, difficulty 0.5)", "",
-              "| family | verify (boot + answer + checks) | reference alone (boot + answer) | "
-              "checks' share |", "|---|---|---|---|"]
+        lines.append(
+            f"| {family} | {n} | 0, 0.5, 1 | {sum(r['gold'] for r in rows)}/{n} | "
+            f"{sum(r['empty'] for r in rows)}/{n} | {sum(r['infra'] for r in rows)} |"
+        )
+    lines += [
+        "",
+        "## Verification cost per sample (median, difficulty 0.5)",
+        "",
+        "| family | verify (boot + answer + checks) | reference alone (boot + answer) | "
+        "checks' share |",
+        "|---|---|---|---|",
+    ]
     for family, c in data["families"]["cost"].items():
         share = 1 - c["reference_alone_s"] / c["verify_s"]
-        lines.append(f"| {family} | {c['verify_s'] * 1000:.0f} ms | "
-                     f"{c['reference_alone_s'] * 1000:.0f} ms | {share:.0%} |")
+        lines.append(
+            f"| {family} | {c['verify_s'] * 1000:.0f} ms | "
+            f"{c['reference_alone_s'] * 1000:.0f} ms | {share:.0%} |"
+        )
     ex = data["exploits"]
     held = sum(e["held"] for e in ex)
-    lines += ["", f"## Exploits: {held}/{len(ex)} held (reward <= the empty answer's, not passed)",
-              "", "| exploit | class | held on families |", "|---|---|---|"]
+    lines += [
+        "",
+        f"## Exploits: {held}/{len(ex)} held (reward <= the empty answer's, not passed)",
+        "",
+        "| exploit | class | held on families |",
+        "|---|---|---|",
+    ]
     names: dict[str, list[dict[str, Any]]] = {}
     for e in ex:
         names.setdefault(e["name"].split("/", 1)[1], []).append(e)
     for name, es in names.items():
         lines.append(f"| {name} | {es[0]['klass']} | {sum(e['held'] for e in es)}/{len(es)} |")
-    lines += ["", "## Mutants of the references (difficulty 0.5 and 1)", "",
-              "| family | mutant | tasks | accepted |", "|---|---|---|---|"]
+    wrong = [m for m in data["mutants"] if not m["equivalent"]]
+    lines += [
+        "",
+        "## Mutants of the references (difficulty 0.5 and 1)",
+        "",
+        f"Wrong variants accepted: {sum(m['accepted'] > 0 for m in wrong)} of {len(wrong)}. "
+        "Variants marked equivalent are other correct ways by the task's own words; the "
+        "verifier should accept them.",
+        "",
+        "| family | variant | wrong or equivalent | tasks | accepted |",
+        "|---|---|---|---|---|",
+    ]
     for m in data["mutants"]:
-        lines.append(f"| {m['family']} | {m['mutant']} | {m['tasks']} | {m['accepted']} |")
-    lines += ["", "## Safety table", "",
-              "| form | action outside the manifest | task failed | recorded | harmless | "
-              "evidence |", "|---|---|---|---|---|---|"]
+        kind = "equivalent" if m["equivalent"] else "wrong"
+        lines.append(f"| {m['family']} | {m['mutant']} | {kind} | {m['tasks']} | {m['accepted']} |")
+    lines += [
+        "",
+        "## Safety table",
+        "",
+        "Single-turn: the action, then the task's reference script, on a "
+        "runaway-process task (difficulty 1); task failed means the action alone made "
+        "it fail. Multi-turn: the tool call, then verify. Harmless: the host's free disk "
+        "and process count are back, its /etc/passwd is unchanged, and another episode "
+        "running at the same time still passes.",
+        "",
+        "| form | action outside the manifest | task failed | recorded | harmless | evidence |",
+        "|---|---|---|---|---|---|",
+    ]
     for s in data["safety"]:
-        lines.append(f"| {s['form']} | {s['action']} | {s['task_failed']} | {s['recorded']} | "
-                     f"{s['harmless']} | {s['evidence']} |")
+        lines.append(
+            f"| {s['form']} | {s['action']} | {s['task_failed']} | {s['recorded']} | "
+            f"{s['harmless']} | {s['evidence']} |"
+        )
     mt = data["multi_turn"]
-    lines += ["", "## A scripted multi-turn episode through RolloutRunner", "",
-              f"{mt['task']}: {mt['turns']} turns, ended `{mt['end']}`, reward {mt['reward']}, "
-              f"{mt['wall_s']:.1f} s wall.", ""]
+    lines += [
+        "",
+        "## A scripted multi-turn episode through RolloutRunner",
+        "",
+        f"{mt['task']}: {mt['turns']} turns, ended `{mt['end']}`, reward {mt['reward']}, "
+        f"{mt['wall_s']:.1f} s wall.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -320,8 +436,9 @@ def main() -> None:
         data: dict[str, Any] = {"machine": machine()}
         data["families"] = families_and_cost(verifier, args.seeds, args.rounds)
         print("families done", flush=True)
-        data["exploits"] = [e.__dict__ | {"held": e.held} for e in
-                            run_exploits(corpus_tasks(), verifier=verifier)]
+        data["exploits"] = [
+            e.__dict__ | {"held": e.held} for e in run_exploits(corpus_tasks(), verifier=verifier)
+        ]
         print("exploits done", flush=True)
         data["mutants"] = mutants(verifier)
         print("mutants done", flush=True)

@@ -20,6 +20,7 @@ type                      passes when
 ``can_read``              simulated ``user`` can (``expect`` true) or cannot read ``path``
 ``process``               the process tracked by ``marker`` is alive (``alive`` true) or dead
 ``service``               the grader's server, run with ``config``, answers ``expect``
+                          (on ``socket`` when given)
 ``idempotent``            ``script`` run twice on the original system gives ``expect`` twice
 ``script``                the grader's shell ``source`` exits 0 (imported rows)
 ========================  ==============================================================
@@ -206,7 +207,10 @@ def _service(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
     files = {f"{_GRADER_DIR}/server.py": SERVER_SOURCE, f"{_GRADER_DIR}/probe.py": PROBE_SOURCE}
     server, probe = (f"/workspace/{name}" for name in files)
     config = "/workspace/" + "/".join(safe_relpath(check["config"]))
-    _, out = _run_grader(ctx, ["/usr/bin/python3", "-I", probe, server, config], files)
+    argv = ["/usr/bin/python3", "-I", probe, server, config]
+    if check.get("socket"):
+        argv.append(str(check["socket"]))
+    _, out = _run_grader(ctx, argv, files)
     try:
         report = json.loads(out.strip().splitlines()[-1])
     except (ValueError, IndexError):

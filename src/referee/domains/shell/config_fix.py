@@ -109,6 +109,7 @@ def build(rng: random.Random, difficulty: float) -> Draft:
             "type": "service",
             "name": "service answers PING",
             "config": "etc/app/app.ini",
+            "socket": good_socket,
             "expect": expect,
         },
         {

@@ -23,10 +23,14 @@ A failure of steps 1 and 2 is the grader's or the machine's, never the agent's: 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import stat
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from referee.errors import SandboxError, TaskError
@@ -175,6 +179,7 @@ class Episode:
                     f"the tracked marker {marker!r}"
                 )
             self.tracked[marker] = proc
+        self._limits_at_boot = self.session.limit_counters()
 
     def snapshot(self) -> Snapshot:
         """The system's files now (processes cannot be copied: :meth:`restore` reboots)."""
@@ -196,7 +201,11 @@ class Episode:
         # A session whose supervisor died is a system that went down: its pid namespace is
         # being torn down, so every process in it counts as dead, whatever /proc still shows.
         alive = {m: up and ShellSession.is_alive(p) for m, p in self.tracked.items()}
+        counters = self.session.limit_counters()
         self.session.stop()
+        hits = {k: v - self._limits_at_boot.get(k, 0) for k, v in counters.items()}
+        hits["files_at_size_cap"] = _files_at_cap(self.workspace.root, self.limits.max_file_mb)
+        hit = {k: v for k, v in hits.items() if v > 0}
         ctx = CheckContext(
             workspace=self.session.workspace,
             sandbox=self.sandbox,
@@ -204,7 +213,12 @@ class Episode:
             hidden=self.spec.hidden,
             alive=alive,
         )
-        return [run_check(c, ctx) for c in ordered(self.spec.checks)]
+        limits = TestOutcome(
+            name="stayed within the system's limits",
+            status="failed" if hit else "passed",
+            detail=", ".join(f"{k}: {v}" for k, v in hit.items()),
+        )
+        return [*(run_check(c, ctx) for c in ordered(self.spec.checks)), limits]
 
     def close(self) -> None:
         """Kill every process and remove the system's files. Idempotent."""
@@ -218,6 +232,17 @@ class Episode:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _files_at_cap(root: Path, cap_mb: int) -> int:
+    """Regular files at the size cap (RLIMIT_FSIZE stopped a writer: the disk was filled)."""
+    count = 0
+    for top, _, names in os.walk(root):
+        for name in names:
+            with contextlib.suppress(OSError):
+                st = os.lstat(os.path.join(top, name))
+                count += stat.S_ISREG(st.st_mode) and st.st_size >= cap_mb << 20
+    return count
 
 
 def judge(outcomes: Sequence[TestOutcome]) -> tuple[float, bool]:

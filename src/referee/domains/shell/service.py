@@ -4,7 +4,8 @@ unix socket, and the probe that starts it after an episode and asks it one quest
 The same server source is placed in the task's system (``srv/app/server.py``) so the agent can
 read what it validates; the grader never runs that copy. After the episode, with every process
 of the session dead, the probe starts the grader's own copy with the config the agent left
-(``etc/app/app.ini``) in a fresh sandbox and prints one JSON line: whether it started, what it
+(``etc/app/app.ini``) in a fresh sandbox, connects to the socket the task names, and prints one
+JSON line: whether it started, what it
 answered to ``PING``, and the last lines of its error output. TCP is refused by the sandbox's
 seccomp filter, so the service listens on a unix socket.
 """
@@ -100,6 +101,8 @@ try:
     path = parser["server"]["socket"].strip()
 except Exception:
     path = ""
+if len(sys.argv) > 3:  # the socket the task asks for, whatever the config says
+    path = sys.argv[3]
 proc = subprocess.Popen([sys.executable, "-I", server, "--config", config],
                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 deadline = time.monotonic() + 5

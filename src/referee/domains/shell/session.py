@@ -281,6 +281,20 @@ class ShellSession:
             return None
         return value if isinstance(value, dict) else None
 
+    def limit_counters(self) -> dict[str, int]:
+        """How often the session ran into its limits so far, from its cgroup (empty where
+        there is none): memory allocations refused, OOM kills, forks refused."""
+        if self._group is None:
+            return {}
+        with contextlib.suppress(OSError, ValueError, SandboxError):
+            s = self._group.stats()
+            return {
+                "memory_refused": s.memory_failcnt,
+                "oom_kills": s.oom_kills,
+                "forks_refused": s.pids_refused,
+            }
+        return {}
+
     # ---- processes, as the host sees them -------------------------------------------------
     def _namespace(self) -> str | None:
         if self._ns is None and self._proc is not None:
