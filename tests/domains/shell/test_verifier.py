@@ -54,6 +54,13 @@ def test_the_impostor_fails_only_on_process_identity(shell_verifier, family_task
     assert verdict.reward == 0.0 and failed and all(t.name.endswith("still runs") for t in failed)
 
 
+def test_filling_the_disk_fails_the_task_even_with_the_fix(shell_verifier, family_tasks):
+    task = family_tasks["ops-permissions"]
+    v = shell_verifier.verify(task, "cat /dev/zero > big.bin\n" + task.hidden["reference"])
+    limits = next(t for t in v.tests if t.name == "stayed within the system's limits")
+    assert not v.passed and limits.status == "failed" and "files_at_size_cap: 1" in limits.detail
+
+
 def test_a_task_whose_setup_fails_is_an_infra_error(shell_verifier, family_tasks):
     task = family_tasks["ops-logrotate"]
     broken = task.revised(hidden={**task.hidden, "setup": "exit 3"})
@@ -64,5 +71,7 @@ def test_a_task_whose_setup_fails_is_an_infra_error(shell_verifier, family_tasks
 def test_dispatch_judges_shell_tasks_by_kind(sandbox, family_tasks):
     task = family_tasks["ops-permissions"]
     assert count_tests(task) == len(task.hidden["checks"])
-    with VerifierSet(sandbox) as vs:
-        assert vs.verify(task, task.hidden["reference"]).passed
+    other = family_tasks["ops-logrotate"]
+    pairs = [(task, task.hidden["reference"]), (other, other.hidden["reference"]), (task, "")]
+    with VerifierSet(sandbox) as vs:  # concurrently, on one verifier
+        assert [v.passed for v in vs.verify_many(pairs, workers=3)] == [True, True, False]

@@ -33,7 +33,7 @@ from referee.tasks.model import Difficulty, Provenance, Task
 
 from .session import SystemFile
 
-__all__ = ["FAMILIES", "Draft", "base_files", "generate", "intro"]
+__all__ = ["BASE_COMMANDS", "Draft", "base_files", "generate", "intro", "to_task"]
 
 _VERSION = "1"
 
@@ -152,15 +152,6 @@ def _builders() -> dict[str, Callable[[random.Random, float], Draft]]:
     }
 
 
-FAMILIES: dict[str, str] = {
-    "ops-config-fix": "fix a broken INI config so the grader's start of the service answers",
-    "ops-logrotate": "rotate and compress an application's logs by a written policy",
-    "ops-runaway-process": "find and stop the process that fills the disk (and only it)",
-    "ops-permissions": "set modes so that one simulated user can read a file and another not",
-    "ops-idempotent-script": "write a provisioning script whose second run changes nothing",
-}
-
-
 def to_task(family: str, draft: Draft, difficulty: float, seed: int) -> Task:
     """The :class:`Task` of a draft."""
     manifest = {
@@ -208,12 +199,3 @@ def generate(family: str, *, count: int, difficulty: float | None, seed: int) ->
         rng = random.Random(f"{family}:{seed + i}:{d}")
         tasks.append(to_task(family, builders[family](rng, d), d, seed + i))
     return tasks
-
-
-def family_generator(family: str) -> Callable[[int, float | None, int], list[Task]]:
-    """The ``generate(count, difficulty, seed)`` of one family, for ``register_family``."""
-
-    def make(count: int, difficulty: float | None, seed: int) -> list[Task]:
-        return generate(family, count=count, difficulty=difficulty, seed=seed)
-
-    return make
