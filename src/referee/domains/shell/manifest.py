@@ -27,10 +27,32 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Manifest", "Refusal"]
+__all__ = ["Manifest", "Refusal", "script_violations"]
 
 _OPERATORS = {";", "|", "||", "&", "&&", "(", ")", "\n", ";;", "|&"}
 _EXEC_FLAGS = {"-exec", "-execdir", "-ok", "-okdir"}
+#: Programs that change the paths they are given.
+_WRITERS = {
+    "rm",
+    "mv",
+    "cp",
+    "ln",
+    "chmod",
+    "chown",
+    "chgrp",
+    "truncate",
+    "tee",
+    "touch",
+    "install",
+    "rmdir",
+    "unlink",
+    "shred",
+    "dd",
+    "sed",
+}
+_SIGNALLERS = {"kill", "pkill", "killall"}
+#: Places outside the system a script may still write (scratch space, the bit bucket).
+_SCRATCH = ("/tmp/", "/dev/null", "/dev/stdout", "/dev/stderr", "/proc/self/fd/")
 
 
 @dataclass(frozen=True)
@@ -113,3 +135,74 @@ class Manifest:
             if token in _EXEC_FLAGS:
                 exec_next = True
         return ""
+
+
+def _tokens(command: str) -> list[str]:
+    text = command.replace("$(", " ; ").replace("`", " ; ")
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()\n<>")
+    lexer.whitespace = " \t\r"
+    lexer.wordchars += "=$*?[]{}~,.:/-+%@^!#"
+    return list(lexer)
+
+
+def _system_path(word: str) -> str | None:
+    """``word`` as a path of the system (relative to /workspace), or None if it names a place
+    outside it; scratch space comes back as ``""``."""
+    if word.startswith(_SCRATCH):
+        return ""
+    if word.startswith("/workspace/"):
+        return word.removeprefix("/workspace/").strip("/")
+    if word.startswith("/"):
+        return None
+    return word.removeprefix("./").strip("/")
+
+
+def script_violations(script: str, manifest: Manifest) -> list[str]:
+    """What a single-turn script plainly does outside the manifest, read statically: writes
+    to its read-only paths or outside the system, signals to the sandbox's init, the
+    supervisor or every process. Best effort (a shell script can hide anything); the kernel
+    stops these actions anyway, this records the attempt.
+
+    >>> m = Manifest.of({"read_only": ["etc/passwd"]})
+    >>> script_violations("grep root etc/passwd; echo x >> etc/passwd; kill -9 1", m)
+    ['writes the read-only etc/passwd', 'signals process 1']
+    """
+    try:
+        tokens = _tokens(script)
+    except ValueError:
+        return []
+    found: list[str] = []
+
+    def target(word: str) -> None:
+        path = _system_path(word)
+        if path is None:
+            found.append(f"writes {word} outside the system")
+        elif path and path in manifest.read_only:
+            found.append(f"writes the read-only {path}")
+
+    program, start, redirect = "", True, False
+    for token in tokens:
+        if token in _OPERATORS:
+            program, start, redirect = "", True, False
+            continue
+        if token in (">", ">>", ">|"):
+            redirect = True
+            continue
+        if token in ("<", "&"):
+            continue
+        if redirect:
+            target(token)
+            redirect = False
+            continue
+        if start:
+            if "=" in token and not token.startswith("="):
+                continue
+            program, start = token.rsplit("/", 1)[-1], False
+            continue
+        if token.startswith("-") and token not in ("-1",):
+            continue
+        if program in _SIGNALLERS and token in ("1", "2", "-1"):
+            found.append("signals every process" if token == "-1" else f"signals process {token}")
+        elif program in _WRITERS:
+            target(token.removeprefix("of="))
+    return list(dict.fromkeys(found))
