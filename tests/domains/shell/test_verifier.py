@@ -9,22 +9,6 @@ from referee.domains.shell.redteam import EXPLOITS, run_exploits
 from referee.verify.dispatch import VerifierSet, count_tests
 
 
-def test_every_family_gold_passes_and_the_empty_answer_fails(shell_verifier, family_tasks):
-    for family, task in family_tasks.items():
-        gold = shell_verifier.verify(task, task.hidden["reference"])
-        assert gold.passed and gold.reward == 1.0, (family, gold.tests)
-        empty = shell_verifier.verify(task, "")
-        assert not empty.passed and empty.reward == 0.0 and empty.infra_error is None, family
-
-
-def test_a_model_answer_is_judged_by_its_last_bash_block(shell_verifier, family_tasks):
-    task = family_tasks["ops-permissions"]
-    text = (
-        f"First I look.\n```bash\nls -l srv\n```\nThe fix:\n```bash\n{task.hidden['reference']}```"
-    )
-    assert shell_verifier.verify(task, text).passed
-
-
 #: The exploits of each family run here (the bench runs the whole corpus).
 #: (the runaway family's look-alike impostor is the next test's.)
 PICKED = {
@@ -35,6 +19,23 @@ PICKED = {
 }
 
 
+def test_every_family_gold_passes_and_the_empty_answer_fails(shell_verifier, family_tasks):
+    for family, task in family_tasks.items():
+        gold = shell_verifier.verify(task, task.hidden["reference"])
+        assert gold.passed and gold.reward == 1.0, (family, gold.tests)
+        if family not in PICKED:  # the exploit tests judge the others' empty answers
+            empty = shell_verifier.verify(task, "")
+            assert not empty.passed and empty.reward == 0.0 and empty.infra_error is None
+
+
+def test_a_model_answer_is_judged_by_its_last_bash_block(shell_verifier, family_tasks):
+    task = family_tasks["ops-permissions"]
+    text = (
+        f"First I look.\n```bash\nls -l srv\n```\nThe fix:\n```bash\n{task.hidden['reference']}```"
+    )
+    assert shell_verifier.verify(task, text).passed
+
+
 @pytest.mark.parametrize("family", sorted(PICKED))
 def test_exploits_score_no_more_than_doing_nothing(shell_verifier, family_tasks, family):
     chosen = [e for e in EXPLOITS if e.name in PICKED[family]]
@@ -42,6 +43,7 @@ def test_exploits_score_no_more_than_doing_nothing(shell_verifier, family_tasks,
         [family_tasks[family]], chosen, env_exploits=False, verifier=shell_verifier
     )
     assert len(outcomes) == len(PICKED[family])
+    assert all(o.baseline == 0.0 for o in outcomes)  # the empty answer fails
     assert all(o.held and o.reward == 0.0 for o in outcomes), outcomes
 
 
