@@ -8,7 +8,6 @@ import pytest
 from referee.domains.shell.redteam import EXPLOITS, run_exploits
 from referee.verify.dispatch import VerifierSet, count_tests
 
-
 #: The exploits of each family run here (the bench runs the whole corpus).
 #: (the runaway family's look-alike impostor is the next test's.)
 PICKED = {
