@@ -401,9 +401,10 @@ def render(data: dict[str, Any], command: str) -> str:
         "",
         "Single-turn: the action, then the task's reference script, on a "
         "runaway-process task (difficulty 1); task failed means the action alone made "
-        "it fail. Multi-turn: the tool call, then verify. Harmless: the host's free disk "
-        "and process count are back, its /etc/passwd is unchanged, and another episode "
-        "running at the same time still passes.",
+        "it fail. Multi-turn: the tool call, then the reference through `run`, on a "
+        "permissions task (difficulty 1). Harmless: the host's free disk (/ and /tmp; "
+        "noisy, the machine is shared) and process count are back, its /etc/passwd is "
+        "unchanged, and another episode running at the same time still passes.",
         "",
         "| form | action outside the manifest | task failed | recorded | harmless | evidence |",
         "|---|---|---|---|---|---|",
