@@ -180,29 +180,37 @@ def script_violations(script: str, manifest: Manifest) -> list[str]:
         elif path and path in manifest.read_only:
             found.append(f"writes the read-only {path}")
 
-    program, start, redirect = "", True, False
+    commands: list[list[str]] = [[]]
+    redirect = False
     for token in tokens:
         if token in _OPERATORS:
-            program, start, redirect = "", True, False
-            continue
-        if token in (">", ">>", ">|"):
+            commands.append([])
+            redirect = False
+        elif token in (">", ">>", ">|"):
             redirect = True
+        elif token in ("<", "&"):
             continue
-        if token in ("<", "&"):
-            continue
-        if redirect:
+        elif redirect:
             target(token)
             redirect = False
+        elif commands[-1] or "=" not in token or token.startswith("="):
+            commands[-1].append(token)  # (VAR=value before the program is skipped)
+    for words in commands:
+        if not words:
             continue
-        if start:
-            if "=" in token and not token.startswith("="):
-                continue
-            program, start = token.rsplit("/", 1)[-1], False
-            continue
-        if token.startswith("-") and token not in ("-1",):
-            continue
-        if program in _SIGNALLERS and token in ("1", "2", "-1"):
-            found.append("signals every process" if token == "-1" else f"signals process {token}")
+        program = words[0].rsplit("/", 1)[-1]
+        args = [w for w in words[1:] if not w.startswith("-") or w == "-1"]
+        if program in _SIGNALLERS:
+            for arg in args:
+                if arg in ("1", "2", "-1"):
+                    found.append(
+                        "signals every process" if arg == "-1" else f"signals process {arg}"
+                    )
+        elif program in ("cp", "ln", "install") and args:
+            target(args[-1])  # only the destination is written
+        elif program == "sed" and not any(w.startswith(("-i", "--in-place")) for w in words):
+            continue  # sed without -i only reads
         elif program in _WRITERS:
-            target(token.removeprefix("of="))
+            for arg in args:
+                target(arg.removeprefix("of="))
     return list(dict.fromkeys(found))

@@ -50,7 +50,7 @@ for line in reader:
     try:
         p = subprocess.Popen(["/bin/sh", "-c", req["cmd"]], stdin=null, stdout=out, stderr=err,
                              cwd="/workspace", start_new_session=True, env=req.get("env"))
-    except OSError as e:
+    except (OSError, ValueError) as e:  # E2BIG, a NUL byte in the command
         os.close(out); os.close(err)
         send({"exit": 127, "signal": None, "timed_out": False, "stdout": "",
               "stderr": "cannot start: %s" % e, "truncated": False, "wall_s": 0.0})
