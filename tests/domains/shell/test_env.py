@@ -128,3 +128,22 @@ def test_dry_run_changes_nothing_and_restore_reboots_the_system(sandbox, family_
     dry, after_dry, fixed, restored = asyncio.run(episode())
     assert "~ srv/reports" in dry and "path(s) would change" in dry
     assert not after_dry and fixed and not restored
+
+
+def test_restore_reboots_the_services_as_new_processes(sandbox, family_tasks):
+    async def episode() -> tuple[list[str], list[str], bool]:
+        env = ShellEnv(sandbox=sandbox)
+        await env.reset(family_tasks["ops-runaway-process"])
+        assert env.episode is not None
+        snap = await env.snapshot()
+        before = dict(env.episode.tracked)  # identity: host pid and start time
+        await env.restore(snap)
+        after = dict(env.episode.tracked)
+        running = env._list().splitlines()
+        up = env.episode.session.up
+        await env.close()
+        changed = sorted(m for m in before if before[m] != after.get(m))
+        return sorted(before), changed, up and bool(running)
+
+    markers, changed, up = asyncio.run(episode())
+    assert markers and changed == markers and up  # every service runs again, each a new process
