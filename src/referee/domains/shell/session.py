@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from referee.errors import SandboxError
+from referee.errors import ConfigError, SandboxError
 from referee.sandbox.cgroups import Cgroup, Cgroups
 from referee.sandbox.core import Sandbox
 from referee.sandbox.paths import safe_relpath
@@ -124,6 +124,11 @@ class ShellSession:
         limits: SessionLimits = SessionLimits(),
         workspace: Workspace | None = None,
     ) -> None:
+        if sandbox.backend != "bwrap":
+            raise ConfigError(
+                "the shell domain needs the bubblewrap sandbox (a long-lived system with its "
+                f"own pid namespace), not the {sandbox.backend!r} backend; install bubblewrap"
+            )
         self.limits = limits
         self.read_only = tuple(read_only)
         self._own_ws = workspace is None
