@@ -170,7 +170,7 @@ def to_task(family: str, draft: Draft, difficulty: float, seed: int) -> Task:
         **draft.hidden,
     }
     return Task.create(
-        name=f"shell/{family}-d{round(difficulty * 10)}-s{seed}-v{_VERSION}",
+        name=f"shell/{family}-d{round(difficulty * 100)}-s{seed}-v{_VERSION}",
         prompt=f"{intro()}\n\n{draft.prompt}",
         domain="shell",
         kind="shell",
