@@ -102,7 +102,7 @@ def run_function(
         timeout=time_limit_s,
     )
     limits = Limits(
-        timeout_s=time_limit_s * (len(params) + 1) + 5.0,
+        timeout_s=time_limit_s * (len(params) + 1) + 2.0,
         memory_mb=memory_mb,
         stdout_bytes=32 << 20,
     )
