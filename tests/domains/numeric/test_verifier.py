@@ -1,0 +1,101 @@
+"""The numeric verifier: every reference passes, doing nothing earns 0, wrong numbers and
+broken invariants fail, a fault of ours is an infra error."""
+
+import json
+
+import pytest
+
+from referee.errors import SandboxError
+from referee.tasks.model import Task
+
+_EMPTY = ""
+
+
+def test_every_structures_reference_passes_and_the_empty_answer_scores_zero(tasks, verifier):
+    for unit, task in tasks.items():
+        gold = verifier.verify(task, task.hidden["reference"])
+        assert gold.passed and gold.reward == 1.0, (unit, gold.tests)
+        assert len(gold.tests) == len(task.hidden["params"])
+        assert gold.sandbox is not None and gold.sandbox.runs >= 1
+        empty = verifier.verify(task, _EMPTY)
+        assert empty.reward == 0.0 and not empty.passed and empty.infra_error is None
+
+
+def test_a_models_text_is_judged_by_its_last_python_block(tasks, verifier):
+    task = tasks["num-root/kepler"]
+    text = (
+        "First a sketch:\n```python\ndef solve(params):\n    return {}\n```\n"
+        f"Final:\n```python\n{task.hidden['reference']}```\n"
+    )
+    assert verifier.verify(task, text).passed
+
+
+def test_hidden_sets_only_are_judged_and_the_visible_one_is_in_the_prompt(tasks):
+    task = tasks["num-linear/dense"]
+    visible = task.payload["visible"]
+    assert json.dumps(visible["params"]) in task.user_prompt
+    assert json.dumps(visible["expected"]) in task.user_prompt
+    assert visible["params"] not in task.hidden["params"]
+    assert task.hidden["reference"] not in task.user_prompt
+    assert task.provenance.unit == "num-linear/dense"
+
+
+def test_single_precision_is_caught_by_the_residual_where_the_tolerance_is_loose(
+    numeric_box, verifier
+):
+    from referee.domains.numeric.families import make_task
+    from referee.domains.numeric.problems import PROBLEMS
+
+    dense = next(p for p in PROBLEMS if p.unit == "num-linear/dense")
+    task = make_task(dense, difficulty=1.0, seed=3, sandbox=numeric_box)
+    single = dense.reference.replace("np.array(params[\"A\"])", "np.array(params[\"A\"], np.float32)")
+    single = single.replace("np.array(params[\"b\"])", "np.array(params[\"b\"], np.float32)")
+    v = verifier.verify(task, single)
+    assert v.reward == 0.0
+    assert any("residual" in t.detail or "differs" in t.detail for t in v.tests)
+
+
+def test_a_wrong_sign_fails_the_tolerance_and_the_conservation_law(tasks, verifier):
+    task = tasks["num-simulate/pendulum"]
+    wrong = task.hidden["reference"].replace("-(g / length)", "(g / length)")
+    v = verifier.verify(task, wrong)
+    assert v.reward == 0.0 and all(t.status == "failed" for t in v.tests)
+
+
+def test_a_malformed_task_is_an_infra_error(verifier):
+    bad = Task.create(name="numeric/bad-v1", prompt="p", kind="numeric", domain="numeric")
+    v = verifier.verify(bad, "def solve(p):\n    return {}\n")
+    assert v.infra_error and "not a numeric task" in v.infra_error and not v.passed
+
+
+def test_a_sandbox_failure_is_an_infra_error_never_a_zero(tasks):
+    from referee.domains.numeric.verifier import NumericVerifier
+
+    class Broken:
+        def run_python(self, *a, **k):
+            raise SandboxError("the sandbox died")
+
+    v = NumericVerifier(Broken()).verify(tasks["num-root/kepler"], "def solve(p):\n    pass\n")
+    assert v.infra_error and "the sandbox died" in v.infra_error and v.reward == 0.0
+
+
+def test_dispatch_reaches_the_numeric_verifier_by_kind(tasks):
+    from referee.tasks.kinds import TaskKind
+    from referee.verify.dispatch import count_tests, kind_spec
+
+    task = tasks["num-root/kepler"]
+    assert kind_spec(TaskKind.NUMERIC).kind == TaskKind.NUMERIC
+    assert count_tests(task) == len(task.hidden["params"]) > 0
+
+
+@pytest.mark.parametrize("difficulty", [0.0, 1.0])
+def test_families_are_seeded_and_reproducible(numeric_box, difficulty):
+    from referee.domains.numeric.families import make_task
+    from referee.domains.numeric.problems import PROBLEMS
+
+    p = next(p for p in PROBLEMS if p.unit == "num-root/kepler")
+    a = make_task(p, difficulty=difficulty, seed=5, sandbox=numeric_box)
+    b = make_task(p, difficulty=difficulty, seed=5, sandbox=numeric_box)
+    c = make_task(p, difficulty=difficulty, seed=6, sandbox=numeric_box)
+    assert a.content_hash == b.content_hash != c.content_hash
+    assert a.difficulty.estimate == difficulty
