@@ -24,8 +24,8 @@ def verifier(numeric_box):
 
 @pytest.fixture(scope="session")
 def tasks(numeric_box):
-    """``unit -> task`` at difficulty 0.5, one per structure of every family."""
+    """``unit -> task`` at difficulty 0.3, one per structure of every family."""
     from referee.domains.numeric.families import make_task
     from referee.domains.numeric.problems import PROBLEMS
 
-    return {p.unit: make_task(p, difficulty=0.5, seed=21, sandbox=numeric_box) for p in PROBLEMS}
+    return {p.unit: make_task(p, difficulty=0.3, seed=21, sandbox=numeric_box) for p in PROBLEMS}

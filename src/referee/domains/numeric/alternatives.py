@@ -199,7 +199,7 @@ def solve(p):
     f = lambda t, z: np.array([z[1], -k*np.sin(z[0])])
     y, t, th, om = [p["theta0"], p["omega0"]], 0.0, [], []
     for t1 in p["times"]:
-        y = rk4(f, y, t, t1, max(1, int((t1 - t) / 1e-3)))
+        y = rk4(f, y, t, t1, max(1, int((t1 - t) / 2e-3)))
         t = t1
         th.append(y[0]); om.append(y[1])
     return {"theta": th, "omega": om}

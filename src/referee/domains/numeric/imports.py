@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +81,23 @@ def _invariants(row: Row) -> list[dict[str, Any]]:
     return specs
 
 
-def row_task(row: Row, split: str, sandbox: Sandbox) -> Task:
-    """The task of one row, its expected outputs recorded in ``sandbox``."""
+@dataclass(frozen=True)
+class _Draft:
+    """A row's fields, checked; what is left is to record its reference's outputs."""
+
+    row: Row
+    task_id: str
+    problem: str
+    reference: str
+    signature: str
+    entry: str
+    sets: list[dict[str, Any]]
+    tolerance: Tolerance
+    invariants: list[dict[str, Any]]
+    limit: float
+
+
+def _draft(row: Row) -> _Draft:
     task_id = row.get("id", str)
     if not _ID.match(task_id):
         raise row.error("id", "use letters, digits, '.', '_' and '-' (up to 100)")
@@ -91,20 +107,39 @@ def row_task(row: Row, split: str, sandbox: Sandbox) -> Task:
     m = _SIGNATURE.match(signature)
     if m is None:
         raise row.error("signature", "expected 'def NAME(params...) -> ...'")
-    entry = m.group(1)
-    sets = _parameter_sets(row)
-    tolerance = _tolerance(row)
-    invariants = _invariants(row)
     limit = row.get("time_limit_s", (int, float), default=10.0)
     if isinstance(limit, bool) or not 0 < limit <= 60:
         raise row.error("time_limit_s", "must be a number of seconds in (0, 60]")
+    return _Draft(
+        row,
+        task_id,
+        problem,
+        reference,
+        signature,
+        m.group(1),
+        _parameter_sets(row),
+        _tolerance(row),
+        _invariants(row),
+        float(limit),
+    )
+
+
+def row_task(row: Row, split: str, sandbox: Sandbox) -> Task:
+    """The task of one row, its expected outputs recorded in ``sandbox``."""
+    return _task(_draft(row), split, sandbox)
+
+
+def _task(draft: _Draft, split: str, sandbox: Sandbox) -> Task:
+    row, task_id, problem, reference = draft.row, draft.task_id, draft.problem, draft.reference
+    signature, entry, sets, limit = draft.signature, draft.entry, draft.sets, draft.limit
+    tolerance, invariants = draft.tolerance, draft.invariants
     try:
         outputs = record_outputs(
             sandbox,
             reference,
             entry,
             sets,
-            time_limit_s=float(limit),
+            time_limit_s=limit,
             memory_mb=DEFAULT_MEMORY_MB,
             where="the reference",
         )
@@ -135,15 +170,25 @@ def row_task(row: Row, split: str, sandbox: Sandbox) -> Task:
     )
 
 
-def numeric_rows_tasks(split: str, path: str | Path) -> Iterator[Task]:
-    """The tasks of a ``numeric-rows`` file, one at a time (see the module docstring)."""
-    rows = iter_rows(path)
-    box: Sandbox | None = None
+def numeric_rows_tasks(
+    split: str, path: str | Path, *, sandbox: Sandbox | None = None
+) -> Iterator[Task]:
+    """The tasks of a ``numeric-rows`` file, one at a time (see the module docstring).
+
+    Every row is checked before any reference runs, so a malformed file fails at once; the
+    references are recorded in ``sandbox`` (default: a numeric sandbox made for the import)."""
+    drafts = [_draft(row) for row in iter_rows(path)]
+    seen: set[str] = set()
+    for d in drafts:
+        if d.task_id in seen:
+            raise d.row.error("id", f"{d.task_id!r} appears twice; ids must be unique")
+        seen.add(d.task_id)
+    box = sandbox
     try:
-        for row in rows:
+        for d in drafts:
             if box is None:
                 box = numeric_sandbox(python_workers=1)
-            yield row_task(row, split, box)
+            yield _task(d, split, box)
     finally:
-        if box is not None:
+        if sandbox is None and box is not None:
             box.close()
