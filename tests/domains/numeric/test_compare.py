@@ -61,17 +61,36 @@ def test_residual_invariant_is_sharper_than_a_loose_tolerance():
 )
 def test_every_invariant_fails_on_malformed_answers_without_raising(got):
     params = {
-        "A": [[1.0, 0.0], [0.0, 1.0]], "b": [1.0, 1.0], "e": 0.5, "M": [1.0, 2.0],
-        "B": [[1.0, 0.0], [0.0, 1.0]], "c": 0.5, "X": [[1.0, 0.0]], "y": [1.0], "mu": 0.1,
-        "t": [0.0, 1.0], "alpha": 1, "beta": 1, "gamma": 1, "delta": 1, "x0": 1, "y0": [1, 1],
-        "g": 9.81, "length": 1.0, "theta0": 0.1, "omega0": 0.0, "u0": [1.0, 2.0],
+        "A": [[1.0, 0.0], [0.0, 1.0]],
+        "b": [1.0, 1.0],
+        "e": 0.5,
+        "M": [1.0, 2.0],
+        "B": [[1.0, 0.0], [0.0, 1.0]],
+        "c": 0.5,
+        "X": [[1.0, 0.0]],
+        "y": [1.0],
+        "mu": 0.1,
+        "t": [0.0, 1.0],
+        "alpha": 1,
+        "beta": 1,
+        "gamma": 1,
+        "delta": 1,
+        "x0": 1,
+        "y0": [1, 1],
+        "g": 9.81,
+        "length": 1.0,
+        "theta0": 0.1,
+        "omega0": 0.0,
+        "u0": [1.0, 2.0],
     }
     expected = {"A": 1.0, "k": 1.0, "c": 0.0}
     for name in INVARIANTS:
         specs = [{"name": name, "tol": 1e-9}]
         if name == "conserved":
-            specs = [{"name": name, "quantity": q, "tol": 1e-9}
-                     for q in ("lotka-volterra", "energy", "total-heat")]
+            specs = [
+                {"name": name, "quantity": q, "tol": 1e-9}
+                for q in ("lotka-volterra", "energy", "total-heat")
+            ]
         assert check_invariants(specs, params, got, expected), (name, got)
 
 

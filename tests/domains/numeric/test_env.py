@@ -51,9 +51,13 @@ def test_a_text_answer_ends_the_episode_and_a_bad_call_is_an_observation(tasks, 
     task = tasks["num-root/kepler"]
     policy = ScriptedPolicy(
         [
-            {"role": "assistant", "content": "", "tool_calls": [
-                {"id": "x", "type": "function", "function": {"name": "nope", "arguments": "{}"}}
-            ]},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": "x", "type": "function", "function": {"name": "nope", "arguments": "{}"}}
+                ],
+            },
             "Here it is:\n```python\ndef solve(params):\n    return {'E': params['M']}\n```\n",
         ]
     )

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.errors import TaskError
 from referee.domains.numeric.imports import numeric_rows_tasks
+from referee.errors import TaskError
 from referee.tasks.sources import get_source
 
 REFERENCE = "import math\ndef solve(params):\n    return {'N': params['N0'] * math.exp(-params['k'] * params['t'])}\n"
@@ -19,8 +19,11 @@ GOOD = {
     "id": "decay-1",
     "problem": "Return the amount N left at time t of N0 decaying at rate k.",
     "reference": REFERENCE,
-    "parameter_sets": [{"N0": 1.0, "k": 0.5, "t": 2.0}, {"N0": 3.0, "k": 0.1, "t": 7.0},
-                       {"N0": 2.0, "k": 2.0, "t": 0.3}],
+    "parameter_sets": [
+        {"N0": 1.0, "k": 0.5, "t": 2.0},
+        {"N0": 3.0, "k": 0.1, "t": 7.0},
+        {"N0": 2.0, "k": 2.0, "t": 0.3},
+    ],
     "tolerance": {"rtol": 1e-9, "atol": 1e-12},
 }
 
@@ -31,14 +34,25 @@ def _write(path: Path, rows: list[dict]) -> Path:
 
 
 def test_a_good_file_imports_and_its_reference_passes(tmp_path, verifier, numeric_box):
-    path = _write(tmp_path / "rows.jsonl", [GOOD, {**GOOD, "id": "decay-2",
-                  "signature": "def decay(params: dict) -> dict",
-                  "reference": REFERENCE.replace("def solve", "def decay")}])
+    path = _write(
+        tmp_path / "rows.jsonl",
+        [
+            GOOD,
+            {
+                **GOOD,
+                "id": "decay-2",
+                "signature": "def decay(params: dict) -> dict",
+                "reference": REFERENCE.replace("def solve", "def decay"),
+            },
+        ],
+    )
     assert get_source("numeric-rows").reads_file
     tasks = list(numeric_rows_tasks("train", path, sandbox=numeric_box))
     assert [t.id for t in tasks] == ["numeric/rows/decay-1", "numeric/rows/decay-2"]
     t = tasks[0]
-    assert t.kind == "numeric" and t.split == "train" and t.provenance.unit == "numeric-rows/decay-1"
+    assert (
+        t.kind == "numeric" and t.split == "train" and t.provenance.unit == "numeric-rows/decay-1"
+    )
     assert len(t.hidden["params"]) == 2
     assert abs(t.payload["visible"]["expected"]["N"] - 0.36787944117144233) < 1e-15
     assert tasks[1].payload["entry_point"] == "decay"
@@ -59,8 +73,11 @@ def test_a_good_file_imports_and_its_reference_passes(tmp_path, verifier, numeri
         ({"invariants": [{"name": "nope"}]}, "invariants", "not one of"),
         ({"id": "a b"}, "id", "letters"),
         ({"reference": "def solve(params):\n    return {'N': 1 / 0}\n"}, "reference", "raised"),
-        ({"reference": "def solve(params):\n    return {'N': float('nan')}\n"}, "reference",
-         "not a finite number"),
+        (
+            {"reference": "def solve(params):\n    return {'N': float('nan')}\n"},
+            "reference",
+            "not a finite number",
+        ),
     ],
 )
 def test_a_malformed_row_names_file_row_and_field(tmp_path, numeric_box, change, field, message):

@@ -48,8 +48,8 @@ def test_single_precision_is_caught_by_the_residual_where_the_tolerance_is_loose
 
     dense = next(p for p in PROBLEMS if p.unit == "num-linear/dense")
     task = make_task(dense, difficulty=1.0, seed=3, sandbox=numeric_box)
-    single = dense.reference.replace("np.array(params[\"A\"])", "np.array(params[\"A\"], np.float32)")
-    single = single.replace("np.array(params[\"b\"])", "np.array(params[\"b\"], np.float32)")
+    single = dense.reference.replace('np.array(params["A"])', 'np.array(params["A"], np.float32)')
+    single = single.replace('np.array(params["b"])', 'np.array(params["b"], np.float32)')
     v = verifier.verify(task, single)
     assert v.reward == 0.0
     assert any("residual" in t.detail or "differs" in t.detail for t in v.tests)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["Tolerance", "finite_numbers", "is_number", "within"]
+__all__ = ["Tolerance", "finite_numbers", "floats_of", "is_number", "within"]
 
 _MAX_DEPTH = 16
 
@@ -119,3 +119,16 @@ def _kind(x: Any) -> str:
     if x is None:
         return "None"
     return f"a {type(x).__name__}"
+
+
+def floats_of(value: Any, _depth: int = 0) -> list[float]:
+    """Every float in a nest of lists and dicts (ints and bools left out)."""
+    if _depth > _MAX_DEPTH:
+        return []
+    if isinstance(value, float):
+        return [value]
+    if isinstance(value, list):
+        return [f for v in value for f in floats_of(v, _depth + 1)]
+    if isinstance(value, dict):
+        return [f for v in value.values() for f in floats_of(v, _depth + 1)]
+    return []

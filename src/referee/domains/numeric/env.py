@@ -197,9 +197,7 @@ class NumericEnv(Environment):
             memory_mb=self._spec.memory_mb,
         )
         outcome = run.outcomes[0]
-        status, detail = judge_outcome(
-            self._spec, visible["params"], visible["expected"], outcome
-        )
+        status, detail = judge_outcome(self._spec, visible["params"], visible["expected"], outcome)
         shown = json.dumps(outcome.value) if outcome.status == "ok" else outcome.detail
         verdict = "matches the expected output" if status == "passed" else f"{status}: {detail}"
         return self._cut(f"{verdict}\noutput: {shown}")

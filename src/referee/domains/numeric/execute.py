@@ -124,9 +124,7 @@ def _read(r: ExecResult, nonce: str, n: int, order: list[int]) -> Run:
             got[fr["i"]] = fr.get("out")
         elif "recheck" in fr and recheck is None:
             recheck = (fr["recheck"], fr.get("out"))
-    outcomes = [
-        _outcome(got.get(i), r, load_error, duplicated=i in duplicated) for i in range(n)
-    ]
+    outcomes = [_outcome(got.get(i), r, load_error, duplicated=i in duplicated) for i in range(n)]
     inconsistent = False
     if order and load_error is None and got.get(order[0]) is not None and not r.timed_out:
         first = order[0]

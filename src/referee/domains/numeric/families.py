@@ -44,7 +44,7 @@ def make_task(
 ) -> Task:
     """One task of ``problem`` at ``difficulty`` from ``seed`` (references recorded in
     ``sandbox``, or in a numeric sandbox made for the call)."""
-    rng = np.random.default_rng([seed, int(round(difficulty * 1000))])
+    rng = np.random.default_rng([seed, round(difficulty * 1000)])
     visible = problem.make_params(rng, difficulty, True)
     hidden = [problem.make_params(rng, difficulty, False) for _ in range(HIDDEN_SETS)]
     rtol, atol = problem.tolerance(difficulty)

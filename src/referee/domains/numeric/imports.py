@@ -50,7 +50,7 @@ _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 def _parameter_sets(row: Row) -> list[dict[str, Any]]:
-    sets = row.get("parameter_sets", list)
+    sets: list[dict[str, Any]] = row.get("parameter_sets", list)
     if len(sets) < 2:
         raise row.error(
             "parameter_sets", "needs at least two sets: the first is shown, the rest judged"
@@ -72,7 +72,7 @@ def _tolerance(row: Row) -> Tolerance:
 
 
 def _invariants(row: Row) -> list[dict[str, Any]]:
-    specs = row.get("invariants", list, default=[])
+    specs: list[dict[str, Any]] = row.get("invariants", list, default=[])
     for s in specs:
         if not isinstance(s, dict) or s.get("name") not in INVARIANTS:
             raise row.error(

@@ -78,7 +78,7 @@ def numeric_site(cache: Path = CACHE) -> Path:
     half a folder; keyed by the packages' versions, so an upgrade builds a new one.
     """
     import numpy
-    import scipy
+    import scipy  # type: ignore[import-untyped]
 
     key = f"numpy-{numpy.__version__}-scipy-{scipy.__version__}"
     site = cache / key

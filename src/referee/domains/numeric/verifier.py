@@ -18,12 +18,14 @@
 
 from __future__ import annotations
 
+import math
 import os
+import struct
 import threading
 import time
 from typing import Any
 
-from referee.domains.numeric.compare import within
+from referee.domains.numeric.compare import floats_of, within
 from referee.domains.numeric.execute import Outcome, run_function
 from referee.domains.numeric.invariants import check_invariants
 from referee.domains.numeric.sandbox import numeric_sandbox
@@ -62,6 +64,24 @@ def judge_outcome(
     if broken:
         return "failed", "; ".join(broken)[:300]
     return "passed", ""
+
+
+def _precision_flags(outcomes: list[Outcome]) -> list[Flag]:
+    """Evidence, not a verdict: every returned float is exactly a float32 (a computation in
+    double precision almost never lands on one). Within the tolerance such an answer passes;
+    the flag lets an auditor see that it was computed, or rounded, in single precision."""
+    values = [f for o in outcomes if o.status == "ok" for f in floats_of(o.value)]
+    nontrivial = [f for f in values if math.isfinite(f) and f != round(f)]
+    if len(nontrivial) < 8:
+        return []
+    if all(float(struct.unpack("f", struct.pack("f", f))[0]) == f for f in nontrivial):
+        return [
+            Flag(
+                kind="single-precision-output",
+                evidence=f"all {len(nontrivial)} returned floats are exactly float32 values",
+            )
+        ]
+    return []
 
 
 class NumericVerifier:
@@ -137,6 +157,7 @@ class NumericVerifier:
                 else t
                 for t in tests
             ]
+        flags += _precision_flags(run.outcomes)
         passed_n = sum(t.status == "passed" for t in tests)
         return Verdict(
             task_id=task.id,
