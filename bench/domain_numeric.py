@@ -172,8 +172,9 @@ MUTANTS: dict[str, list[tuple[str, str, str, Any, Any]]] = {
         ("curve-fit-loose", "loose tolerance", "curve-fit", "xtol=1e-14,", "xtol=1e-3,"),
     ],
     "num-simulate/heat-periodic": [
-        ("euler-step-short", "off-by-one", "explicit-euler", "range(steps)", "range(steps - 1)"),
-        ("euler-stability-limit", "loose tolerance", "explicit-euler", "/ 0.0005", "/ 0.45"),
+        ("rk4-step-short", "off-by-one", "rk4-method-of-lines", "range(steps)", "range(steps - 1)"),
+        ("rk4-unstable-step", "loose tolerance", "rk4-method-of-lines", "/ 0.05", "/ 0.8"),
+        ("explicit-euler", "first-order method", "explicit-euler", "", ""),
         (
             "wrong-dx",
             "wrong formula",
@@ -196,6 +197,22 @@ MUTANTS: dict[str, list[tuple[str, str, str, Any, Any]]] = {
     ],
 }
 
+# Programs that are not right answers but bases of mutants (first-order time stepping).
+EXTRA_BASES = {
+    "num-simulate/heat-periodic": {
+        "explicit-euler": """import numpy as np
+def solve(p):
+    u = np.array(p["u0"], dtype=float); n = len(u); dx = p["length"] / n
+    r = p["D"] / dx**2
+    steps = int(np.ceil(p["T"] * r / 0.0005))
+    dt = p["T"] / steps
+    for _ in range(steps):
+        u = u + dt * r * (np.roll(u, 1) - 2*u + np.roll(u, -1))
+    return {"u": u.tolist()}
+"""
+    }
+}
+
 _ALONE = """import json
 {reference}
 
@@ -216,15 +233,19 @@ def _median_s(fn, repeats: int) -> float:
 def _mutants(task: Task, unit: str) -> list[tuple[str, str, str]]:
     """(name, kind, program) of ``task``'s mutants; a replacement that does not apply is an
     error of this bench, not a skipped mutant."""
-    bases = {"reference": task.hidden["reference"], **ALTERNATIVES.get(unit, {})}
+    bases = {
+        "reference": task.hidden["reference"],
+        **ALTERNATIVES.get(unit, {}),
+        **EXTRA_BASES.get(unit, {}),
+    }
     out = [("single-precision", "single precision", bases["reference"] + _SINGLE)]
     for name, kind, base, old, new in MUTANTS.get(unit, []):
         source = bases[base]
         olds, news = (old, new) if isinstance(old, tuple) else ((old,), (new,))
         for o, n in zip(olds, news, strict=True):
-            if o not in source:
+            if o and o not in source:
                 raise SystemExit(f"mutant {unit}:{name}: {o!r} is not in {base}")
-            source = source.replace(o, n)
+            source = source.replace(o, n) if o else source
         out.append((name, kind, source))
     return out
 

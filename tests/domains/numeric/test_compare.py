@@ -96,3 +96,19 @@ def test_every_invariant_fails_on_malformed_answers_without_raising(got):
 
 def test_unknown_invariant_fails():
     assert check_invariants([{"name": "nope"}], {}, {}, None) == ["unknown invariant 'nope'"]
+
+
+def test_registering_the_domain_loads_neither_numpy_nor_scipy():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, referee.domains.numeric\n"
+        "from referee.envs import env_names\n"
+        "from referee.tasks.sources import source_names\n"
+        "assert 'numeric' in env_names() and 'numeric-rows' in source_names()\n"
+        "print('numpy' in sys.modules, 'scipy' in sys.modules)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", "False"]
