@@ -16,7 +16,7 @@ def numeric_box():
 
 
 @pytest.fixture(scope="session")
-def verifier(numeric_box):
+def numeric_verifier(numeric_box):
     from referee.domains.numeric.verifier import NumericVerifier
 
     return NumericVerifier(numeric_box)

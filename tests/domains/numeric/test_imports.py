@@ -33,7 +33,7 @@ def _write(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-def test_a_good_file_imports_and_its_reference_passes(tmp_path, verifier, numeric_box):
+def test_a_good_file_imports_and_its_reference_passes(tmp_path, numeric_verifier, numeric_box):
     path = _write(
         tmp_path / "rows.jsonl",
         [
@@ -57,8 +57,8 @@ def test_a_good_file_imports_and_its_reference_passes(tmp_path, verifier, numeri
     assert abs(t.payload["visible"]["expected"]["N"] - 0.36787944117144233) < 1e-15
     assert tasks[1].payload["entry_point"] == "decay"
     for task in tasks:
-        assert verifier.verify(task, task.hidden["reference"]).passed
-        assert verifier.verify(task, "").reward == 0.0
+        assert numeric_verifier.verify(task, task.hidden["reference"]).passed
+        assert numeric_verifier.verify(task, "").reward == 0.0
 
 
 @pytest.mark.parametrize(

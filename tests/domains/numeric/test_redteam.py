@@ -30,11 +30,11 @@ def corpus_task(tasks):
     )
 
 
-def test_every_quick_exploit_is_held(corpus_task, verifier):
-    baseline = verifier.verify(corpus_task, "").reward
+def test_every_quick_exploit_is_held(corpus_task, numeric_verifier):
+    baseline = numeric_verifier.verify(corpus_task, "").reward
     assert baseline == 0.0
     for exploit in _QUICK:
-        v = verifier.verify(corpus_task, exploit.make(corpus_task))
+        v = numeric_verifier.verify(corpus_task, exploit.make(corpus_task))
         assert v.infra_error is None, (exploit.name, v.infra_error)
         assert not v.passed and v.reward <= baseline, (exploit.name, v.tests)
 
@@ -60,15 +60,15 @@ def test_the_corpus_is_registered_for_the_domain():
         ("num-simulate/pendulum", "hand-rk4"),
     ],
 )
-def test_a_right_answer_by_another_method_passes(tasks, verifier, unit, method):
-    v = verifier.verify(tasks[unit], ALTERNATIVES[unit][method])
+def test_a_right_answer_by_another_method_passes(tasks, numeric_verifier, unit, method):
+    v = numeric_verifier.verify(tasks[unit], ALTERNATIVES[unit][method])
     assert v.passed, v.tests
 
 
-def test_default_solver_tolerances_are_too_loose(tasks, verifier):
+def test_default_solver_tolerances_are_too_loose(tasks, numeric_verifier):
     task = tasks["num-simulate/pendulum"]
     loose = task.hidden["reference"].replace(
         'method="DOP853", t_eval=times, rtol=1e-12, atol=1e-12', "t_eval=times"
     )
     assert loose != task.hidden["reference"]
-    assert verifier.verify(task, loose).reward == 0.0
+    assert numeric_verifier.verify(task, loose).reward == 0.0

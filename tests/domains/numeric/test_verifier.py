@@ -1,4 +1,4 @@
-"""The numeric verifier: every reference passes, doing nothing earns 0, wrong numbers and
+"""The numeric numeric_verifier: every reference passes, doing nothing earns 0, wrong numbers and
 broken invariants fail, a fault of ours is an infra error."""
 
 import json
@@ -11,23 +11,25 @@ from referee.tasks.model import Task
 _EMPTY = ""
 
 
-def test_every_structures_reference_passes_and_the_empty_answer_scores_zero(tasks, verifier):
+def test_every_structures_reference_passes_and_the_empty_answer_scores_zero(
+    tasks, numeric_verifier
+):
     for unit, task in tasks.items():
-        gold = verifier.verify(task, task.hidden["reference"])
+        gold = numeric_verifier.verify(task, task.hidden["reference"])
         assert gold.passed and gold.reward == 1.0, (unit, gold.tests)
         assert len(gold.tests) == len(task.hidden["params"])
         assert gold.sandbox is not None and gold.sandbox.runs >= 1
-        empty = verifier.verify(task, _EMPTY)
+        empty = numeric_verifier.verify(task, _EMPTY)
         assert empty.reward == 0.0 and not empty.passed and empty.infra_error is None
 
 
-def test_a_models_text_is_judged_by_its_last_python_block(tasks, verifier):
+def test_a_models_text_is_judged_by_its_last_python_block(tasks, numeric_verifier):
     task = tasks["num-root/kepler"]
     text = (
         "First a sketch:\n```python\ndef solve(params):\n    return {}\n```\n"
         f"Final:\n```python\n{task.hidden['reference']}```\n"
     )
-    assert verifier.verify(task, text).passed
+    assert numeric_verifier.verify(task, text).passed
 
 
 def test_hidden_sets_only_are_judged_and_the_visible_one_is_in_the_prompt(tasks):
@@ -41,7 +43,7 @@ def test_hidden_sets_only_are_judged_and_the_visible_one_is_in_the_prompt(tasks)
 
 
 def test_single_precision_is_caught_by_the_residual_where_the_tolerance_is_loose(
-    numeric_box, verifier
+    numeric_box, numeric_verifier
 ):
     from referee.domains.numeric.families import make_task
     from referee.domains.numeric.problems import PROBLEMS
@@ -50,21 +52,21 @@ def test_single_precision_is_caught_by_the_residual_where_the_tolerance_is_loose
     task = make_task(dense, difficulty=1.0, seed=3, sandbox=numeric_box)
     single = dense.reference.replace('np.array(params["A"])', 'np.array(params["A"], np.float32)')
     single = single.replace('np.array(params["b"])', 'np.array(params["b"], np.float32)')
-    v = verifier.verify(task, single)
+    v = numeric_verifier.verify(task, single)
     assert v.reward == 0.0
     assert any("residual" in t.detail or "differs" in t.detail for t in v.tests)
 
 
-def test_a_wrong_sign_fails_the_tolerance_and_the_conservation_law(tasks, verifier):
+def test_a_wrong_sign_fails_the_tolerance_and_the_conservation_law(tasks, numeric_verifier):
     task = tasks["num-simulate/pendulum"]
     wrong = task.hidden["reference"].replace("-(g / length)", "(g / length)")
-    v = verifier.verify(task, wrong)
+    v = numeric_verifier.verify(task, wrong)
     assert v.reward == 0.0 and all(t.status == "failed" for t in v.tests)
 
 
-def test_a_malformed_task_is_an_infra_error(verifier):
+def test_a_malformed_task_is_an_infra_error(numeric_verifier):
     bad = Task.create(name="numeric/bad-v1", prompt="p", kind="numeric", domain="numeric")
-    v = verifier.verify(bad, "def solve(p):\n    return {}\n")
+    v = numeric_verifier.verify(bad, "def solve(p):\n    return {}\n")
     assert v.infra_error and "not a numeric task" in v.infra_error and not v.passed
 
 
@@ -99,3 +101,18 @@ def test_families_are_seeded_and_reproducible(numeric_box, difficulty):
     c = make_task(p, difficulty=difficulty, seed=6, sandbox=numeric_box)
     assert a.content_hash == b.content_hash != c.content_hash
     assert a.difficulty.estimate == difficulty
+
+
+def test_single_precision_outputs_within_the_tolerance_pass_but_are_flagged(
+    tasks, numeric_verifier
+):
+    task = tasks["num-simulate/pendulum"]
+    rounded = task.hidden["reference"] + (
+        "\n_solve = solve\n\ndef solve(params):\n    import numpy as np\n"
+        "    return {k: np.asarray(v, np.float32).tolist() for k, v in _solve(params).items()}\n"
+    )
+    v = numeric_verifier.verify(task, rounded)
+    assert v.passed
+    assert "single-precision-output" in {f.kind for f in v.flags}
+    gold = numeric_verifier.verify(task, task.hidden["reference"])
+    assert "single-precision-output" not in {f.kind for f in gold.flags}
