@@ -116,3 +116,15 @@ def test_single_precision_outputs_within_the_tolerance_pass_but_are_flagged(
     assert "single-precision-output" in {f.kind for f in v.flags}
     gold = numeric_verifier.verify(task, task.hidden["reference"])
     assert "single-precision-output" not in {f.kind for f in gold.flags}
+
+
+def test_a_held_out_split_by_structure_keeps_each_structure_whole(tasks):
+    from referee.tasks.split import split_tasks
+
+    made = list(tasks.values()) * 2  # two tasks per unit
+    split = split_tasks(made, 0.5, by="structure")
+    by_unit: dict[str, set[str]] = {}
+    for t in split:
+        by_unit.setdefault(t.provenance.unit or "", set()).add(t.split)
+    assert all(len(s) == 1 for s in by_unit.values())
+    assert {s for v in by_unit.values() for s in v} == {"train", "heldout"}
