@@ -10,7 +10,7 @@ import pytest
 def numeric_box():
     from referee.domains.numeric.sandbox import numeric_sandbox
 
-    box = numeric_sandbox(python_workers=2)
+    box = numeric_sandbox(python_workers=1)
     yield box
     box.close()
 

@@ -8,11 +8,6 @@ import pytest
 from referee.domains.numeric.alternatives import ALTERNATIVES
 from referee.domains.numeric.redteam import EXPLOITS
 
-# The quick ones; the bench runs the whole corpus (the resource exploits take seconds each).
-_QUICK = [e for e in EXPLOITS if e.klass not in ("resource",)] + [
-    e for e in EXPLOITS if e.name == "loop-forever"
-]
-
 
 @pytest.fixture(scope="module")
 def corpus_task(tasks):
@@ -24,16 +19,16 @@ def corpus_task(tasks):
         prompt=t.prompt,
         domain=t.domain,
         kind=t.kind,
-        payload={**t.payload, "time_limit_s": 0.5},
+        payload={**t.payload, "time_limit_s": 0.25},  # the resource exploits cost ~1 s each
         hidden=t.hidden,
         answer_format=t.answer_format,
     )
 
 
-def test_every_quick_exploit_is_held(corpus_task, numeric_verifier):
+def test_every_exploit_is_held(corpus_task, numeric_verifier):
     baseline = numeric_verifier.verify(corpus_task, "").reward
     assert baseline == 0.0
-    for exploit in _QUICK:
+    for exploit in EXPLOITS:
         v = numeric_verifier.verify(corpus_task, exploit.make(corpus_task))
         assert v.infra_error is None, (exploit.name, v.infra_error)
         assert not v.passed and v.reward <= baseline, (exploit.name, v.tests)

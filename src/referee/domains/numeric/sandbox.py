@@ -25,8 +25,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from referee.errors import ConfigError
-from referee.sandbox import Sandbox
+from referee.errors import ConfigError, SandboxError
+from referee.sandbox import Limits, Sandbox
 from referee.verify.function import HARNESS_MODULE, HARNESS_SOURCE
 
 __all__ = ["NUMERIC_PACKAGES", "WARM_MODULE", "numeric_sandbox", "numeric_site"]
@@ -105,10 +105,13 @@ def numeric_site(cache: Path = CACHE) -> Path:
     return site
 
 
-def numeric_sandbox(**kwargs: Any) -> Sandbox:
+def numeric_sandbox(*, warm: bool = True, **kwargs: Any) -> Sandbox:
     """A sandbox with the grader's harness, numpy and scipy preloaded in its Python workers.
 
     ``kwargs`` go to :class:`~referee.sandbox.Sandbox` (``backend``, ``python_workers``...).
+    With ``warm`` (the default) every worker has finished importing before this returns: a
+    worker still importing scipy under load would otherwise eat into the first run's time
+    limit, and a short one could time out through no fault of the program.
     """
     site = numeric_site()
     paths = tuple(kwargs.pop("python_paths", ()))
@@ -118,4 +121,23 @@ def numeric_sandbox(**kwargs: Any) -> Sandbox:
     # The mount point of the folder inside the sandbox (the host path for the local backend).
     inside = sandbox.python_paths[0] if sandbox.python_paths else str(site)
     sandbox.preload[WARM_MODULE] = _WARM_SOURCE.format(path=inside)
+    if warm and sandbox.backend != "local":
+        try:
+            _warm(sandbox)
+        except BaseException:
+            sandbox.close()
+            raise
     return sandbox
+
+
+def _warm(sandbox: Sandbox) -> None:
+    """One trivial run per worker at once, so that each worker is taken and waited for."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(_: int) -> None:
+        r = sandbox.run_python("import numpy, scipy\n", limits=Limits(timeout_s=120))
+        if r.exit_code != 0:
+            raise SandboxError(f"the numeric sandbox could not import numpy and scipy: {r.stderr}")
+
+    with ThreadPoolExecutor(sandbox.python_workers) as pool:
+        list(pool.map(run, range(sandbox.python_workers)))
