@@ -426,7 +426,9 @@ def render(data: dict) -> str:
         "Levenberg-Marquardt at 1e-4, a coarse RK4 step), unstable methods on "
         "well-conditioned instances (normal equations at cond 10, `inv(A) @ b` up to cond "
         "10^5.5), a fixed-point iteration cut to 20 steps where it had converged, explicit "
-        "Euler where its step was small enough:",
+        "Euler where its step was small enough (at difficulty 1 it needs about 6 s of the 10 s "
+        "per call: under load it times out, so this one verdict depends on the machine's "
+        "load):",
     ]
     out += [
         f"- {x['unit']} `{x['mutant']}` ({x['kind']}) at difficulty {x['difficulty']:g}"

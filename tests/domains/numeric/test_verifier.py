@@ -128,3 +128,13 @@ def test_a_held_out_split_by_structure_keeps_each_structure_whole(tasks):
         by_unit.setdefault(t.provenance.unit or "", set()).add(t.split)
     assert all(len(s) == 1 for s in by_unit.values())
     assert {s for v in by_unit.values() for s in v} == {"train", "heldout"}
+
+
+def test_extreme_numbers_fail_and_never_crash_the_verifier(tasks, numeric_verifier):
+    task = tasks["num-simulate/pendulum"]
+    huge = (
+        "def solve(params):\n    n = len(params['times'])\n"
+        "    return {'theta': [1e300 + 0.5] * n, 'omega': [-1.5e308] * n}\n"
+    )
+    v = numeric_verifier.verify(task, huge)
+    assert v.infra_error is None and v.reward == 0.0

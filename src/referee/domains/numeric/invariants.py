@@ -201,7 +201,7 @@ def check_invariants(
         try:
             with np.errstate(all="ignore"):
                 why = check(params, got, expected, **options)
-        except (KeyError, TypeError, ValueError, IndexError, OverflowError, AttributeError) as e:
+        except Exception as e:  # the candidate's numbers must never crash the verifier
             why = f"cannot be checked on the answer ({type(e).__name__}: {str(e)[:80]})"
         if why:
             failures.append(f"{spec.get('name')}: {why}")
