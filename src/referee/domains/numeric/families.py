@@ -20,7 +20,8 @@ import numpy as np
 
 from referee.domains.numeric import FAMILIES
 from referee.domains.numeric.compare import Tolerance
-from referee.domains.numeric.problems import Problem, problems_of
+from referee.domains.numeric.problem import Problem
+from referee.domains.numeric.problems import problems_of
 from referee.domains.numeric.sandbox import numeric_sandbox
 from referee.domains.numeric.spec import (
     DEFAULT_MEMORY_MB,
