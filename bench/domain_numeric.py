@@ -2,7 +2,7 @@
 
     PYTHONPATH=src python bench/domain_numeric.py [--seeds 2] [--repeats 3] [--quick]
 
-For every problem structure (10, over 7 families) at difficulties 0, 0.5 and 1:
+For every problem structure (11, over 7 families) at difficulties 0, 0.5 and 1:
 
 * gold: the reference judged on its own task (must be 100%);
 * alternatives: right answers by other methods (RK45, a hand-written RK4, QR, Newton, BFGS,
@@ -181,6 +181,19 @@ MUTANTS: dict[str, list[tuple[str, str, str, Any, Any]]] = {
             "reference",
             'params["length"] / n',
             'params["length"] / (n - 1)',
+        ),
+    ],
+    "num-simulate/n-body": [
+        ("inverse-distance", "wrong formula", "reference", "axis=2) ** 1.5", "axis=2)"),
+        ("repulsive", "wrong sign", "reference", "a = np.sum(m[None", "a = -np.sum(m[None"),
+        ("rk45-loose", "loose tolerance", "rk45-loops", "rtol=1e-10,", "rtol=1e-6,"),
+        (
+            "star-fixed",
+            "forgotten term",
+            "reference",
+            "return np.concatenate([v.ravel(), a.ravel()])",
+            "a[0] = 0\n        v = v.copy(); v[0] = 0\n"
+            "        return np.concatenate([v.ravel(), a.ravel()])",
         ),
     ],
     "num-simulate/pendulum": [

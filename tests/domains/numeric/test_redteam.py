@@ -53,6 +53,7 @@ def test_the_corpus_is_registered_for_the_domain():
         ("num-fit/exp-decay", "curve-fit"),
         ("num-simulate/heat-periodic", "expm"),
         ("num-simulate/pendulum", "hand-rk4"),
+        ("num-simulate/n-body", "rk45-loops"),
     ],
 )
 def test_a_right_answer_by_another_method_passes(tasks, numeric_verifier, unit, method):

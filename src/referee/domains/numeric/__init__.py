@@ -43,7 +43,7 @@ FAMILIES = {
     "num-optimize": "minimise a regularised logistic loss to a small gradient",
     "num-quadrature": "integrate an oscillatory function over pieces and in total",
     "num-fit": "least-squares fit of an exponential decay to noisy data",
-    "num-simulate": "simulate a periodic heat equation or a pendulum (conservation laws)",
+    "num-simulate": "simulate heat on a periodic rod, a pendulum or planets (conservation laws)",
 }
 
 

@@ -207,4 +207,24 @@ def solve(p):
     return {"theta": th, "omega": om}
 """,
     },
+    "num-simulate/n-body": {
+        "rk45-loops": """import numpy as np
+from scipy.integrate import solve_ivp
+def solve(params):
+    m = np.array(params["masses"]); n = len(m)
+    def f(t, z):
+        r = z[:2*n].reshape(n, 2); v = z[2*n:]
+        a = np.zeros((n, 2))
+        for i in range(n):
+            for j in range(n):
+                if i != j:
+                    d = r[j] - r[i]
+                    a[i] += m[j] * d / np.linalg.norm(d)**3
+        return np.concatenate([v, a.ravel()])
+    z0 = np.concatenate([np.ravel(params["positions"]), np.ravel(params["velocities"])])
+    s = solve_ivp(f, (0, params["times"][-1]), z0, t_eval=params["times"], rtol=1e-10,
+                  atol=1e-12)
+    return {"r": s.y[:2*n].T.tolist(), "v": s.y[2*n:].T.tolist()}
+""",
+    },
 }

@@ -141,7 +141,43 @@ def _heat(params: Any, got: Any) -> tuple[float, np.ndarray]:
     return float(u0.sum()), np.array([u.sum()])
 
 
+def _nbody_state(params: Any, got: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    m = _vec(params["masses"])
+    r, v = _vec(got["r"]), _vec(got["v"])
+    if r.ndim != 2 or r.shape != v.shape or r.shape[1] != 2 * m.shape[0]:
+        raise ValueError("r and v need one list of 2*len(masses) numbers per time")
+    return m, r.reshape(len(r), -1, 2), v.reshape(len(v), -1, 2)
+
+
+def _nbody_energy_of(m: np.ndarray, r: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Kinetic plus potential energy of states ``r``, ``v`` of shape (times, bodies, 2)."""
+    kinetic = 0.5 * np.sum(m[None, :] * np.sum(v * v, axis=2), axis=1)
+    d = np.linalg.norm(r[:, None, :, :] - r[:, :, None, :], axis=3)
+    i, j = np.triu_indices(len(m), 1)
+    return np.asarray(kinetic - np.sum(m[i] * m[j] / d[:, i, j], axis=1))
+
+
+def _nbody_energy(params: Any, got: Any) -> tuple[float, np.ndarray]:
+    m, r, v = _nbody_state(params, got)
+    r0, v0 = _vec(params["positions"])[None], _vec(params["velocities"])[None]
+    return float(_nbody_energy_of(m, r0, v0)[0]), _nbody_energy_of(m, r, v)
+
+
+def _nbody_angular(params: Any, got: Any) -> tuple[float, np.ndarray]:
+    m, r, v = _nbody_state(params, got)
+    r0, v0 = _vec(params["positions"])[None], _vec(params["velocities"])[None]
+
+    def lz(r: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return np.asarray(
+            np.sum(m[None, :] * (r[..., 0] * v[..., 1] - r[..., 1] * v[..., 0]), axis=1)
+        )
+
+    return float(lz(r0, v0)[0]), lz(r, v)
+
+
 _QUANTITIES: dict[str, Callable[[Any, Any], tuple[float, np.ndarray]]] = {
+    "nbody-energy": _nbody_energy,
+    "nbody-angular-momentum": _nbody_angular,
     "lotka-volterra": _lotka_volterra,
     "energy": _pendulum,
     "total-heat": _heat,

@@ -20,6 +20,7 @@ from referee.domains.numeric.problem import Problem
 from referee.domains.numeric.problems_dynamic import (
     HEAT_PERIODIC,
     LOTKA_VOLTERRA,
+    NBODY,
     PENDULUM,
     STIFF_LINEAR,
 )
@@ -46,6 +47,7 @@ PROBLEMS: tuple[Problem, ...] = (
     EXP_DECAY,
     HEAT_PERIODIC,
     PENDULUM,
+    NBODY,
 )
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from referee.domains.numeric.problem import Params, Problem, fixed, rounded
 
-__all__ = ["HEAT_PERIODIC", "LOTKA_VOLTERRA", "PENDULUM", "STIFF_LINEAR"]
+__all__ = ["HEAT_PERIODIC", "LOTKA_VOLTERRA", "NBODY", "PENDULUM", "STIFF_LINEAR"]
 
 _LV_REF = """import numpy as np
 from scipy.integrate import solve_ivp
@@ -177,4 +177,71 @@ PENDULUM = Problem(
     fixed(1e-5, 1e-7),
     ({"name": "conserved", "quantity": "energy", "tol": 1e-6},),
     features=lambda d: {"amplitude": 0.35 + 1.05 * d, "t_end": 5 + 15 * d},
+)
+
+_NBODY_REF = """import numpy as np
+from scipy.integrate import solve_ivp
+
+
+def solve(params):
+    m = np.array(params["masses"])
+    n = len(m)
+
+    def f(t, z):
+        r, v = z[: 2 * n].reshape(n, 2), z[2 * n :].reshape(n, 2)
+        d = r[None, :, :] - r[:, None, :]
+        dist3 = np.sum(d * d, axis=2) ** 1.5
+        np.fill_diagonal(dist3, np.inf)
+        a = np.sum(m[None, :, None] * d / dist3[:, :, None], axis=1)
+        return np.concatenate([v.ravel(), a.ravel()])
+
+    z0 = np.concatenate([np.ravel(params["positions"]), np.ravel(params["velocities"])])
+    sol = solve_ivp(f, (0.0, params["times"][-1]), z0, method="DOP853",
+                    t_eval=params["times"], rtol=1e-12, atol=1e-12)
+    return {"r": sol.y[: 2 * n].T.tolist(), "v": sol.y[2 * n :].T.tolist()}
+"""
+
+
+def _nbody_params(rng: np.random.Generator, d: float, visible: bool) -> Params:
+    # A star of mass 1 and light planets on near-circular orbits at well-separated radii: the
+    # planets perturb each other (and the star) weakly, so the system is not chaotic over the
+    # few orbits asked for, and a right integrator reaches the tolerance.
+    planets = 1 if visible else 1 + round(3 * d)
+    radii = np.array([1.0, 1.7, 2.8, 4.5])[:planets] * rng.uniform(0.95, 1.05, planets)
+    masses = [1.0, *rng.uniform(1e-4, 1e-3 + 4e-3 * d, planets)]
+    angles = rng.uniform(0, 2 * np.pi, planets)
+    ecc = rng.uniform(0, 0.05 + 0.25 * d, planets)
+    speed = np.sqrt(1.0 / radii) * (1 + ecc)  # at perihelion: faster than circular
+    pos = [[0.0, 0.0]] + [
+        [r * np.cos(a), r * np.sin(a)] for r, a in zip(radii, angles, strict=True)
+    ]
+    vel = [[0.0, 0.0]] + [
+        [-s * np.sin(a), s * np.cos(a)] for s, a in zip(speed, angles, strict=True)
+    ]
+    t_end = 4.0 + 16.0 * d
+    n = 3 if visible else 4 + int(6 * d)
+    return {
+        "masses": rounded(masses),
+        "positions": rounded(pos),
+        "velocities": rounded(vel),
+        "times": rounded(np.linspace(t_end / n, t_end, n)),
+    }
+
+
+NBODY = Problem(
+    "num-simulate",
+    "n-body",
+    "Simulate the planar gravitational N-body problem with G = 1: body i has mass masses[i], "
+    "position positions[i] = [x, y] and velocity velocities[i] at t = 0, and accelerates by "
+    "sum_j m_j (r_j - r_i)/|r_j - r_i|^3. Return, at each of the given times, the positions "
+    'and velocities flattened as [x0, y0, x1, y1, ...]: {"r": [one list per time], "v": '
+    "[one list per time]} (energy and angular momentum are conserved).",
+    _NBODY_REF,
+    _nbody_params,
+    fixed(1e-5, 1e-7),
+    (
+        {"name": "conserved", "quantity": "nbody-energy", "tol": 1e-6},
+        {"name": "conserved", "quantity": "nbody-angular-momentum", "tol": 1e-8},
+    ),
+    features=lambda d: {"planets": 1 + round(3 * d), "t_end": 4 + 16 * d},
 )
