@@ -37,7 +37,7 @@ __all__ = ["HIDDEN_SETS", "generate", "make_task"]
 
 #: Hidden parameter sets per task (the visible one is extra).
 HIDDEN_SETS = 4
-VERSION = "numeric-families@1"
+VERSION = "numeric-families@2"  # 2: num-simulate gained n-body
 
 
 def make_task(
