@@ -87,7 +87,7 @@ def make_task(
         problem.time_limit_s,
     )
     return Task.create(
-        name=f"numeric/{problem.family}-{problem.structure}-d{difficulty:.2f}-s{seed}-v1",
+        name=f"numeric/{problem.family}-{problem.structure}-d{round(difficulty * 100)}-s{seed}-v1",
         prompt=prompt,
         domain="numeric",
         kind="numeric",
