@@ -1,0 +1,28 @@
+"""One dataframe verifier (one sandbox with pandas preloaded) and one task per family, shared by
+the module's tests: building them is the slow part."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from referee.domains.dataframe.build import build_tasks
+from referee.domains.dataframe.families import FAMILIES, draft_for
+from referee.domains.dataframe.verifier import DataframeVerifier
+from referee.sandbox import Limits
+from referee.tasks.model import Task
+
+
+@pytest.fixture(scope="session")
+def df_verifier() -> Iterator[DataframeVerifier]:
+    # Short limits: the hostile programs' endless loops cost one limit each.
+    with DataframeVerifier(limits=Limits(timeout_s=3.0, memory_mb=768)) as v:
+        yield v
+
+
+@pytest.fixture(scope="session")
+def df_tasks(df_verifier: DataframeVerifier) -> dict[str, Task]:
+    """One task per family at difficulty 0.6, by family name."""
+    tasks = build_tasks([draft_for(f, 0.6, 3) for f in FAMILIES], df_verifier.sandbox)
+    return {t.provenance.generator or "": t for t in tasks}
