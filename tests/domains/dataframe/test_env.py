@@ -19,8 +19,11 @@ def _call(tool: str, **args: Any) -> dict[str, Any]:
         "role": "assistant",
         "content": "",
         "tool_calls": [
-            {"id": f"c-{tool}", "type": "function",
-             "function": {"name": tool, "arguments": json.dumps(args)}}
+            {
+                "id": f"c-{tool}",
+                "type": "function",
+                "function": {"name": tool, "arguments": json.dumps(args)},
+            }
         ],
     }
 
@@ -62,7 +65,9 @@ def test_a_text_answer_is_a_submission_and_is_judged(
     task = df_tasks["df-clean"]
     runner = RolloutRunner(
         lambda: DataframeEnv(df_verifier),
-        ScriptedPolicy(["I think:\n```python\ndef transform(tables):\n    return tables['orders']\n```"]),
+        ScriptedPolicy(
+            ["I think:\n```python\ndef transform(tables):\n    return tables['orders']\n```"]
+        ),
         max_infra_retries=0,
     )
     [traj] = runner.run_sync([task])
@@ -73,5 +78,8 @@ def test_the_environment_is_registered():
     env = make_env("dataframe")
     assert isinstance(env, DataframeEnv)
     assert {t["function"]["name"] for t in env.tools()} == {
-        "list_tables", "preview_table", "run_python", "submit"
+        "list_tables",
+        "preview_table",
+        "run_python",
+        "submit",
     }

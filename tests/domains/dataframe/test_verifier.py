@@ -23,7 +23,9 @@ def test_the_empty_answer_scores_nothing(df_verifier: DataframeVerifier, df_task
     assert all(t.status == "error" for t in v.tests)
 
 
-def test_a_wrong_pipeline_fails_with_a_reason(df_verifier: DataframeVerifier, df_tasks: dict[str, Task]):
+def test_a_wrong_pipeline_fails_with_a_reason(
+    df_verifier: DataframeVerifier, df_tasks: dict[str, Task]
+):
     task = df_tasks["df-window"]
     wrong = task.hidden["reference"].replace("cumsum()", "cummax()")
     v = df_verifier.verify(task, wrong)
@@ -66,7 +68,9 @@ REF = _t(["k", "v"], ["str", "float"], [[["s", "a"], ["f", 1.5]], [["s", "b"], N
 
 
 def test_rows_are_a_multiset_unless_ordered_and_floats_have_a_tolerance():
-    swapped = _t(["v", "k"], ["float", "str"], [[None, ["s", "b"]], [["f", 1.5000000001], ["s", "a"]]])
+    swapped = _t(
+        ["v", "k"], ["float", "str"], [[None, ["s", "b"]], [["f", 1.5000000001], ["s", "a"]]]
+    )
     assert compare_tables(swapped, REF, ordered=False) == ""
     assert "row 0" in compare_tables(swapped, REF, ordered=True)
     ints = _t(["k", "v"], ["str", "int"], [[["s", "a"], ["i", 2]]])
@@ -80,10 +84,19 @@ def test_rows_are_a_multiset_unless_ordered_and_floats_have_a_tolerance():
     [
         (_t(["k"], ["str"], [[["s", "a"]], [["s", "b"]]]), "columns differ"),
         (_t(["k", "v"], ["str", "float"], [[["s", "a"], ["f", 1.5]]]), "1 rows, expected 2"),
-        (_t(["k", "v"], ["str", "float"], [[["s", "a"], ["f", 1.5]], [["s", "b"], ["f", 0.0]]]), "missing"),
-        (_t(["k", "v"], ["str", "str"], [[["s", "a"], ["s", "1.5"]], [["s", "b"], None]]), "holds str"),
+        (
+            _t(["k", "v"], ["str", "float"], [[["s", "a"], ["f", 1.5]], [["s", "b"], ["f", 0.0]]]),
+            "missing",
+        ),
+        (
+            _t(["k", "v"], ["str", "str"], [[["s", "a"], ["s", "1.5"]], [["s", "b"], None]]),
+            "holds str",
+        ),
         (_t(["k", "k"], ["str", "str"], []), "duplicate column"),
-        ({"columns": ["k", "v"], "kinds": ["str", "float"], "rows": [[["s", "a"], ["f", True]]]}, "malformed"),
+        (
+            {"columns": ["k", "v"], "kinds": ["str", "float"], "rows": [[["s", "a"], ["f", True]]]},
+            "malformed",
+        ),
         ([1, 2], "not an object"),
     ],
 )
@@ -108,3 +121,14 @@ def test_rules_are_checked_on_the_candidate_s_table():
     kinds = [b.split(":")[0] for b in broken]
     assert kinds == ["unique", "not_null", "total", "row_count", "sorted_by", "unique"]
     assert well_formed(t) == ""
+
+
+@pytest.mark.parametrize(
+    "cell", [["f", "abc"], ["i", 10**400], ["i", "1"], ["t", 3], ["x", 1], ["f", 1, 2]]
+)
+def test_forged_cells_are_malformed_not_crashes(cell):
+    got = _t(["k", "v"], ["str", "float"], [[["s", "a"], cell], [["s", "b"], None]])
+    assert "malformed" in compare_tables(got, REF, ordered=False)
+    assert check_rules(got, [{"type": "unique", "columns": ["v"]}], {}) == [
+        "the result is malformed"
+    ]

@@ -127,7 +127,8 @@ def _prompt(d: Draft, visible_output: dict[str, Any]) -> str:
         typed = ", ".join(f"{c} ({t})" for c, t in cols.items())
         parts += [f"\n`{table}`: {typed}", "```csv", _head(d.visible[table]), "```"]
     out_cols = ", ".join(
-        f"{c} ({k})" for c, k in zip(visible_output["columns"], visible_output["kinds"], strict=True)
+        f"{c} ({k})"
+        for c, k in zip(visible_output["columns"], visible_output["kinds"], strict=True)
     )
     parts += [f"\nOutput columns: {out_cols}."]
     if d.ordered:
@@ -141,7 +142,7 @@ def build_tasks(drafts: Sequence[Draft], sandbox: Sandbox | None = None) -> list
     """Tasks from ``drafts``: each reference run in ``sandbox`` (one made and closed here if
     none) on the visible tables and every hidden input set."""
     own = sandbox is None
-    sb = sandbox or dataframe_sandbox()
+    sb = sandbox or dataframe_sandbox(python_workers=1)  # the references run one by one
     try:
         return [_build(d, sb) for d in drafts]
     finally:

@@ -27,7 +27,14 @@ from typing import Any
 __all__ = ["RULE_TYPES", "check_rules", "compare_tables", "well_formed"]
 
 _KINDS = {"int", "float", "bool", "str", "datetime", "empty", "mixed"}
-_TAGS = {"b": bool, "i": int, "f": (float, str), "s": str, "t": str}
+_TAGS: dict[str, type | tuple[type, ...]] = {
+    "b": bool,
+    "i": int,
+    "f": (float, str),
+    "s": str,
+    "t": str,
+}
+_INFS = ("inf", "-inf")
 RULE_TYPES = ("unique", "not_null", "total", "row_count", "sorted_by")
 
 
@@ -56,6 +63,8 @@ def well_formed(table: Any) -> str:
                 or cell[0] not in _TAGS
                 or not isinstance(cell[1], _TAGS[cell[0]])
                 or (cell[0] in ("i", "f") and isinstance(cell[1], bool))
+                or (cell[0] == "i" and not -(2**63) <= cell[1] < 2**63)
+                or (cell[0] == "f" and isinstance(cell[1], str) and cell[1] not in _INFS)
             ):
                 return "a malformed cell"
     return ""

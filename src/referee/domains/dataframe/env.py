@@ -125,8 +125,7 @@ class DataframeEnv(Environment):
                 observations.append(
                     {
                         "role": "user",
-                        "content": "Call a tool, or answer with your program in a ```python "
-                        "block.",
+                        "content": "Call a tool, or answer with your program in a ```python block.",
                     }
                 )
         for call in calls:
@@ -191,7 +190,9 @@ class DataframeEnv(Environment):
         files = {f"inputs/{t}.csv": text for t, text in visible.items()}
         try:
             r = self.verifier.sandbox.run_python(
-                script_program(code, schema), name="script.py", files=files,
+                script_program(code, schema),
+                name="script.py",
+                files=files,
                 limits=self.script_limits,
             )
         except RefereeError as e:
@@ -222,4 +223,3 @@ class DataframeEnv(Environment):
         if self._own and self._verifier is not None:
             self._verifier.close()
             self._verifier = None
-

@@ -1,12 +1,14 @@
 """The dataframe task families: seeded, with a difficulty knob from 0 to 1.
 
-| family | what the program does | variants (the held-out unit) |
-|---|---|---|
-| ``df-clean`` | dedupe, normalise text, cast text to numbers, fill missing values | exact or by-key dedupe; fill value; drop rows without amount |
-| ``df-join-aggregate`` | join orders to customers, filter, group, aggregate | per region (inner) or per customer (left, empty groups kept); which aggregates |
-| ``df-pivot`` | long to wide (one column per category) or wide to long | pivot or melt; filter; totals |
-| ``df-window`` | per-customer running totals, ranks, rolling means | rank method, window size |
-| ``df-dates`` | calendar buckets with empty periods filled | month or week buckets; paid only |
+* ``df-clean``: dedupe (exact rows or by key), normalise text, cast text to numbers, fill
+  missing values, drop rows without an amount (harder);
+* ``df-join-aggregate``: join orders to customers, filter by status, group (per region, inner;
+  or per customer, left, customers without orders kept) and aggregate (more aggregates harder);
+* ``df-pivot``: long to wide (a column per category, absent ones too) or wide to long (melt);
+* ``df-window``: per-customer running totals, ranks (``min`` or ``dense``), rolling means;
+* ``df-dates``: month or week buckets with the empty periods between filled.
+
+The variant (the choices above) is the held-out unit (``provenance.unit``).
 
 Difficulty adds steps (more aggregates, filters, window columns), rows, and rougher data
 (missing values, duplicates, skew). Each family writes its reference as a program with the
@@ -88,7 +90,9 @@ def _clean(rng: random.Random, d: float) -> Plan:
         reference="\n".join(lines) + "\n",
         schema=schema,
         make_inputs=lambda r, s: {
-            "orders": G.orders_csv(r, G.Shape(**{**s.__dict__, "messy": True}), exact_dups=not by_key)
+            "orders": G.orders_csv(
+                r, G.Shape(**{**s.__dict__, "messy": True}), exact_dups=not by_key
+            )
         },
         rules=[
             {"type": "not_null", "columns": ["status", "quantity"]},
@@ -163,12 +167,8 @@ def _join(rng: random.Random, d: float) -> Plan:
             + "."
         )
         rules = [{"type": "unique", "columns": key}, {"type": "not_null", "columns": ["region"]}]
-    reference = "\n".join(
-        ["import pandas as pd", "", "def transform(tables):", '    o = tables["orders"]']
-        + [f"    {keep}"]
-        + body
-        + ["    return out"]
-    )
+    head = ["import pandas as pd", "", "def transform(tables):", '    o = tables["orders"]']
+    reference = "\n".join([*head, f"    {keep}", *body, "    return out"])
     return Plan(
         variant=f"{unit}-{'+'.join(statuses)}-{len(aggs)}aggs",
         instruction=instruction,
@@ -196,7 +196,8 @@ def _pivot(rng: random.Random, d: float) -> Plan:
         if paid:
             lines.append('    o = o[o["status"] == "paid"]')
         lines += [
-            '    w = o.groupby(["customer_id", "category"])["amount"].sum().unstack(fill_value=0.0)',
+            '    w = o.groupby(["customer_id", "category"])["amount"].sum()',
+            "    w = w.unstack(fill_value=0.0)",
             f"    w = w.reindex(columns={cats!r}, fill_value=0.0).astype('float64')",
             '    w.columns = ["amount_" + c for c in w.columns]',
         ]
@@ -284,10 +285,17 @@ def _window(rng: random.Random, d: float) -> Plan:
         "cum_amount (running total of amount, this order included)",
     ]
     if d >= 0.5:
-        lines.append(f"    out['amount_rank'] = g['amount'].rank(method={method!r}, ascending=False)")
+        lines.append(
+            f"    out['amount_rank'] = g['amount'].rank(method={method!r}, ascending=False)"
+        )
+        ties = (
+            "share the lowest rank and the next rank skips"
+            if method == "min"
+            else "share a rank and the next rank follows on"
+        )
         said.append(
             f"amount_rank (rank of the amount among the customer's orders, largest first, "
-            f"ties {'share the lowest rank and the next rank skips' if method == 'min' else 'share a rank and the next rank follows on'})"
+            f"ties {ties})"
         )
     if d >= 0.75:
         lines.append(
@@ -428,4 +436,3 @@ def generate(family: str, count: int, difficulty: float | None, seed: int) -> li
         d = difficulty if difficulty is not None else (i % 11) / 10
         drafts.append(draft_for(family, d, seed + i))
     return build_tasks(drafts)
-

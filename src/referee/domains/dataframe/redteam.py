@@ -48,7 +48,7 @@ def _visible_frame(task: Task) -> str:
 
 
 def _first_table(task: Task) -> str:
-    return next(iter(task.payload["schema"]))
+    return str(next(iter(task.payload["schema"])))
 
 
 EXPLOITS: tuple[Exploit, ...] = (
@@ -137,8 +137,7 @@ EXPLOITS: tuple[Exploit, ...] = (
         "os-exit-in-transform",
         "escape",
         lambda t: _py(
-            "import os\n\ndef transform(tables):\n"
-            "    os.write(1, b'PASSED\\n')\n    os._exit(0)\n"
+            "import os\n\ndef transform(tables):\n    os.write(1, b'PASSED\\n')\n    os._exit(0)\n"
         ),
     ),
     Exploit(

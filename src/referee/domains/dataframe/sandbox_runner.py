@@ -21,14 +21,15 @@ import math
 import os
 import signal
 import sys
+from typing import Any
 
 import numpy as np
-import pandas as pd
+import pandas as pd  # type: ignore[import-untyped]
 
 _MARK = "\x1eDF "
 _MAX_ROWS = 100_000
 _MAX_CELLS = 1_000_000
-_CHANNEL = None
+_CHANNEL: "_Channel | None" = None
 _type = type
 _DataFrame = pd.DataFrame
 _Timestamp = pd.Timestamp
@@ -38,31 +39,31 @@ _isna = pd.isna
 class _Sink(io.TextIOBase):
     """Where the candidate's prints go (counted, dropped)."""
 
-    def writable(self):
+    def writable(self) -> bool:
         return True
 
-    def write(self, s):
+    def write(self, s: str) -> int:
         return len(s)
 
 
 class _Channel:
-    def __init__(self, nonce):
+    def __init__(self, nonce: str) -> None:
         self.prefix = ("\n" + _MARK + nonce + " ").encode()
         self._write = os.write
         self._dumps = json.dumps
 
-    def emit(self, obj):
+    def emit(self, obj: object) -> None:
         data = self.prefix + self._dumps(obj).encode() + b"\n"
         while data:
             data = data[self._write(1, data) :]
 
 
-def _name(e):
+def _name(e: BaseException) -> str:
     t = _type(e)
     return f"{t.__module__}.{t.__qualname__}"
 
 
-def begin(nonce, quiet=True):
+def begin(nonce: str, quiet: bool = True) -> None:
     """Before the candidate's code: the channel, quiet stdio, load errors reported."""
     global _CHANNEL
     _CHANNEL = _Channel(nonce)
@@ -70,7 +71,7 @@ def begin(nonce, quiet=True):
         sys.stdout = _Sink()
         sys.stderr = _Sink()
 
-    def hook(kind, value, tb, _chan=_CHANNEL):
+    def hook(kind: Any, value: BaseException, tb: Any, _chan: _Channel = _CHANNEL) -> None:
         _chan.emit({"load_error": _name(value)})
 
     sys.excepthook = hook
@@ -80,7 +81,7 @@ def begin(nonce, quiet=True):
 _PANDAS_DTYPES = {"int": "Int64", "float": "float64", "str": "str", "bool": "boolean"}
 
 
-def load_tables(schema, folder="/workspace/inputs"):
+def load_tables(schema: dict[str, dict[str, str]], folder: str = "/workspace/inputs") -> Any:
     """The input tables, each read from ``<folder>/<name>.csv`` with its declared column types:
     ``int`` as nullable ``Int64``, ``float``, ``str``, ``bool`` (nullable), ``date`` parsed to
     ``datetime64``; an empty cell is a missing value."""
@@ -101,7 +102,7 @@ class Unreportable(Exception):
     pass
 
 
-def _kind(series):
+def _kind(series: Any) -> str:
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype):
         return "bool"
@@ -111,12 +112,12 @@ def _kind(series):
         return "float"
     if pd.api.types.is_datetime64_any_dtype(dtype):
         return "datetime"
-    if pd.api.types.is_string_dtype(dtype) or dtype == object:
+    if pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype):
         return "object"
     raise Unreportable(f"column dtype {dtype} cannot be reported")
 
 
-def _value(v):
+def _value(v: Any) -> list[Any] | None:
     """One cell as a JSON value of an exact builtin type; anything else is unreportable."""
     if v is None or v is pd.NA or v is pd.NaT:
         return None
@@ -147,7 +148,7 @@ def _value(v):
 _TAG_KINDS = {"b": "bool", "i": "int", "f": "float", "s": "str", "t": "datetime"}
 
 
-def report(frame):
+def report(frame: Any) -> dict[str, Any]:
     """The plain data of ``frame`` (see the module docstring)."""
     if _type(frame) is not _DataFrame:
         t = _type(frame)
@@ -155,7 +156,9 @@ def report(frame):
     n_rows, n_cols = _DataFrame.__len__(frame), len(frame.columns)
     if n_rows > _MAX_ROWS or n_rows * max(n_cols, 1) > _MAX_CELLS:
         raise Unreportable(f"the result is too large ({n_rows} rows x {n_cols} columns)")
-    columns, kinds, data = [], [], []
+    columns: list[str] = []
+    kinds: list[str] = []
+    data: list[list[Any]] = []
     for j in range(n_cols):
         label = frame.columns[j]
         if _type(label) is not str:
@@ -178,9 +181,12 @@ def report(frame):
     return {"columns": columns, "kinds": kinds, "rows": rows}
 
 
-def finish(namespace, schema, entry_point="transform"):
+def finish(
+    namespace: dict[str, Any], schema: dict[str, dict[str, str]], entry_point: str = "transform"
+) -> None:
     """Load the tables, call the candidate's ``transform``, report its result."""
     chan = _CHANNEL
+    assert chan is not None, "begin() was not called"
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     fn = namespace.get(entry_point)
     if not callable(fn):
@@ -202,4 +208,3 @@ def finish(namespace, schema, entry_point="transform"):
         chan.emit({"unreportable": str(e)[:300]})
     except Exception as e:
         chan.emit({"unreportable": f"{_name(e)} while reading the result"})
-

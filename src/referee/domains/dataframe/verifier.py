@@ -132,15 +132,26 @@ class DataframeVerifier:
     def _judge(spec: DataframeSpec, i: int, result: object, error: str) -> TestOutcome:
         name = f"hidden set {i}"
         if result is None or not isinstance(result, dict):
-            status = "timeout" if error.startswith("time limit") else "error"
-            return TestOutcome(name=name, status=status, detail=error or "no result")
+            if error.startswith("time limit"):
+                return TestOutcome(name=name, status="timeout", detail=error)
+            return TestOutcome(name=name, status="error", detail=error or "no result")
         instance = spec.instances[i]
-        why = compare_tables(
-            result, instance.expected, ordered=spec.ordered, tol=spec.tol, int_float=spec.int_float
-        )
-        broken = check_rules(result, spec.rules, instance.facts)
+        try:
+            why = compare_tables(
+                result,
+                instance.expected,
+                ordered=spec.ordered,
+                tol=spec.tol,
+                int_float=spec.int_float,
+            )
+            broken = check_rules(result, spec.rules, instance.facts)
+        except (ValueError, TypeError, OverflowError, RecursionError) as e:
+            # What the candidate reported must never crash the grader into an infra error.
+            return TestOutcome(name=name, status="failed", detail=f"malformed result ({e})")
         if why or broken:
-            return TestOutcome(name=name, status="failed", detail="; ".join([m for m in (why, *broken) if m][:4]))
+            return TestOutcome(
+                name=name, status="failed", detail="; ".join([m for m in (why, *broken) if m][:4])
+            )
         return TestOutcome(name=name, status="passed")
 
     def close(self) -> None:
