@@ -17,7 +17,7 @@ from referee.tasks.model import Task
 @pytest.fixture(scope="session")
 def df_verifier() -> Iterator[DataframeVerifier]:
     # Short limits: the hostile programs' endless loops cost one limit each.
-    with DataframeVerifier(limits=Limits(timeout_s=3.0, memory_mb=768)) as v:
+    with DataframeVerifier(limits=Limits(timeout_s=2.0, memory_mb=768)) as v:
         yield v
 
 

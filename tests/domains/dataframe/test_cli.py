@@ -32,7 +32,9 @@ def test_generate_gold_verify_round_trip(tmp_path: Path):
     assert {json.loads(line)["task_id"] for line in gold.stdout.splitlines()} == {
         t.id for t in made
     }
-    r = runner.invoke(app, ["verify", "--tasks", str(tasks), "--samples", str(samples)])
+    r = runner.invoke(
+        app, ["verify", "--tasks", str(tasks), "--samples", str(samples), "--workers", "1"]
+    )
     assert r.exit_code == 0, r.output
     assert "2 samples: 2 passed, 0 failed, 0 infra errors" in r.stdout
 

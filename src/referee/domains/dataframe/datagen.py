@@ -62,6 +62,8 @@ class Shape:
     days: int = 120  # orders fall in [2024-01-01, + days)
     empty_region: bool = False  # one region gets no customer
     messy: bool = False  # raw text: statuses in mixed case and spaces, amounts as text
+    gap: bool = False  # no order in February: an empty month (and weeks) between others
+    shuffled: bool = False  # rows not in order_id order
 
 
 def hidden_shapes(difficulty: float, count: int = 4) -> list[Shape]:
@@ -79,7 +81,7 @@ def hidden_shapes(difficulty: float, count: int = 4) -> list[Shape]:
         base,
         replace(base, null_rate=min(0.3, base.null_rate * 2.5), dup_rate=base.dup_rate * 2.5),
         replace(base, skew=0.6, rows=base.rows + 40),
-        replace(base, rows=12, customers=5, days=75, empty_region=True),
+        replace(base, rows=14, customers=5, days=90, empty_region=True, gap=True),
     ]
     return shapes[:count]
 
@@ -148,7 +150,10 @@ def orders_csv(
             cid = rng.randint(1, shape.customers)
         if null_customers:
             cid = _maybe(rng, cid, shape.null_rate)
-        day: object = _START + dt.timedelta(days=rng.randrange(shape.days))
+        offset = rng.randrange(shape.days)
+        if shape.gap and 31 <= offset < 60:  # February 2024 left empty
+            offset = 60 + (offset - 31) if offset - 31 + 60 < shape.days else offset - 31
+        day: object = _START + dt.timedelta(days=offset)
         if null_dates:
             day = _maybe(rng, day, shape.null_rate)
         amount: object = round(rng.uniform(1, 200), 2)
@@ -173,6 +178,8 @@ def orders_csv(
             copy[3] = f"{value:.2f}" if shape.messy else value
             copy[6] = rng.randint(1, 5)
         rows.insert(rng.randrange(len(rows) + 1), copy)
+    if shape.shuffled:
+        rng.shuffle(rows)
     return to_csv(list(ORDERS_SCHEMA), rows)
 
 

@@ -316,8 +316,13 @@ def _window(rng: random.Random, d: float) -> Plan:
         reference="\n".join(lines) + "\n",
         schema={"orders": G.ORDERS_SCHEMA},
         make_inputs=lambda r, s: {
+            # Few distinct days and rows out of id order: the tie-break by order_id matters.
             "orders": G.orders_csv(
-                r, G.Shape(**{**s.__dict__, "dup_rate": 0.0}), null_customers=False
+                r,
+                G.Shape(
+                    **{**s.__dict__, "dup_rate": 0.0, "days": max(8, s.days // 6), "shuffled": True}
+                ),
+                null_customers=False,
             )
         },
         rules=[

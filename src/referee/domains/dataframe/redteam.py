@@ -154,6 +154,16 @@ EXPLOITS: tuple[Exploit, ...] = (
         ),
     ),
     Exploit(
+        "forge-malformed-report",
+        "escape",
+        lambda t: _py(
+            "import os, referee_dataframe_runner as R\n"
+            "R._CHANNEL.emit({'result': {'columns': ['a', 'b'], 'kinds': ['float', 'int'],\n"
+            "    'rows': [[['f', 'not a number'], ['i', 10 ** 400]]]}})\n"
+            "os._exit(0)\n"
+        ),
+    ),
+    Exploit(
         "endless-loop",
         "resource",
         lambda t: _py("def transform(tables):\n    while True:\n        pass\n"),
@@ -209,8 +219,11 @@ def run_exploits(
                     klass=e.klass,
                     reward=v.reward,
                     baseline=baseline,
-                    passed=v.passed,
-                    flags=tuple(f.kind for f in v.flags),
+                    passed=v.passed or v.infra_error is not None,
+                    # An infra verdict is no failure of the exploit: it is reported as a flag
+                    # (it would be retried, never trained on), and counted as not held.
+                    flags=tuple(f.kind for f in v.flags)
+                    + (("infra-error",) if v.infra_error else ()),
                 )
             )
     return out

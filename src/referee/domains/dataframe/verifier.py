@@ -55,21 +55,29 @@ def count_tests(task: Task) -> int:
 
 def make_verifier(setup: VerifierSetup) -> DataframeVerifier:
     """The dispatch registry's factory: a verifier with a dataframe sandbox of its own (the
-    set's sandbox has no pandas)."""
-    return DataframeVerifier()
+    set's sandbox has no pandas), with as many workers as the set's."""
+    workers = setup.sandbox().python_workers
+    return DataframeVerifier(dataframe_sandbox(python_workers=workers), own_sandbox=True)
 
 
 class DataframeVerifier:
     """Judges answers to dataframe tasks (:class:`~referee.tasks.kinds.TaskKind.DATAFRAME`).
 
     ``sandbox`` must come from :func:`~referee.domains.dataframe.execute.dataframe_sandbox`
-    (one is made, and closed with the verifier, when none is given).
+    (one is made, and closed with the verifier, when none is given; a given one is closed with
+    it too when ``own_sandbox``).
     """
 
     name = "dataframe"
 
-    def __init__(self, sandbox: Sandbox | None = None, *, limits: Limits = DEFAULT_LIMITS) -> None:
-        self._own = sandbox is None
+    def __init__(
+        self,
+        sandbox: Sandbox | None = None,
+        *,
+        limits: Limits = DEFAULT_LIMITS,
+        own_sandbox: bool = False,
+    ) -> None:
+        self._own = sandbox is None or own_sandbox
         self.sandbox = sandbox or dataframe_sandbox()
         if "referee_dataframe_boot" not in getattr(self.sandbox, "preload", {}):
             raise VerifierError(
