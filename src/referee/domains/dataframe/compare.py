@@ -54,20 +54,21 @@ def well_formed(table: Any) -> str:
     for row in rows:
         if not isinstance(row, list) or len(row) != len(cols):
             return "a row does not have one cell per column"
-        for cell in row:
-            if cell is None:
-                continue
-            if (
-                not isinstance(cell, list)
-                or len(cell) != 2
-                or cell[0] not in _TAGS
-                or not isinstance(cell[1], _TAGS[cell[0]])
-                or (cell[0] in ("i", "f") and isinstance(cell[1], bool))
-                or (cell[0] == "i" and not -(2**63) <= cell[1] < 2**63)
-                or (cell[0] == "f" and isinstance(cell[1], str) and cell[1] not in _INFS)
-            ):
-                return "a malformed cell"
+        if any(cell is not None and _bad_cell(cell) for cell in row):
+            return "a malformed cell"
     return ""
+
+
+def _bad_cell(cell: Any) -> bool:
+    if not isinstance(cell, list) or len(cell) != 2 or cell[0] not in _TAGS:
+        return True
+    tag, value = cell[0], cell[1]
+    return bool(
+        not isinstance(value, _TAGS[tag])
+        or (tag in ("i", "f") and isinstance(value, bool))
+        or (tag == "i" and isinstance(value, int) and not -(2**63) <= value < 2**63)
+        or (tag == "f" and isinstance(value, str) and value not in _INFS)
+    )
 
 
 def _number(cell: list[Any]) -> float:
