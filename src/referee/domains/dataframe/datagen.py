@@ -48,6 +48,7 @@ ORDERS_SCHEMA = {
 CUSTOMERS_SCHEMA = {"customer_id": "int", "name": "str", "region": "str", "signup_date": "date"}
 STOCK_SCHEMA = {"store": "str", "item": "str", "q1": "float", "q2": "float", "q3": "float"}
 _START = dt.date(2024, 1, 1)
+_PRICES = (9.99, 19.99, 49.99)
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,8 @@ class Shape:
     messy: bool = False  # raw text: statuses in mixed case and spaces, amounts as text
     gap: bool = False  # no order in February: an empty month (and weeks) between others
     shuffled: bool = False  # rows not in order_id order
+    idle_customers: int = 2  # customers (ids after ``customers``) who never order
+    absent_category: bool = False  # no order of the last category
 
 
 def hidden_shapes(difficulty: float, count: int = 4) -> list[Shape]:
@@ -81,7 +84,15 @@ def hidden_shapes(difficulty: float, count: int = 4) -> list[Shape]:
         base,
         replace(base, null_rate=min(0.3, base.null_rate * 2.5), dup_rate=base.dup_rate * 2.5),
         replace(base, skew=0.6, rows=base.rows + 40),
-        replace(base, rows=14, customers=5, days=90, empty_region=True, gap=True),
+        replace(
+            base,
+            rows=14,
+            customers=5,
+            days=90,
+            empty_region=True,
+            gap=True,
+            absent_category=True,
+        ),
     ]
     return shapes[:count]
 
@@ -111,7 +122,7 @@ def customers_csv(rng: random.Random, shape: Shape) -> str:
     """``customers``: ids 1..n, a name, a region (missing at ``null_rate``), a signup date."""
     regions = list(REGIONS[:-1] if shape.empty_region else REGIONS)
     rows = []
-    for cid in range(1, shape.customers + 1):
+    for cid in range(1, shape.customers + shape.idle_customers + 1):
         region = regions[(cid - 1) % len(regions)] if cid <= len(regions) else rng.choice(regions)
         rows.append(
             [
@@ -156,10 +167,13 @@ def orders_csv(
         day: object = _START + dt.timedelta(days=offset)
         if null_dates:
             day = _maybe(rng, day, shape.null_rate)
-        amount: object = round(rng.uniform(1, 200), 2)
+        # List prices often (ties within a customer: ranks and dedupes must handle them).
+        amount: object = (
+            rng.choice(_PRICES) if rng.random() < 0.4 else round(rng.uniform(1, 200), 2)
+        )
         amount = _maybe(rng, amount, shape.null_rate)
         status = rng.choices(STATUSES, weights=(6, 2, 2))[0]
-        category = rng.choice(CATEGORIES)
+        category = rng.choice(CATEGORIES[:-1] if shape.absent_category else CATEGORIES)
         quantity = _maybe(rng, rng.randint(1, 5), shape.null_rate)
         if shape.messy:
             status = _messy_status(rng, status)
