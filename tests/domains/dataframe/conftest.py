@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from referee.domains.dataframe.build import build_tasks
+from referee.domains.dataframe.execute import dataframe_sandbox
 from referee.domains.dataframe.families import FAMILIES, draft_for
 from referee.domains.dataframe.verifier import DataframeVerifier
 from referee.sandbox import Limits
@@ -17,7 +18,10 @@ from referee.tasks.model import Task
 @pytest.fixture(scope="session")
 def df_verifier() -> Iterator[DataframeVerifier]:
     # Short limits: the hostile programs' endless loops cost one limit each.
-    with DataframeVerifier(limits=Limits(timeout_s=2.0, memory_mb=768)) as v:
+    sandbox = dataframe_sandbox(python_workers=2)
+    with DataframeVerifier(
+        sandbox, limits=Limits(timeout_s=2.0, memory_mb=768), own_sandbox=True
+    ) as v:
         yield v
 
 

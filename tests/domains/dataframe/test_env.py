@@ -54,7 +54,7 @@ def test_a_scripted_episode_explores_then_submits(
     assert traj.error is None, traj.error
     assert traj.reward == 1.0 and traj.end_reason == "submitted"
     assert seen[0].startswith("orders:") and "customers:" in seen[0]
-    assert seen[1].count("\n") == 3  # header and 3 rows
+    assert seen[1].startswith("types: order_id (int)") and seen[1].count("\n") == 4
     assert seen[2].split() == ["float64", "2"]
     assert "unknown tool" in seen[3]
 

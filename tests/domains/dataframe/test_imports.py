@@ -3,10 +3,12 @@ naming the file, the row and the field, and nothing is written."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from referee.domains.dataframe.imports import infer_schema
@@ -45,7 +47,13 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 def test_good_rows_import_and_their_references_pass(tmp_path: Path, df_verifier: DataframeVerifier):
     (tmp_path / "sales.csv").write_text(SALES.replace("north,,", "west,1,"))
-    hidden = [{"sales": "sales.csv"}, {"sales": SALES + "east,7.25,2024-03-01\n"}]
+    frame = pd.read_csv(io.StringIO(SALES), parse_dates=["day"])
+    frame.to_parquet(tmp_path / "sales.parquet")
+    hidden = [
+        {"sales": "sales.csv"},
+        {"sales": SALES + "east,7.25,2024-03-01\n"},
+        {"sales": "sales.parquet"},
+    ]
     src = _write(
         tmp_path / "rows.jsonl",
         [_row(), _row(id="acme/with-hidden-v1", hidden_inputs=hidden, ordered=False)],
@@ -54,7 +62,7 @@ def test_good_rows_import_and_their_references_pass(tmp_path: Path, df_verifier:
     summary = import_tasks("dataframe-rows", src, out, split="train")
     assert summary.count == 2
     tasks = read_tasks(out)
-    assert [len(t.hidden["instances"]) for t in tasks] == [3, 2]  # generated sets, given sets
+    assert [len(t.hidden["instances"]) for t in tasks] == [3, 3]  # generated sets, given sets
     assert tasks[0].payload["schema"] == {
         "sales": {"region": "str", "amount": "float", "day": "date"}
     }

@@ -33,7 +33,7 @@ TOOLS = [
     function_tool("list_tables", "List the input tables: columns with types, and row counts."),
     function_tool(
         "preview_table",
-        "Show the first rows of one input table as CSV.",
+        "Show one input table's column types and its first rows as CSV.",
         {"name": {"type": "string"}, "rows": {"type": "integer"}},
         required=["name"],
     ),
@@ -178,7 +178,8 @@ class DataframeEnv(Environment):
                 return f"error: no table {table!r}; tables: {', '.join(visible)}", 0.0
             rows = max(1, min(int(args.get("rows", 10)), 50))
             lines = visible[table].strip("\n").split("\n")
-            return "\n".join(lines[: rows + 1]), 0.0
+            typed = ", ".join(f"{c} ({t})" for c, t in schema[table].items())
+            return f"types: {typed}\n" + "\n".join(lines[: rows + 1]), 0.0
         if name == "submit":
             self.submitted = answer_code(str(args["code"]))
             return "submitted", 0.0
