@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from referee.domains.dataframe import FAMILY_NAMES
 from referee.domains.dataframe import datagen as G
 from referee.domains.dataframe.build import Draft, build_tasks
 from referee.tasks.model import Task
@@ -390,12 +391,17 @@ def _dates(rng: random.Random, d: float) -> Plan:
     )
 
 
+_MAKERS: dict[str, Callable[[random.Random, float], Plan]] = {
+    "df-clean": _clean,
+    "df-join-aggregate": _join,
+    "df-pivot": _pivot,
+    "df-window": _window,
+    "df-dates": _dates,
+}
+#: Each family's plan maker and its description (the one kept in the package's ``__init__``,
+#: which registers the families without importing this module).
 FAMILIES: dict[str, tuple[Callable[[random.Random, float], Plan], str]] = {
-    "df-clean": (_clean, "clean a raw table: dedupe, normalise text, cast, fill missing values"),
-    "df-join-aggregate": (_join, "join two tables, filter, group and aggregate"),
-    "df-pivot": (_pivot, "reshape: long to wide with every category, or wide to long"),
-    "df-window": (_window, "per-group running totals, ranks and rolling means"),
-    "df-dates": (_dates, "calendar buckets (months, weeks) with empty periods filled"),
+    name: (_MAKERS[name], description) for name, description in FAMILY_NAMES.items()
 }
 
 

@@ -124,7 +124,7 @@ def _draft(row: Row, folder: Path) -> Draft:
     reference = row.get("reference", str)
     if "def transform" not in reference:
         raise row.error("reference", "must define transform(tables) -> DataFrame")
-    visible = _tables(row, "inputs", row.data.get("inputs"), folder)
+    visible = _tables(row, "inputs", row.json("inputs"), folder)
     schema_raw = row.json("schema", default=None)
     if schema_raw is None:
         schema = {t: infer_schema(text) for t, text in visible.items()}

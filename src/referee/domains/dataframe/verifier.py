@@ -14,8 +14,10 @@ How an answer is judged (nothing here trusts the candidate's process):
    rules (unique keys, no missing values, totals of the hidden input, row counts, sort order).
 
 An input set passes when the table matches and no rule is broken; ``reward`` is the share of
-sets passed, ``passed`` needs all of them. A sandbox failure, or a hidden input the grader's own
-runner cannot load, is an ``infra_error`` verdict, never a 0 or a pass.
+sets passed, ``passed`` needs all of them. A program killed for time or memory on one set is not
+run on the rest (they count as skipped): a hostile answer costs one limit, not one per set.
+A sandbox failure, or a hidden input the grader's own runner cannot load, is an
+``infra_error`` verdict, never a 0 or a pass.
 
 >>> with DataframeVerifier() as v:                                         # doctest: +SKIP
 ...     v.verify(task, "```python\\ndef transform(tables): ...\\n```").reward
