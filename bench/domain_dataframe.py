@@ -67,6 +67,7 @@ def _replace(old: str, new: str) -> Mutator:
 MUTANTS: dict[str, Mutator] = {
     "drop-filter": _drop_line(r"^\s+o = o\[o\["),
     "drop-notna-filter": _drop_line(r"\.notna\(\)\]$"),
+    "drop-status-filter": _drop_line(r"\[[\"']status[\"']\]\.isin|\[\"status\"\] == "),
     "inner->left-join": _replace('how="inner"', 'how="left"'),
     "left->inner-join": _replace('how="left"', 'how="inner"'),
     "sum->mean": _replace('"sum")', '"mean")'),
@@ -90,6 +91,18 @@ MUTANTS: dict[str, Mutator] = {
     ),
     "week-starts-sunday": _replace("'W-SUN'", "'W-SAT'"),
     "forget-zero-drop": _drop_line(r'out\["units"\] != 0'),
+}
+
+
+#: Why a mutant that is still accepted computes the same function on every input the schema
+#: allows (checked by reading the references; printed under the table).
+EQUIVALENT = {
+    "count->size": "`order_id` is never missing, so counting it equals counting rows",
+    "drop-filter": "the first filter of these references drops rows with a missing group key, "
+    "which the `groupby` that follows drops anyway",
+    "drop-notna-filter": "as drop-filter: a missing key is dropped by the `groupby` as well",
+    "inner->left-join": "per region: an order without a customer gets no region, and the "
+    "`groupby('region')` drops it either way",
 }
 
 
@@ -283,6 +296,12 @@ def _markdown(r: dict[str, Any], units: dict[str, set[str]]) -> str:
         lines.append(
             f"| {name} | {v['applied']} | {v['rejected']} | {v['sample_pass']} | {acc or '-'} |"
         )
+    still = [name for name, v in sorted(mut.items()) if v["accepted"]]
+    if still:
+        lines += ["", "Why the accepted ones are accepted:", ""]
+        for name in still:
+            why = EQUIVALENT.get(name, "**not explained: a weakness to look at**")
+            lines.append(f"- {name}: {why}.")
     return "\n".join(lines) + "\n"
 
 
