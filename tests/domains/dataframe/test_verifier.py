@@ -86,7 +86,7 @@ def test_rows_are_a_multiset_unless_ordered_and_floats_have_a_tolerance():
         (_t(["k", "v"], ["str", "float"], [[["s", "a"], ["f", 1.5]]]), "1 rows, expected 2"),
         (
             _t(["k", "v"], ["str", "float"], [[["s", "a"], ["f", 1.5]], [["s", "b"], ["f", 0.0]]]),
-            "missing",
+            "differs in column 'v' (got 0.0)",
         ),
         (
             _t(["k", "v"], ["str", "str"], [[["s", "a"], ["s", "1.5"]], [["s", "b"], None]]),

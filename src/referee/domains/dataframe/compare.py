@@ -140,8 +140,9 @@ def compare_tables(
     for i, (g, w) in enumerate(zip(grows, wrows, strict=True)):
         for c, a, b in zip(wcols, g, w, strict=True):
             if not _cells_equal(a, b, tol):
+                # The expected value is not shown: a verdict's details may reach the model.
                 position = f"row {i}" if ordered else "a row"
-                return f"{position} differs in column {c!r}: got {_show(a)}, expected {_show(b)}"
+                return f"{position} differs in column {c!r} (got {_show(a)})"
     return ""
 
 
