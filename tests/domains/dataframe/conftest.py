@@ -17,12 +17,15 @@ from referee.tasks.model import Task
 
 @pytest.fixture(scope="session")
 def df_verifier() -> Iterator[DataframeVerifier]:
-    # Short limits: the hostile programs' endless loops cost one limit each.
-    sandbox = dataframe_sandbox(python_workers=2)
-    with DataframeVerifier(
-        sandbox, limits=Limits(timeout_s=2.0, memory_mb=768), own_sandbox=True
-    ) as v:
+    """The verifier with its default limits (generous: a loaded CI machine stays far below)."""
+    with DataframeVerifier(dataframe_sandbox(python_workers=2), own_sandbox=True) as v:
         yield v
+
+
+@pytest.fixture(scope="session")
+def hostile_verifier(df_verifier: DataframeVerifier) -> DataframeVerifier:
+    """The same sandbox with short limits: an endless loop costs 2 s, not 10."""
+    return DataframeVerifier(df_verifier.sandbox, limits=Limits(timeout_s=2.0, memory_mb=768))
 
 
 @pytest.fixture(scope="session")

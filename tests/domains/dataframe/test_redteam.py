@@ -7,8 +7,8 @@ from referee.domains.dataframe.verifier import DataframeVerifier
 from referee.tasks.model import Task
 
 
-def test_every_exploit_is_held(df_verifier: DataframeVerifier, df_tasks: dict[str, Task]):
-    outcomes = run_exploits(df_verifier.verify, [df_tasks["df-join-aggregate"]])
+def test_every_exploit_is_held(hostile_verifier: DataframeVerifier, df_tasks: dict[str, Task]):
+    outcomes = run_exploits(hostile_verifier.verify, [df_tasks["df-join-aggregate"]])
     assert len(outcomes) == len(EXPLOITS)
     leaks = [(o.name, o.reward, o.baseline) for o in outcomes if not o.held]
     assert not leaks, leaks

@@ -53,6 +53,23 @@ def test_a_candidate_fault_is_not_an_infra_error_but_a_grader_fault_is(
     assert df_verifier.verify(not_df, "x").infra_error
 
 
+def test_categorical_and_float_keys_are_judged_by_their_values(
+    df_verifier: DataframeVerifier, df_tasks: dict[str, Task]
+):
+    task = df_tasks["df-join-aggregate"]
+    ref = task.hidden["reference"]
+    variant = ref.replace(
+        "    return out\n",
+        "    for c in out.columns:\n"
+        "        is_text = pd.api.types.is_string_dtype(out[c])\n"
+        "        out[c] = out[c].astype('category' if is_text else float)\n"
+        "    assert any(isinstance(t, pd.CategoricalDtype) for t in out.dtypes)\n"
+        "    return out\n",
+    )
+    assert variant != ref
+    assert df_verifier.verify(task, variant).passed
+
+
 def test_answer_code_takes_the_last_python_block():
     text = "try:\n```python\nA = 1\n```\nfinal:\n```python\nA = 2\n```\n"
     assert answer_code(text) == "A = 2\n"

@@ -112,6 +112,8 @@ def _kind(series: Any) -> str:
         return "float"
     if pd.api.types.is_datetime64_any_dtype(dtype):
         return "datetime"
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "object"  # judged by its values, like text
     if pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype):
         return "object"
     raise Unreportable(f"column dtype {dtype} cannot be reported")
