@@ -212,11 +212,13 @@ def main() -> None:
                     ordered=bool(t.hidden["compare"]["ordered"]),
                 )
                 row = mut.setdefault(
-                    name, {"applied": 0, "rejected": 0, "sample_pass": 0, "accepted": []}
+                    name,
+                    {"applied": 0, "rejected": 0, "sample_pass": 0, "caught": 0, "accepted": []},
                 )
                 row["applied"] += 1
                 row["rejected"] += not verdict.passed
                 row["sample_pass"] += on_sample
+                row["caught"] += on_sample and not verdict.passed
                 if verdict.passed:
                     row["accepted"].append(t.id)
         result["mutants"] = mut
@@ -284,7 +286,9 @@ def _markdown(r: dict[str, Any], units: dict[str, set[str]]) -> str:
         f"Mutants of the references: **{rejected}/{applied} rejected "
         f"({100 * rejected / max(applied, 1):.0f}%)**. `passes the sample` counts the mutants "
         "whose output on the visible sample equals the reference's (what a judge of the sample "
-        "alone would have accepted).",
+        "alone would have accepted). "
+        f"{sum(v['sample_pass'] for v in mut.values())} mutants pass the sample; the hidden "
+        f"sets reject {sum(v['caught'] for v in mut.values())} of them.",
         "",
         "| mutant | applied | rejected | passes the sample | still accepted on |",
         "|---|---|---|---|---|",
