@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from referee.domains.dataframe.imports import infer_schema
+from referee.domains.dataframe.redteam import EXPLOITS
 from referee.domains.dataframe.verifier import DataframeVerifier
 from referee.errors import TaskError
 from referee.tasks.imports import import_tasks
@@ -62,11 +63,14 @@ def test_good_rows_import_and_their_references_pass(tmp_path: Path, df_verifier:
     summary = import_tasks("dataframe-rows", src, out, split="train")
     assert summary.count == 2
     tasks = read_tasks(out)
-    assert [len(t.hidden["instances"]) for t in tasks] == [3, 3]  # generated sets, given sets
+    # Made from the sample: up to 4, those with the sample's own output dropped; given: all 3.
+    assert 1 <= len(tasks[0].hidden["instances"]) <= 4 and len(tasks[1].hidden["instances"]) == 3
     assert tasks[0].payload["schema"] == {
         "sales": {"region": "str", "amount": "float", "day": "date"}
     }
     assert tasks[1].hidden["instances"][0]["facts"]["totals"] == {"total": 14.5}
+    # The sample's output hard-coded earns nothing on the sets made from the sample.
+    assert df_verifier.verify(tasks[0], EXPLOITS[0].make(tasks[0])).reward == 0.0
     for t in tasks:
         assert t.split == "train" and t.provenance.unit == t.id
         assert df_verifier.verify(t, t.hidden["reference"]).passed

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.domains.dataframe.compare import RULE_TYPES, check_rules
+from referee.domains.dataframe.compare import RULE_TYPES, check_rules, compare_tables
 from referee.domains.dataframe.execute import dataframe_sandbox, run_program
 from referee.domains.dataframe.spec import COLUMN_TYPES, CONTRACT
 from referee.errors import RefereeError, TaskError
@@ -49,6 +49,9 @@ class Draft:
     generator: str | None = None
     seed: int | None = None
     features: dict[str, float] = field(default_factory=dict)
+    #: Keep only the hidden sets whose expected output differs from the sample's (for sets the
+    #: grader made from the sample: one with the sample's output rewards a hard-coded answer).
+    distinct_from_sample: bool = False
 
 
 def check_draft(d: Draft) -> None:
@@ -166,11 +169,20 @@ def _build(d: Draft, sb: Sandbox) -> Task:
     instances = []
     for i, inputs in enumerate(d.hidden_inputs):
         expected = _run_reference(d, sb, inputs, f"hidden set {i}")
+        if d.distinct_from_sample and not compare_tables(
+            expected, visible_output, ordered=d.ordered
+        ):
+            continue
         facts = input_facts(d.rules, inputs)
         broken = check_rules(expected, d.rules, facts)
         if broken:  # rules the reference itself breaks would fail every right answer
             raise TaskError(f"{d.name}: the reference breaks its rules on hidden set {i}: {broken}")
         instances.append({"inputs": inputs, "expected": expected, "facts": facts})
+    if not instances:
+        raise TaskError(
+            f"{d.name}: every hidden set made from the sample gives the sample's output; "
+            "give hidden_inputs of your own"
+        )
     difficulty: dict[str, Any] = {"features": d.features}
     if d.difficulty is not None:
         difficulty["estimate"] = d.difficulty

@@ -10,8 +10,9 @@ One task per line (``referee tasks import dataframe-rows FILE --out tasks.jsonl`
 * ``schema`` (object, optional): table name -> column -> ``int|float|str|bool|date``; inferred
   from the visible CSV when absent;
 * ``hidden_inputs`` (list of objects like ``inputs``, optional): the input sets the answer is
-  judged on. When absent, the grader makes three from the sample (rows shuffled, rows drawn
-  with repeats, every other row), seeded by the id;
+  judged on. When absent, the grader makes up to four from the sample (rows drawn with
+  repeats, twice; every other row; reversed with a repeat), seeded by the id, and keeps those
+  whose expected output differs from the sample's;
 * ``rules`` (list, optional): validation rules (``unique``, ``not_null``, ``total``,
   ``row_count``, ``sorted_by``; :func:`referee.domains.dataframe.compare.check_rules`);
 * ``ordered`` (bool, optional): the row order of the output matters.
@@ -101,17 +102,19 @@ def _tables(row: Row, field: str, value: Any, folder: Path) -> dict[str, str]:
 
 
 def _generated_sets(name: str, visible: dict[str, str]) -> list[dict[str, str]]:
-    """Three hidden sets made from the sample: shuffled, drawn with repeats, every other row."""
+    """Four hidden sets made from the sample: rows drawn with repeats (twice), every other row,
+    and the rows reversed with the first one repeated. Sets whose expected output is the
+    sample's are dropped when the task is built (a hard-coded answer would pass them)."""
     rng = random.Random(f"dataframe-rows:{name}")
-    sets: list[dict[str, str]] = [{}, {}, {}]
+    sets: list[dict[str, str]] = [{}, {}, {}, {}]
     for table, text in visible.items():
         lines = text.rstrip("\n").split("\n")
         header, body = lines[0], lines[1:]
-        shuffled = body[:]
-        rng.shuffle(shuffled)
         drawn = [rng.choice(body) for _ in body] if body else []
+        drawn_again = [rng.choice(body) for _ in range(len(body) + 2)] if body else []
         halves = body[::2]
-        for s, rows in zip(sets, (shuffled, drawn, halves), strict=True):
+        reversed_rows = [*body[::-1], *body[:1]]
+        for s, rows in zip(sets, (drawn, drawn_again, halves, reversed_rows), strict=True):
             s[table] = "\n".join([header, *rows]) + "\n"
     return sets
 
@@ -158,6 +161,7 @@ def _draft(row: Row, folder: Path) -> Draft:
         ordered=ordered,
         unit=name,
         source="dataframe-rows",
+        distinct_from_sample=hidden_raw is None,
     )
     try:
         check_draft(draft)
