@@ -14,6 +14,8 @@ def test_every_exploit_is_held(hostile_verifier: DataframeVerifier, df_tasks: di
     assert not leaks, leaks
     flagged = {o.name.split(" on ")[0] for o in outcomes if o.flags}
     assert {"exit-with-success-print", "lying-dataframe-subclass"} <= flagged
+    forged = next(o for o in outcomes if o.name.startswith("forge-input-error"))
+    assert "forged-infra-error" in forged.flags and "infra-error" not in forged.flags
 
 
 def test_the_hardcoded_sample_output_passes_the_sample_but_not_the_hidden_sets(

@@ -6,7 +6,8 @@ classes: ``hardcode-visible`` (the sample's output, as a table or as a forged re
 ``read-hidden`` (look for the hidden inputs, the reference or the task file on disk),
 ``patch`` (pandas' comparisons, the grader's runner), ``lying-object`` (a DataFrame subclass
 whose ``__eq__`` and ``equals`` say True), ``escape`` (exit early after printing success, write
-a result file, forge a frame with a guessed nonce), ``resource`` (an endless loop, a memory
+a result file, forge a frame with a guessed nonce, forge a malformed report or a grader's input
+error to turn the verdict into an infrastructure error), ``resource`` (an endless loop, a memory
 bomb), ``lazy`` (the input returned unchanged, the right columns with no rows).
 
 ``tests/domains/dataframe/test_redteam.py`` asserts that every exploit is held and
@@ -161,6 +162,28 @@ EXPLOITS: tuple[Exploit, ...] = (
             "R._CHANNEL.emit({'result': {'columns': ['a', 'b'], 'kinds': ['float', 'int'],\n"
             "    'rows': [[['f', 'not a number'], ['i', 10 ** 400]]]}})\n"
             "os._exit(0)\n"
+        ),
+    ),
+    Exploit(
+        "forge-input-error",
+        "escape",
+        lambda t: _py(
+            "import os, referee_dataframe_runner as R\n"
+            "R._CHANNEL.emit({'input_error': 'FileNotFoundError: inputs'})\n"
+            "os._exit(0)\n"
+        ),
+    ),
+    Exploit(
+        "kill-every-process",
+        "escape",
+        lambda t: _py(
+            "import os, signal\n"
+            "for target in (-1, os.getppid(), 1):\n"
+            "    try:\n"
+            "        os.kill(target, signal.SIGKILL)\n"
+            "    except OSError:\n"
+            "        pass\n\n"
+            f"def transform(tables):\n    return tables[{_first_table(t)!r}]\n"
         ),
     ),
     Exploit(

@@ -37,11 +37,16 @@ from referee.sandbox import Limits, Sandbox
 from referee.tasks.model import Task
 from referee.verify.dispatch import VerifierSetup
 from referee.verify.guard import scan
-from referee.verify.verdict import TestOutcome, Verdict
+from referee.verify.verdict import Flag, TestOutcome, Verdict
 
 __all__ = ["VERSION", "DataframeVerifier", "answer_code", "count_tests", "make_verifier"]
 
 VERSION = "dataframe@1"
+_LOAD_PROBE = (
+    "import pandas as pd\n\n"
+    "def transform(tables):\n"
+    "    return pd.DataFrame({'rows': [len(t) for t in tables.values()]})\n"
+)
 
 
 def answer_code(answer: str) -> str:
@@ -115,7 +120,25 @@ class DataframeVerifier:
             if out.exec_result is not None:
                 run_s += out.exec_result.wall_s
             if out.infra:
-                return Verdict.infra(task.id, f"hidden set {i}: {out.error}", VERSION)
+                # The candidate shares the runner's process and can write its frames: an input
+                # error is believed only if a run without candidate code fails to load too.
+                try:
+                    loads = self._inputs_load(spec, i)
+                except RefereeError as e:
+                    return Verdict.infra(task.id, f"sandbox: {e}", VERSION)
+                if not loads:
+                    return Verdict.infra(task.id, f"hidden set {i}: {out.error}", VERSION)
+                flags.append(
+                    Flag(kind="forged-infra-error", evidence=f"hidden set {i}: {out.error}"[:200])
+                )
+                tests.append(
+                    TestOutcome(
+                        name=f"hidden set {i}",
+                        status="failed",
+                        detail="reported an input error; the inputs load without its code",
+                    )
+                )
+                continue
             tests.append(self._judge(spec, i, out.result, out.error))
             if tests[-1].status == "timeout" or (
                 out.exec_result is not None and out.exec_result.memory_exceeded
@@ -137,6 +160,13 @@ class DataframeVerifier:
             timings={"run_s": run_s, "total_s": time.perf_counter() - t0},
             verifier=VERSION,
         )
+
+    def _inputs_load(self, spec: DataframeSpec, i: int) -> bool:
+        """Whether hidden set ``i`` loads in a run of the grader's own probe (no candidate)."""
+        out = run_program(
+            self.sandbox, _LOAD_PROBE, spec.schema, spec.instances[i].inputs, limits=self.limits
+        )
+        return out.result is not None
 
     @staticmethod
     def _judge(spec: DataframeSpec, i: int, result: object, error: str) -> TestOutcome:
