@@ -174,7 +174,7 @@ class DataframeVerifier:
         if result is None or not isinstance(result, dict):
             if error.startswith("time limit"):
                 return TestOutcome(name=name, status="timeout", detail=error)
-            return TestOutcome(name=name, status="error", detail=error or "no result")
+            return TestOutcome(name=name, status="error", detail=(error or "no result")[:300])
         instance = spec.instances[i]
         try:
             why = compare_tables(
