@@ -1,0 +1,68 @@
+"""The dataframe domain: pandas pipelines over input tables, judged on hidden tables.
+
+A task gives input tables (a visible sample as CSV), an instruction and the output's columns;
+the answer is a Python program defining ``transform(tables) -> pandas.DataFrame``. The verifier
+runs it in the sandbox on hidden input sets of the same schema and compares its results with the
+reference's on the host, then checks the task's rules (docs/domains/dataframe.md).
+
+Registered here, lazily (importing this package loads neither pandas nor the sandbox):
+
+* families ``df-clean``, ``df-join-aggregate``, ``df-pivot``, ``df-window``, ``df-dates``
+  (:mod:`.families`);
+* the verifier of :attr:`~referee.tasks.kinds.TaskKind.DATAFRAME` (:mod:`.verifier`);
+* the environment ``dataframe`` (:mod:`.env`): tools to list and preview the tables, run a
+  script on the sample, and submit;
+* the import source ``dataframe-rows`` (:mod:`.imports`);
+* the red-team corpus ``dataframe`` (:mod:`.redteam`).
+
+>>> from referee.domains import family_names
+>>> "df-window" in family_names("dataframe")
+True
+"""
+
+from __future__ import annotations
+
+from referee.domains.registry import FamilyGenerator, lazy, register_corpus, register_family
+from referee.envs.registry import register_env
+from referee.tasks.kinds import TaskKind
+from referee.tasks.model import Task
+from referee.tasks.sources import register_source
+from referee.verify.dispatch import register_kind
+
+__all__ = ["FAMILY_NAMES"]
+
+#: The families this domain registers, with what each makes.
+FAMILY_NAMES = {
+    "df-clean": "clean a raw table: dedupe, normalise text, cast, fill missing values",
+    "df-join-aggregate": "join two tables, filter, group and aggregate",
+    "df-pivot": "reshape: long to wide with every category, or wide to long",
+    "df-window": "per-group running totals, ranks and rolling means",
+    "df-dates": "calendar buckets (months, weeks) with empty periods filled",
+}
+
+
+def _family(name: str) -> FamilyGenerator:
+    def generate(count: int, difficulty: float | None, seed: int) -> list[Task]:
+        from referee.domains.dataframe.families import generate as make
+
+        return make(name, count, difficulty, seed)
+
+    return generate
+
+
+for _name, _description in FAMILY_NAMES.items():
+    register_family(_name, _family(_name), domain="dataframe", description=_description)
+
+register_kind(
+    TaskKind.DATAFRAME,
+    lazy("referee.domains.dataframe.verifier:make_verifier"),
+    lazy("referee.domains.dataframe.verifier:count_tests"),
+)
+register_env("dataframe", lazy("referee.domains.dataframe.env:DataframeEnv"))
+register_source(
+    "dataframe-rows",
+    lazy("referee.domains.dataframe.imports:load_rows"),
+    description="dataframe pipeline tasks: instruction, input tables, reference (JSONL)",
+    reads_file=True,
+)
+register_corpus("dataframe", lazy("referee.domains.dataframe.redteam:run_corpus"))
