@@ -422,7 +422,7 @@ def draft_for(family: str, difficulty: float, seed: int) -> Draft:
         for i, shape in enumerate(G.hidden_shapes(difficulty))
     ]
     return Draft(
-        name=f"dataframe/{family}-s{seed}-d{round(difficulty * 100):03d}-v1",
+        name=f"dataframe/{family}-d{round(difficulty * 100)}-s{seed}-v1",
         instruction=plan.instruction,
         schema=plan.schema,
         visible=visible,
