@@ -42,7 +42,9 @@ OnVerdicts = Callable[[list[Task], list[str], list[Verdict]], None]
 def tasks_dataset(tasks: Sequence[Task], *, prompt: Callable[[Task], Any] | None = None) -> Any:
     """A ``datasets.Dataset`` with ``prompt`` and ``task_id`` columns, refusing held-out tasks.
 
-    The default prompt is the task's ``payload.code_prompt`` (plain completion); pass
+    The default prompt is the task's ``payload.code_prompt`` (plain completion) where it has
+    one (function tasks), else its chat messages (a conversational row: the domains' tasks,
+    sql, numeric, shell, toolworld, verilog, have no code prompt); pass
     ``prompt=lambda t: [m.model_dump() for m in t.prompt]`` for a conversational dataset.
     """
     from datasets import Dataset
@@ -53,8 +55,15 @@ def tasks_dataset(tasks: Sequence[Task], *, prompt: Callable[[Task], Any] | None
             f"{len(heldout)} held-out task(s) given for training (first: {heldout[0]}); "
             "train on tasks with split 'train' only and keep the held-out ones for evaluation"
         )
-    make = prompt or (lambda t: t.payload["code_prompt"])
+    make = prompt or _default_prompt
     return Dataset.from_list([{"prompt": make(t), "task_id": t.id} for t in tasks])
+
+
+def _default_prompt(task: Task) -> Any:
+    code_prompt = task.payload.get("code_prompt")
+    if isinstance(code_prompt, str):
+        return code_prompt
+    return [m.model_dump() for m in task.prompt]
 
 
 def _text(completion: Any) -> str:
