@@ -128,12 +128,17 @@ def test_verl_compute_score_scores_gold_one_and_empty_zero(tasks, gold, verl_ver
 
 # ---- the service: /v1/verify and sessions over HTTP -----------------------------------------
 @pytest.fixture(scope="module")
-def served(tasks: dict[str, Task], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from referee.service import ServeConfig, Service, running
-
+def task_file(tasks: dict[str, Task], tmp_path_factory: pytest.TempPathFactory) -> Path:
     path: Path = tmp_path_factory.mktemp("domains") / "tasks.jsonl"
     write_tasks(path, list(tasks.values()))
-    config = ServeConfig(tasks=(str(path),), workers=2, no_auth=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def served(task_file: Path) -> Iterator[str]:
+    from referee.service import ServeConfig, Service, running
+
+    config = ServeConfig(tasks=(str(task_file),), workers=2, no_auth=True)
     with running(Service.start(config)) as url:
         yield url
 
@@ -208,6 +213,25 @@ def test_service_runs_a_sql_episode(tasks, gold, served):
         client.close_session(opened.session_id)
 
 
+def test_service_runs_a_shell_episode_and_refuses_options_an_env_lacks(tasks, gold, served):
+    from referee.service.client import Client
+    from referee.service.errors import ServiceError
+
+    task = tasks["shell"]
+    with Client(served) as client:
+        opened = client.open_session("shell", task.id)
+        lines = [ln for ln in gold["shell"].splitlines() if ln.strip()]
+        for i, line in enumerate(lines):
+            step = client.step(opened.session_id, _call(f"c{i}", "run", {"command": line}))
+            assert not step.done, step.observations
+        step = client.step(opened.session_id, _call("end", "submit", {}))
+        assert step.done and step.verdict is not None and step.verdict.reward == 1.0
+        client.close_session(opened.session_id)
+        # CodeEnv's options are not every environment's: a clear refusal, not a TypeError.
+        with pytest.raises(ServiceError, match="takes no option 'tools'"):
+            client.open_session("sql", tasks["sql"].id, {"tools": ["submit"]})
+
+
 # ---- TRL: environment_factory over a domain environment -------------------------------------
 def test_trl_environment_class_drives_a_toolworld_episode(tasks, gold):
     from referee.envs import make_env
@@ -229,3 +253,40 @@ def test_trl_environment_class_drives_a_toolworld_episode(tasks, gold):
         assert env.get_reward() == 0.0
     finally:
         Env.shutdown()
+
+
+# ---- SkyRL: the text episode, single-turn and multi-turn ------------------------------------
+def _hermes(name: str, arguments: dict[str, Any]) -> str:
+    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>\n"
+
+
+def test_skyrl_text_episode_single_and_multi_turn(tasks, gold, task_file):
+    from referee.train.skyrl import TextEpisode, skyrl_row
+
+    for kind, task in tasks.items():
+        row = skyrl_row(task)
+        extras = {k: v for k, v in row.items() if k not in ("prompt", "env_class")}
+        single = TextEpisode(extras, tasks=str(task_file), multi_turn=False)
+        single.init(row["prompt"])
+        assert single.step(written(kind, gold[kind]))[1:3] == (1.0, True), kind
+        empty = TextEpisode(extras, tasks=str(task_file), multi_turn=False)
+        empty.init(row["prompt"])
+        assert empty.step("")[1:3] == (0.0, True), kind
+    # Multi-turn (the default for a domain's task): the domain's environment, with the model's
+    # tool calls in its text. A sql answer in one turn; a toolworld plan, then a final word.
+    for kind, turns in [
+        ("sql", [written("sql", gold["sql"])]),
+        ("toolworld", [written("toolworld", gold["toolworld"]), "Refunded."]),
+        ("shell", ["".join(_hermes("run", {"command": c}) for c in gold["shell"].splitlines())]
+         + [_hermes("submit", {})]),
+    ]:  # fmt: skip
+        row = skyrl_row(tasks[kind])
+        extras = {k: v for k, v in row.items() if k not in ("prompt", "env_class")}
+        episode = TextEpisode({**extras, "max_turns": 4}, tasks=str(task_file))
+        try:
+            assert episode.multi_turn
+            episode.init(row["prompt"])
+            rewards = [episode.step(text)[1:3] for text in turns]
+        finally:
+            episode.close()
+        assert rewards[-1] == (1.0, True) and all(not d for _, d in rewards[:-1]), (kind, rewards)
