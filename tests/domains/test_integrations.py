@@ -274,12 +274,12 @@ def test_skyrl_text_episode_single_and_multi_turn(tasks, gold, task_file):
         assert empty.step("")[1:3] == (0.0, True), kind
     # Multi-turn (the default for a domain's task): the domain's environment, with the model's
     # tool calls in its text. A sql answer in one turn; a toolworld plan, then a final word.
+    commands = "".join(_hermes("run", {"command": c}) for c in gold["shell"].splitlines())
     for kind, turns in [
         ("sql", [written("sql", gold["sql"])]),
         ("toolworld", [written("toolworld", gold["toolworld"]), "Refunded."]),
-        ("shell", ["".join(_hermes("run", {"command": c}) for c in gold["shell"].splitlines())]
-         + [_hermes("submit", {})]),
-    ]:  # fmt: skip
+        ("shell", [commands, _hermes("submit", {})]),
+    ]:
         row = skyrl_row(tasks[kind])
         extras = {k: v for k, v in row.items() if k not in ("prompt", "env_class")}
         episode = TextEpisode({**extras, "max_turns": 4}, tasks=str(task_file))
@@ -290,3 +290,13 @@ def test_skyrl_text_episode_single_and_multi_turn(tasks, gold, task_file):
         finally:
             episode.close()
         assert rewards[-1] == (1.0, True) and all(not d for _, d in rewards[:-1]), (kind, rewards)
+
+
+def test_openrlhf_rows_offer_the_domain_environments_tools(tasks):
+    from referee.train.openrlhf import openrlhf_row
+
+    for kind, tool in [("sql", "run_query"), ("toolworld", "refund_order"), ("shell", "run")]:
+        row = openrlhf_row(tasks[kind], multi_turn=True)
+        offer = row["input"][0]["content"]
+        assert row["input"][0]["role"] == "system" and f'"{tool}"' in offer, (kind, offer[:300])
+        assert '"run_tests"' not in offer  # CodeEnv's tools are not this episode's

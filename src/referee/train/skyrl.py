@@ -20,8 +20,9 @@ the task id in ``reward_spec.ground_truth`` / ``extra_info.task_id``
   tokens dropped); ``step`` returns the verifier's reward and ``done``.
 * **Multi-turn** (repository and domain tasks by default; ``multi_turn=True`` for all):
   referee's :class:`~referee.envs.code.CodeEnv` with its six tools, or for a domain's task
-  (sql, numeric, shell, toolworld, verilog) its domain's environment (``make_env(KIND)``). ``init`` returns CodeEnv's first
-  messages with the tools offered in the system message; the model calls them in its text as
+  (sql, numeric, shell, toolworld, verilog) its domain's environment (``make_env(KIND)``).
+  ``init`` returns the environment's first messages with the tools offered in the system
+  message; the model calls them in its text as
   ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` (the Hermes/Qwen format,
   :mod:`referee.train.text_actions`); their results come back as one user message of
   ``<tool_response>`` blocks. The reward is 0 until the episode ends (``submit``, a final answer,

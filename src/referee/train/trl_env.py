@@ -501,10 +501,10 @@ def environment_class(
     One environment is made here, and closed, to read its ``tools()``: TRL fixes a class's
     tools up front, so every reset must offer the same ones. An environment that offers no
     tools before a reset (a domain's whose tools depend on the task, ``make_env("toolworld")``)
-    is reset on the first train task to read them; give such a class tasks of one world. ``tasks`` are the tasks rows may
-    name (``task_id``); held-out ones are refused at ``reset``. ``name`` is the class's name,
-    under which TRL logs the reward (``rewards/<name>/mean``). ``infra_reward``: see
-    :meth:`TRLEnvironment.get_reward`.
+    is reset on the first train task to read them; give such a class tasks of one world.
+    ``tasks`` are the tasks rows may name (``task_id``); held-out ones are refused at
+    ``reset``. ``name`` is the class's name, under which TRL logs the reward
+    (``rewards/<name>/mean``). ``infra_reward``: see :meth:`TRLEnvironment.get_reward`.
 
     >>> from referee.envs import CodeEnv
     >>> Env = environment_class(lambda rt: CodeEnv(rt, single_turn=False), [])
