@@ -82,10 +82,11 @@ def test_trl_reward_scores_gold_one_and_wrong_zero(tasks, gold, verifiers):
     completions = [[{"role": "assistant", "content": t}] for t in texts]
     got = reward(prompts=[None] * len(ids), completions=completions, task_id=ids)
     assert got == expected, list(zip(ids, got, expected, strict=True))
-    # The raw gold (a plain-text completion) scores too.
+    # The raw gold (a plain-text completion) scores too, with the end-of-turn token a decode
+    # without skip_special_tokens leaves.
     raw = reward(
         prompts=[None] * 5,
-        completions=[gold[k] for k in KINDS],
+        completions=[gold[k] + "<|im_end|>" for k in KINDS],
         task_id=[tasks[k].id for k in KINDS],
     )
     assert raw == [1.0] * 5

@@ -31,6 +31,10 @@ from referee.verify.verdict import Verdict
 __all__ = ["OnVerdicts", "reward_function", "tasks_dataset"]
 
 
+#: Kinds whose completions reach the verifier as TRL gives them.
+_AS_IS = (TaskKind.FUNCTION, TaskKind.REPO_PATCH, TaskKind.TEST_WRITING)
+
+
 class _Verifier(Protocol):
     def verify_many(self, items: Any) -> Iterable[Verdict]: ...
 
@@ -102,10 +106,12 @@ def reward_function(
                 raise ConfigError(f"task {tid!r} is held out and must never reach training")
             batch.append(task)
         texts = [_text(c) for c in completions]
-        # A program's answer is its last language-tagged block, as every other route reads it.
+        # A program's answer is its last language-tagged block, as every other route reads it;
+        # a domain's (sql, numeric, shell, toolworld, verilog) is its text without the
+        # end-of-turn tokens a decode left, as veRL's route gives it (a raw query or JSON plan
+        # followed by <|im_end|> would not parse). Code tasks' verifiers read the text as is.
         texts = [
-            answer_for(t, x) if t.kind == TaskKind.PROGRAM else x
-            for t, x in zip(batch, texts, strict=True)
+            x if t.kind in _AS_IS else answer_for(t, x) for t, x in zip(batch, texts, strict=True)
         ]
         pairs = list(zip(batch, texts, strict=True))
         verdicts = verify_with_retries(verifier.verify_many, pairs, retries=retries)
