@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from referee.domains import generate_family
@@ -139,7 +140,7 @@ def task_file(tasks: dict[str, Task], tmp_path_factory: pytest.TempPathFactory) 
 def served(task_file: Path) -> Iterator[str]:
     from referee.service import ServeConfig, Service, running
 
-    config = ServeConfig(tasks=(str(task_file),), workers=2, no_auth=True)
+    config = ServeConfig(tasks=(str(task_file),), workers=2, no_auth=True, compat=("openrlhf",))
     with running(Service.start(config)) as url:
         yield url
 
@@ -173,6 +174,19 @@ def test_service_judges_each_domain_kind(tasks, gold, served):
     want = [(s["task_id"], bool(s["completion"]), float(bool(s["completion"]))) for s in samples]
     assert got == want
     assert not any(v.infra_error for v in verdicts)
+    # A reward protocol (OpenRLHF's remote reward): the decoded prompt and response, end
+    # tokens kept; the server reads the answer out of it as veRL's route does.
+    prompt = "<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\n"
+    for kind in ("sql", "toolworld"):
+        for text, want_reward in [(written(kind, gold[kind]), 1.0), ("", 0.0)]:
+            body = {
+                "query": [prompt + text + "<|im_end|>"],
+                "prompts": [prompt],
+                "labels": [tasks[kind].id],
+            }
+            reply = httpx.post(f"{served}/openrlhf/reward", json=body, timeout=60)
+            assert reply.status_code == 200, reply.text
+            assert reply.json()["rewards"] == [want_reward], (kind, reply.json())
 
 
 def test_service_runs_a_toolworld_episode(tasks, gold, served):
