@@ -230,7 +230,7 @@ def test_service_runs_a_sql_episode(tasks, gold, served):
 
 def test_service_runs_a_shell_episode_and_refuses_options_an_env_lacks(tasks, gold, served):
     from referee.service.client import Client
-    from referee.service.errors import ServiceError
+    from referee.service.errors import InvalidRequest
 
     task = tasks["shell"]
     with Client(served) as client:
@@ -243,7 +243,7 @@ def test_service_runs_a_shell_episode_and_refuses_options_an_env_lacks(tasks, go
         assert step.done and step.verdict is not None and step.verdict.reward == 1.0
         client.close_session(opened.session_id)
         # CodeEnv's options are not every environment's: a clear refusal, not a TypeError.
-        with pytest.raises(ServiceError, match="takes no option 'tools'"):
+        with pytest.raises(InvalidRequest, match="takes no option 'tools'"):
             client.open_session("sql", tasks["sql"].id, {"tools": ["submit"]})
 
 
