@@ -315,3 +315,23 @@ def test_openrlhf_rows_offer_the_domain_environments_tools(tasks):
         offer = row["input"][0]["content"]
         assert row["input"][0]["role"] == "system" and f'"{tool}"' in offer, (kind, offer[:300])
         assert '"run_tests"' not in offer  # CodeEnv's tools are not this episode's
+
+
+def test_trl_environment_class_drives_a_sql_episode_on_a_shared_verifier(tasks, gold, verifiers):
+    from referee.envs import make_env
+    from referee.tasks.kinds import TaskKind
+    from referee.train.trl_env import environment_class
+
+    # TRL makes an environment per episode: one verifier (one sandbox) serves them all.
+    shared = verifiers.verifier(TaskKind.SQL)
+    Env = environment_class(lambda rt: make_env("sql", verifier=shared), [tasks["sql"]])
+    try:
+        assert set(Env.tool_names) == {"run_query", "show_schema", "submit"}
+        [row] = Env.dataset()
+        env = Env()
+        env.reset(**row)
+        assert "error" not in env.run_query(query=gold["sql"])[:6]
+        assert env.submit(query=gold["sql"]) == "submitted"
+        assert env.get_reward() == 1.0
+    finally:
+        Env.shutdown()
