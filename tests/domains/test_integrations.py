@@ -335,3 +335,13 @@ def test_trl_environment_class_drives_a_sql_episode_on_a_shared_verifier(tasks, 
         assert env.get_reward() == 1.0
     finally:
         Env.shutdown()
+
+
+def test_areal_reward_takes_raw_answers_with_end_tokens(tasks, gold, task_file, monkeypatch):
+    from referee.train.areal import areal_row, reward_fn
+
+    monkeypatch.setenv("REFEREE_TASKS", str(task_file))
+    for kind, task in tasks.items():
+        row = areal_row(task)
+        assert reward_fn("p", gold[kind] + "<|im_end|>", [1], [2], **row) == 1.0, kind
+        assert reward_fn("p", "<|im_end|>", [1], [2], **row) == 0.0, kind
