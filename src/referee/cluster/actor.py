@@ -31,13 +31,13 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from referee.envs.base import ChatMessage, EpisodeLimits
+from referee.envs.base import ChatMessage
 from referee.envs.registry import env_names, make_env
 from referee.errors import ConfigError, NotFoundError
 from referee.sandbox.deadline import deadline
 from referee.service.engine import GRACE_S, ServiceEngine
 from referee.service.schemas import SessionOptions
-from referee.service.sessions import Session, SessionStore
+from referee.service.sessions import Session, SessionStore, session_env_kwargs
 from referee.tasks.model import Task, read_tasks
 from referee.verify.verdict import Verdict
 
@@ -130,15 +130,7 @@ class SandboxActor:
             await idle.env.close()
         self.sessions.check_room()
         opts = SessionOptions.model_validate(dict(options or {}))
-        kwargs: dict[str, Any] = {"runtime": self.engine.runtime}
-        if opts.single_turn is not None:
-            kwargs["single_turn"] = opts.single_turn
-        if opts.tools is not None:
-            kwargs["tools"] = tuple(opts.tools)
-        kwargs["limits"] = EpisodeLimits(
-            max_turns=opts.max_turns or EpisodeLimits.max_turns,
-            step_timeout_s=min(EpisodeLimits.step_timeout_s, self.engine.deadline_cap_s),
-        )
+        kwargs = session_env_kwargs(env_name, opts, self.engine.runtime, self.engine.deadline_cap_s)
         env = make_env(env_name, **kwargs)
         try:
             messages = await self._bounded(env.reset(task), None)

@@ -190,6 +190,8 @@ def lazy(target: str) -> Callable[..., Any]:
 
     call.__name__ = attribute
     call.__qualname__ = target
+    # What it stands for, so that its signature can be read (referee.envs.registry.env_keywords).
+    setattr(call, "lazy_target", target)  # noqa: B010 (mypy: a function has no such attribute)
     return call
 
 

@@ -9,6 +9,7 @@ from .base import SyncEnvironment as SyncEnvironment
 from .budget import Budget as Budget
 from .code import CodeEnv as CodeEnv
 from .code import CodeSnapshot as CodeSnapshot
+from .registry import env_keywords as env_keywords
 from .registry import env_names as env_names
 from .registry import make_env as make_env
 from .registry import register_env as register_env

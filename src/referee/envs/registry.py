@@ -16,6 +16,8 @@ around the environment (:func:`referee.envs.shift.wrap_env`), e.g.
 
 from __future__ import annotations
 
+import importlib
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +25,7 @@ from referee.discovery import discover_domains
 from referee.envs.base import Environment
 from referee.errors import ConfigError
 
-__all__ = ["env_names", "make_env", "register_env"]
+__all__ = ["env_keywords", "env_names", "make_env", "register_env"]
 
 EnvFactory = Callable[..., Environment]
 _REGISTRY: dict[str, EnvFactory] = {}
@@ -44,6 +46,34 @@ def env_names() -> list[str]:
     """The registered environments' names (the domains' included), sorted."""
     discover_domains()
     return sorted(_REGISTRY)
+
+
+def env_keywords(name: str) -> frozenset[str] | None:
+    """The keyword arguments ``make_env(name, **kw)`` can pass to the environment's factory
+    (the class's constructor, or the function's parameters), or None when it takes any
+    (``**kwargs``, as the code environments' factories do). A domain's factory registered with
+    :func:`referee.domains.lazy` is read from its target (imported now). Callers that offer
+    every environment the same options (the server's sessions) give each only what it takes:
+    a domain's environment takes no ``runtime``, for one."""
+    if name not in _REGISTRY:
+        discover_domains()
+    try:
+        factory: Any = _REGISTRY[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown environment {name!r}; available: {', '.join(env_names())}"
+        ) from None
+    target = getattr(factory, "lazy_target", None)
+    if isinstance(target, str):
+        module, _, attribute = target.partition(":")
+        factory = getattr(importlib.import_module(module), attribute)
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: assume it takes what it is given
+        return None
+    if any(p.kind == p.VAR_KEYWORD for p in params):
+        return None
+    return frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
 def make_env(name: str, *, shift: Any = None, **kwargs: Any) -> Environment:

@@ -13,12 +13,12 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Any
 
-from referee.envs.base import ChatMessage, Environment, EpisodeLimits
+from referee.envs.base import ChatMessage, Environment
 from referee.envs.registry import env_names, make_env
 from referee.sandbox.deadline import deadline
 from referee.service.engine import GRACE_S
 from referee.service.schemas import EnvBody
-from referee.service.sessions import Session, check_env_name
+from referee.service.sessions import Session, check_env_name, session_env_kwargs
 from referee.service.state import Service
 from referee.tasks.model import Task
 
@@ -35,16 +35,8 @@ async def bounded(work: Awaitable[Any], seconds: float) -> Any:
 def make_session_env(service: Service, body: EnvBody) -> Environment:
     """The environment a session body asks for, on the engine's shared runtime."""
     check_env_name(body.env, env_names())
-    options = body.options
-    kwargs: dict[str, Any] = {"runtime": service.engine.runtime}
-    if options.single_turn is not None:
-        kwargs["single_turn"] = options.single_turn
-    if options.tools is not None:
-        kwargs["tools"] = tuple(options.tools)
-    # A tool run is bounded by the server's deadline as well as by the episode's own limits.
-    step_s = min(EpisodeLimits.step_timeout_s, service.engine.deadline_cap_s)
-    kwargs["limits"] = EpisodeLimits(
-        max_turns=options.max_turns or EpisodeLimits.max_turns, step_timeout_s=step_s
+    kwargs = session_env_kwargs(
+        body.env, body.options, service.engine.runtime, service.engine.deadline_cap_s
     )
     return make_env(body.env, **kwargs)
 

@@ -14,12 +14,17 @@ import re
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from referee.envs.base import Environment
+from referee.envs.base import Environment, EpisodeLimits
+from referee.envs.registry import env_keywords
 from referee.errors import ConfigError, NotFoundError, RefereeError
 
-__all__ = ["ID_PATTERN", "Session", "SessionLimit", "SessionStore"]
+if TYPE_CHECKING:
+    from referee.envs.runtime import CodeRuntime
+    from referee.service.schemas import SessionOptions
+
+__all__ = ["ID_PATTERN", "Session", "SessionLimit", "SessionStore", "session_env_kwargs"]
 
 #: What a session or snapshot id looks like: ``secrets.token_urlsafe(16)``.
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
@@ -125,3 +130,36 @@ class SessionStore:
 def check_env_name(name: str, known: list[str]) -> None:
     if name not in known:
         raise ConfigError(f"unknown environment {name!r}; the server offers: {', '.join(known)}")
+
+
+def session_env_kwargs(
+    name: str, options: SessionOptions, runtime: CodeRuntime, deadline_cap_s: float
+) -> dict[str, Any]:
+    """The keyword arguments of ``make_env(name, ...)`` for a session: the server's shared
+    ``runtime``, limits whose tool step the server's deadline bounds, and the caller's options.
+
+    Each environment gets only the arguments it takes (:func:`referee.envs.env_keywords`): a
+    domain's environment (``sql``, ``toolworld``, ...) takes no :class:`CodeRuntime` and makes
+    the sandbox it needs itself (closed with the session); before, it was given ``runtime=``
+    and every session of a domain environment failed with a TypeError. An option the caller
+    chose that the environment does not take is a :class:`ConfigError` naming it."""
+    chosen: dict[str, Any] = {}
+    if options.single_turn is not None:
+        chosen["single_turn"] = options.single_turn
+    if options.tools is not None:
+        chosen["tools"] = tuple(options.tools)
+    # A tool run is bounded by the server's deadline as well as by the episode's own limits.
+    step_s = min(EpisodeLimits.step_timeout_s, deadline_cap_s)
+    limits = EpisodeLimits(
+        max_turns=options.max_turns or EpisodeLimits.max_turns, step_timeout_s=step_s
+    )
+    takes = env_keywords(name)
+    if takes is not None:
+        refused = sorted(k for k in chosen if k not in takes)
+        if refused:
+            raise ConfigError(
+                f"environment {name!r} takes no option {', '.join(map(repr, refused))}; "
+                "leave it out of the session's options"
+            )
+    kwargs: dict[str, Any] = {"runtime": runtime, **chosen, "limits": limits}
+    return {k: v for k, v in kwargs.items() if takes is None or k in takes}

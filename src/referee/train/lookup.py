@@ -36,7 +36,7 @@ import threading
 from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
-from referee.envs.answers import text_answer
+from referee.envs.answers import strip_end_tokens, text_answer
 from referee.envs.runtime import CodeRuntime
 from referee.errors import ConfigError, VerifierError
 from referee.tasks.kinds import TaskKind
@@ -286,6 +286,8 @@ def score_text(task: Task, text: str, *, retries: int = 2) -> Verdict:
         TaskKind.TEST_WRITING,
         TaskKind.PROGRAM,
     ):
-        # Other kinds are judged by their registered verifier on the text as it is.
-        return verify_answer(task, text, retries=retries)
+        # Other kinds (the domains': sql, shell, toolworld, ...) are judged by their registered
+        # verifier on the text as it is, less the end-of-turn tokens a decode left (AReaL's
+        # completions keep them; a raw query or JSON plan followed by <|im_end|> scored 0).
+        return verify_answer(task, strip_end_tokens(text), retries=retries)
     return verify_answer(task, text_answer_of(task, text), retries=retries)

@@ -60,7 +60,7 @@ from referee.envs.code_tools import TOOL_SCHEMAS
 from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Task
 from referee.train.lookup import TaskSource, label_task_id
-from referee.train.skyrl import TextEpisode
+from referee.train.skyrl import _CODE_KINDS, TextEpisode
 from referee.train.text_actions import tools_prompt
 
 __all__ = ["CHATML_FEEDBACK", "RefereeAgent", "agent_executor", "openrlhf_row"]
@@ -77,12 +77,32 @@ def openrlhf_row(task: Task, *, multi_turn: bool | None = None) -> dict[str, Any
     multi = task.kind not in _SINGLE_TURN if multi_turn is None else multi_turn
     messages = [m.model_dump() for m in task.prompt]
     if multi:
-        offer = tools_prompt(list(TOOL_SCHEMAS.values()))
+        offer = tools_prompt(_offered_tools(task))
         if messages and messages[0]["role"] == "system":
             messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{offer}"}
         else:
             messages.insert(0, {"role": "system", "content": offer})
     return {"input": messages, "task_id": task.id, "split": task.split}
+
+
+def _offered_tools(task: Task) -> list[dict[str, Any]]:
+    """The tools a multi-turn episode of ``task`` offers: CodeEnv's for a code task, else its
+    domain environment's (:class:`TextEpisode` runs it there), read from a reset when they
+    depend on the task (a tool world's are its world's)."""
+    if task.kind in _CODE_KINDS:
+        return list(TOOL_SCHEMAS.values())
+    from referee.envs.base import SyncEnvironment
+    from referee.envs.registry import make_env
+
+    env = SyncEnvironment(make_env(task.kind.value))
+    try:
+        tools = env.tools()
+        if not tools:
+            env.reset(task)
+            tools = env.tools()
+        return tools
+    finally:
+        env.close()
 
 
 class RefereeAgent:

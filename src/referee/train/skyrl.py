@@ -18,9 +18,11 @@ the task id in ``reward_spec.ground_truth`` / ``extra_info.task_id``
 * **Single-turn** (function tasks, by default): the model's text is the answer, read by
   :func:`referee.envs.answers.text_answer` (the last ```python block, else the text; end-of-turn
   tokens dropped); ``step`` returns the verifier's reward and ``done``.
-* **Multi-turn** (repository tasks by default; ``multi_turn=True`` for all): referee's
-  :class:`~referee.envs.code.CodeEnv` with its six tools. ``init`` returns CodeEnv's first
-  messages with the tools offered in the system message; the model calls them in its text as
+* **Multi-turn** (repository and domain tasks by default; ``multi_turn=True`` for all):
+  referee's :class:`~referee.envs.code.CodeEnv` with its six tools, or for a domain's task
+  (sql, numeric, shell, toolworld, verilog) its domain's environment (``make_env(KIND)``).
+  ``init`` returns the environment's first messages with the tools offered in the system
+  message; the model calls them in its text as
   ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` (the Hermes/Qwen format,
   :mod:`referee.train.text_actions`); their results come back as one user message of
   ``<tool_response>`` blocks. The reward is 0 until the episode ends (``submit``, a final answer,
@@ -74,6 +76,8 @@ ENTRY_POINT = "referee.train.skyrl:RefereeEnv"
 _INFRA_RETRIES = 2
 #: Kinds answered in one turn by default (no tools): functions and whole programs.
 _SINGLE_TURN = (TaskKind.FUNCTION, TaskKind.PROGRAM)
+#: Kinds whose multi-turn episodes run in CodeEnv; the others in their domain's environment.
+_CODE_KINDS = (TaskKind.FUNCTION, TaskKind.PROGRAM, TaskKind.REPO_PATCH, TaskKind.TEST_WRITING)
 
 
 def skyrl_row(task: Task, index: int = 0, *, env_class: str | None = None) -> dict[str, Any]:
@@ -122,9 +126,16 @@ class TextEpisode:
         meta = {"task_id": self.task.id, "multi_turn": self.multi_turn}
         if not self.multi_turn:
             return prompt, meta
-        from referee.envs.code import CodeEnv
+        if self.task.kind in _CODE_KINDS:
+            from referee.envs.code import CodeEnv
 
-        self._env = CodeEnv(shared_runtime(), single_turn=False, limits=self.limits)
+            self._env = CodeEnv(shared_runtime(), single_turn=False, limits=self.limits)
+        else:
+            # A domain's task (sql, shell, toolworld, ...) runs in its domain's environment,
+            # registered under its kind's name; CodeEnv refuses it.
+            from referee.envs.registry import make_env
+
+            self._env = make_env(self.task.kind.value, limits=self.limits)
         messages = run_sync(self._env.reset(self.task))
         offer = tools_prompt(self._env.tools())
         if messages and messages[0].get("role") == "system":

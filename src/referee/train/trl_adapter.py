@@ -31,6 +31,10 @@ from referee.verify.verdict import Verdict
 __all__ = ["OnVerdicts", "reward_function", "tasks_dataset"]
 
 
+#: Kinds whose completions reach the verifier as TRL gives them.
+_AS_IS = (TaskKind.FUNCTION, TaskKind.REPO_PATCH, TaskKind.TEST_WRITING)
+
+
 class _Verifier(Protocol):
     def verify_many(self, items: Any) -> Iterable[Verdict]: ...
 
@@ -42,7 +46,9 @@ OnVerdicts = Callable[[list[Task], list[str], list[Verdict]], None]
 def tasks_dataset(tasks: Sequence[Task], *, prompt: Callable[[Task], Any] | None = None) -> Any:
     """A ``datasets.Dataset`` with ``prompt`` and ``task_id`` columns, refusing held-out tasks.
 
-    The default prompt is the task's ``payload.code_prompt`` (plain completion); pass
+    The default prompt is the task's ``payload.code_prompt`` (plain completion) where it has
+    one (function tasks), else its chat messages (a conversational row: the domains' tasks,
+    sql, numeric, shell, toolworld, verilog, have no code prompt); pass
     ``prompt=lambda t: [m.model_dump() for m in t.prompt]`` for a conversational dataset.
     """
     from datasets import Dataset
@@ -53,8 +59,15 @@ def tasks_dataset(tasks: Sequence[Task], *, prompt: Callable[[Task], Any] | None
             f"{len(heldout)} held-out task(s) given for training (first: {heldout[0]}); "
             "train on tasks with split 'train' only and keep the held-out ones for evaluation"
         )
-    make = prompt or (lambda t: t.payload["code_prompt"])
+    make = prompt or _default_prompt
     return Dataset.from_list([{"prompt": make(t), "task_id": t.id} for t in tasks])
+
+
+def _default_prompt(task: Task) -> Any:
+    code_prompt = task.payload.get("code_prompt")
+    if isinstance(code_prompt, str):
+        return code_prompt
+    return [m.model_dump() for m in task.prompt]
 
 
 def _text(completion: Any) -> str:
@@ -93,10 +106,12 @@ def reward_function(
                 raise ConfigError(f"task {tid!r} is held out and must never reach training")
             batch.append(task)
         texts = [_text(c) for c in completions]
-        # A program's answer is its last language-tagged block, as every other route reads it.
+        # A program's answer is its last language-tagged block, as every other route reads it;
+        # a domain's (sql, numeric, shell, toolworld, verilog) is its text without the
+        # end-of-turn tokens a decode left, as veRL's route gives it (a raw query or JSON plan
+        # followed by <|im_end|> would not parse). Code tasks' verifiers read the text as is.
         texts = [
-            answer_for(t, x) if t.kind == TaskKind.PROGRAM else x
-            for t, x in zip(batch, texts, strict=True)
+            x if t.kind in _AS_IS else answer_for(t, x) for t, x in zip(batch, texts, strict=True)
         ]
         pairs = list(zip(batch, texts, strict=True))
         verdicts = verify_with_retries(verifier.verify_many, pairs, retries=retries)

@@ -499,10 +499,12 @@ def environment_class(
     ``runtime`` (default: a :class:`CodeRuntime` made here, whose sandboxes start on first use
     and which :meth:`TRLEnvironment.shutdown` closes; a given one is its owner's to close).
     One environment is made here, and closed, to read its ``tools()``: TRL fixes a class's
-    tools up front, so every reset must offer the same ones. ``tasks`` are the tasks rows may
-    name (``task_id``); held-out ones are refused at ``reset``. ``name`` is the class's name,
-    under which TRL logs the reward (``rewards/<name>/mean``). ``infra_reward``: see
-    :meth:`TRLEnvironment.get_reward`.
+    tools up front, so every reset must offer the same ones. An environment that offers no
+    tools before a reset (a domain's whose tools depend on the task, ``make_env("toolworld")``)
+    is reset on the first train task to read them; give such a class tasks of one world.
+    ``tasks`` are the tasks rows may name (``task_id``); held-out ones are refused at
+    ``reset``. ``name`` is the class's name, under which TRL logs the reward
+    (``rewards/<name>/mean``). ``infra_reward``: see :meth:`TRLEnvironment.get_reward`.
 
     >>> from referee.envs import CodeEnv
     >>> Env = environment_class(lambda rt: CodeEnv(rt, single_turn=False), [])
@@ -539,6 +541,13 @@ def _build(
     probe = SyncEnvironment(env_factory(rt))
     try:
         schemas = probe.tools()
+        first = next((t for t in by_id.values() if t.split == "train"), None)
+        if not schemas and first is not None:
+            # An environment whose tools are its task's (a tool world's are its world's:
+            # make_env("toolworld")) offers none before a reset; read them from an episode on
+            # the first task. Every reset must then offer the same ones (checked in _start).
+            probe.reset(first)
+            schemas = probe.tools()
     finally:
         _close_quietly(probe)
     namespace: dict[str, Any] = {

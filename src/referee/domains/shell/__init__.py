@@ -19,8 +19,6 @@ Registered here, lazily (nothing of the domain is imported until a task is made 
 
 from __future__ import annotations
 
-from typing import Any
-
 from referee.domains.registry import lazy, register_corpus, register_family
 from referee.envs.registry import register_env
 from referee.tasks.kinds import TaskKind
@@ -60,12 +58,6 @@ def _count_checks(task: Task) -> int:
     return len(checks) if isinstance(checks, list) else 0
 
 
-def _env(**kwargs: Any) -> Any:
-    from referee.domains.shell.env import ShellEnv
-
-    return ShellEnv(**kwargs)
-
-
 for _name, (_module, _description) in FAMILY_MODULES.items():
     register_family(
         _name,
@@ -74,7 +66,9 @@ for _name, (_module, _description) in FAMILY_MODULES.items():
         description=_description,
     )
 register_kind(TaskKind.SHELL, _verifier, _count_checks)
-register_env("shell", _env)
+# Lazy, like every domain's: its constructor's signature stays readable (the server's sessions
+# give an environment only the keyword arguments it takes: referee.envs.env_keywords).
+register_env("shell", lazy("referee.domains.shell.env:ShellEnv"))
 register_source(
     "shell-rows",
     lazy("referee.domains.shell.imports:load_rows"),
