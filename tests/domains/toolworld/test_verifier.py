@@ -36,6 +36,13 @@ def test_hermes_tool_call_blocks_in_a_models_text_are_replayed(verifier):
     assert verifier.verify(t, text).passed
 
 
+def test_a_plan_in_a_fenced_json_block_is_replayed_and_prose_alone_is_not(verifier):
+    t = generate_family("shop-refund", count=1, difficulty=0.4, seed=2)[0]
+    text = "Here is my plan:\n```json\n" + json.dumps(plan(t)) + "\n```\nDone."
+    assert verifier.verify(t, text).passed
+    assert verifier.verify(t, "```json\n[]\n```\nI refunded it.").reward == 0.0
+
+
 def test_cancel_without_confirmation_reaches_the_goal_state_but_fails_on_policy(verifier):
     t = generate_family("shop-cancel", count=1, difficulty=0.2, seed=4)[0]
     skipped = [c for c in plan(t) if c["name"] != "confirm_with_user"]

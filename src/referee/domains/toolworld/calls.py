@@ -29,6 +29,8 @@ __all__ = ["MAX_ANSWER_CHARS", "PlannedCall", "calls_json", "parse_calls"]
 #: A longer answer is cut here before it is read (the calls in the rest are not made).
 MAX_ANSWER_CHARS = 200_000
 _HERMES = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.S)
+# A plan written in a fenced ```json block (as models often write one), the last such block.
+_JSON_BLOCK = re.compile(r"^```json[ \t]*\n(.*?)^```", re.S | re.M)
 
 
 @dataclass(frozen=True)
@@ -72,8 +74,17 @@ def _from_messages(messages: list[Any]) -> list[PlannedCall]:
 
 
 def parse_calls(answer: str) -> list[PlannedCall]:
-    """The calls of ``answer``: a JSON list (or one call object), else its hermes blocks."""
+    """The calls of ``answer``: a JSON list (or one call object), bare or in the last fenced
+    ```json block, else its hermes blocks.
+
+    >>> len(parse_calls('The plan:\\n```json\\n[{"name": "get_order", "arguments": {}}]\\n```'))
+    1
+    """
     text = answer[:MAX_ANSWER_CHARS].strip()
+    if not text.startswith(("[", "{")) and "<tool_call>" not in text:
+        blocks = _JSON_BLOCK.findall(text)
+        if blocks:
+            text = blocks[-1].strip()
     if text.startswith(("[", "{")):
         try:
             data = json.loads(text)
