@@ -249,9 +249,10 @@ class VerifierSet:
         """Verdicts on (task, answer) pairs, judged concurrently, yielded in input order as
         they are ready (a caller can show progress)."""
         pairs = list(items)
-        used = {task.kind: self.verifier(task.kind) for task, _ in pairs}  # refused before work
-        n = max(1, workers or self.sandbox.python_workers)
-        with ThreadPoolExecutor(_host_threads(n, used.values())) as pool:
+        for task, _ in pairs:  # a kind nobody judges is refused before any work starts
+            self.verifier(task.kind)
+        n = workers or self.sandbox.python_workers
+        with ThreadPoolExecutor(max(1, n)) as pool:
             # Each pair in a copy of the caller's context: its deadline and meters hold there.
             jobs = [
                 pool.submit(contextvars.copy_context().run, self.verify, t, a) for t, a in pairs
@@ -277,27 +278,6 @@ class VerifierSet:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _host_threads(checks: int, verifiers: Iterable[Verifier]) -> int:
-    """Threads for ``checks`` concurrent checks by ``verifiers``.
-
-    A verifier whose checks all run on its sandbox's fork-server pool (``pooled_checks``: the
-    function verifier) cannot run more checks at once than that pool has workers, whatever
-    the threads. When the pool is no larger than ``checks``, twice as many threads keep every
-    worker busy while other threads do a sample's host-side work (the guard scan, the program,
-    the comparison, the verdict), which otherwise leaves the worker idle; the number of checks
-    running at once stays ``checks``. Any other verifier gets one thread per check.
-    """
-    sizes = []
-    for v in verifiers:
-        sandbox = getattr(v, "sandbox", None)
-        if not getattr(v, "pooled_checks", False) or sandbox is None:
-            return checks
-        if getattr(sandbox, "backend", None) != "bwrap":  # the "local" backend has no pool
-            return checks
-        sizes.append(sandbox.python_workers)
-    return 2 * checks if sizes and max(sizes) <= checks else checks
 
 
 # ---- the code kinds ---------------------------------------------------------------------------

@@ -105,9 +105,6 @@ class FunctionVerifier:
     """
 
     name = "function"
-    #: Every check is one run on ``sandbox``'s fork-server pool, which bounds how many run at
-    #: once (:meth:`referee.verify.dispatch.VerifierSet.verify_many` overlaps host work with it).
-    pooled_checks = True
 
     def __init__(
         self,
