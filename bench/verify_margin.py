@@ -220,8 +220,13 @@ def main() -> None:
             run_cli(src, tasks, files[min(mults)], args.workers)
         for i in range(args.rounds):
             rnd: dict[str, object] = {"floor": run_floor(problems_file)}
+            # The variants' order turns every round: a run right after another one's teardown
+            # was measured slower (deferred kernel work), which must not favour one variant.
+            names = list(variants)
+            order = names[i % len(names) :] + names[: i % len(names)]
             for m in mults:
-                for name, src in variants.items():
+                for name in order:
+                    src = variants[name]
                     r = run_cli(src, tasks, files[m], args.workers)
                     k = r.pop("_key")
                     if m in keys and keys[m] != k:
