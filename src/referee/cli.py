@@ -717,32 +717,52 @@ def verify(
 ) -> None:
     """Verify samples against tasks: a summary on stdout (--json: one verdict per line there,
     the summary on stderr)."""
-    from rich.progress import Progress
-
-    from referee.verify.dispatch import VerifierSet
-    from referee.verify.function import harness_sandbox
-    from referee.verify.pytest_verifier import PYTEST_PACKAGES
-    from referee.verify.samples import read_samples
-
     if actors is not None and ray_address is None:
         raise ConfigError("--actors works with --ray only; add --ray local (or a cluster address)")
-    task_list = _load(tasks, "--tasks")
-    pairs = read_samples(samples, task_list, tasks_name=str(tasks))
-    if not pairs:  # a summary of nothing ("0 samples, mean reward 0.000") is no verdict
-        raise ConfigError(
-            f"--samples {samples} holds no samples; give one JSON object per line, "
-            f'{{"task_id": ..., "completion": ...}} (`referee tasks gold {tasks}` writes the '
-            "references in that form)"
-        )
+    from referee.verify.function import harness_sandbox
+    from referee.verify.repo_run import GRADER_PACKAGES
+
+    sandbox = None
+    sandbox_error: RefereeError | None = None
+    if ray_address is None:
+        # The sandbox's workers start in the background while the tasks and samples load (a
+        # start is mostly waiting for bubblewrap and an interpreter); a sandbox that cannot
+        # start is reported after the task file's own errors, as before.
+        try:
+            sandbox = harness_sandbox(python_workers=workers, python_packages=GRADER_PACKAGES)
+            sandbox.warm()
+        except RefereeError as e:
+            sandbox_error = e
+    try:
+        from rich.progress import Progress
+
+        from referee.verify.samples import read_samples
+
+        task_list = _load(tasks, "--tasks")
+        pairs = read_samples(samples, task_list, tasks_name=str(tasks))
+        if not pairs:  # a summary of nothing ("0 samples, mean reward 0.000") is no verdict
+            raise ConfigError(
+                f"--samples {samples} holds no samples; give one JSON object per line, "
+                f'{{"task_id": ..., "completion": ...}} (`referee tasks gold {tasks}` writes the '
+                "references in that form)"
+            )
+        if sandbox_error is not None:
+            raise sandbox_error
+    except BaseException:
+        if sandbox is not None:
+            sandbox.close()
+        raise
 
     verdicts = []
-    if ray_address is not None:
+    if sandbox is None:
+        assert ray_address is not None  # no sandbox here: --ray, or an error raised above
         verdicts = _verify_on_ray(ray_address, actors, workers, task_list, pairs)
         if as_json:
             for v in verdicts:
                 print(json.dumps(v.model_dump(mode="json")), flush=True)
     else:
-        sandbox = harness_sandbox(python_workers=workers, python_packages=PYTEST_PACKAGES)
+        from referee.verify.dispatch import VerifierSet
+
         # Each task is judged by the verifier of its kind, all sharing this sandbox.
         with sandbox, VerifierSet(sandbox) as verifiers, Progress(console=err) as progress:
             bar = progress.add_task("verifying", total=len(pairs))

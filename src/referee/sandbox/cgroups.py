@@ -55,10 +55,10 @@ class _Files:
     """Control files kept open: a run reads and resets counters with one syscall each."""
 
     def __init__(self) -> None:
-        self._fds: dict[tuple[Path, int], int] = {}
+        self._fds: dict[tuple[str, int], int] = {}
 
     def _fd(self, path: Path, flags: int) -> int:
-        key = (path, flags)
+        key = (os.fspath(path), flags)  # a str hashes once; a Path hashes its parts each time
         fd = self._fds.get(key)
         if fd is None:
             fd = self._fds[key] = os.open(path, flags | os.O_CLOEXEC)
@@ -145,6 +145,13 @@ class _V1Group(Cgroup):
         self.dirs = dirs
         self.name = name
         self.files = _Files()
+        # The files every run reads or resets, named once (building paths is per-run work).
+        mem = dirs["memory"]
+        self._peak = mem / "memory.max_usage_in_bytes"
+        self._failcnt = mem / "memory.failcnt"
+        self._oom = mem / "memory.oom_control"
+        self._pids_events = dirs["pids"] / "pids.events"
+        self._cpu = dirs["cpuacct"] / "cpuacct.usage" if "cpuacct" in dirs else None
 
     def set_limits(self, *, memory_bytes: int, pids_max: int) -> None:
         mem = self.dirs["memory"]
@@ -171,24 +178,22 @@ class _V1Group(Cgroup):
         return sorted(seen)
 
     def reset_peak(self) -> None:
-        mem = self.dirs["memory"]
-        self.files.write(mem / "memory.max_usage_in_bytes", "0")
-        self.files.write(mem / "memory.failcnt", "0")
+        self.files.write(self._peak, "0")
+        self.files.write(self._failcnt, "0")
 
     def cpu_s(self) -> float | None:
-        if "cpuacct" not in self.dirs:
+        if self._cpu is None:
             return None
-        return int(self.files.read(self.dirs["cpuacct"] / "cpuacct.usage")) / 1e9
+        return int(self.files.read(self._cpu)) / 1e9
 
     def stats(self) -> CgroupStats:
-        mem = self.dirs["memory"]
         read = self.files.read
-        oom = _kv(read(mem / "memory.oom_control")).get("oom_kill", 0)
-        events = _kv(read(self.dirs["pids"] / "pids.events"))
+        oom = _kv(read(self._oom)).get("oom_kill", 0)
+        events = _kv(read(self._pids_events))
         return CgroupStats(
-            peak_bytes=int(read(mem / "memory.max_usage_in_bytes")),
+            peak_bytes=int(read(self._peak)),
             oom_kills=oom,
-            memory_failcnt=int(read(mem / "memory.failcnt")),
+            memory_failcnt=int(read(self._failcnt)),
             pids_refused=events.get("max", 0),
             cpu_s=self.cpu_s(),
         )
@@ -212,6 +217,12 @@ class _V2Group(Cgroup):
         self.path = path
         self.name = name
         self.files = _Files()
+        # The files every run reads or resets, named once (building paths is per-run work).
+        self._peak = path / "memory.peak"
+        self._current = path / "memory.current"
+        self._events = path / "memory.events"
+        self._pids_events = path / "pids.events"
+        self._cpu_stat = path / "cpu.stat"
 
     def set_limits(self, *, memory_bytes: int, pids_max: int) -> None:
         _write(self.path / "memory.max", str(memory_bytes))
@@ -231,21 +242,21 @@ class _V2Group(Cgroup):
     def reset_peak(self) -> None:
         # memory.peak is resettable only per open file on new kernels; fall back to a baseline.
         with contextlib.suppress(OSError):
-            self.files.write(self.path / "memory.peak", "0")
+            self.files.write(self._peak, "0")
 
     def cpu_s(self) -> float | None:
-        usec = _kv(self.files.read(self.path / "cpu.stat")).get("usage_usec")
+        usec = _kv(self.files.read(self._cpu_stat)).get("usage_usec")
         return None if usec is None else usec / 1e6
 
     def stats(self) -> CgroupStats:
         read = self.files.read
-        events = _kv(read(self.path / "memory.events"))
-        pid_events = _kv(read(self.path / "pids.events"))
+        events = _kv(read(self._events))
+        pid_events = _kv(read(self._pids_events))
         cpu = self.cpu_s()
         try:
-            peak = int(read(self.path / "memory.peak"))
+            peak = int(read(self._peak))
         except FileNotFoundError:
-            peak = int(read(self.path / "memory.current"))
+            peak = int(read(self._current))
         return CgroupStats(
             peak_bytes=peak,
             oom_kills=events.get("oom_kill", 0),
@@ -280,11 +291,10 @@ class Cgroups:
     def __init__(self, version: int, parents: dict[str, Path]) -> None:
         self.version = version
         self._parents = parents
-        self._counter = 0
+        self._counter = itertools.count(1)  # next() is atomic: workers start concurrently
 
     def create(self, label: str) -> Cgroup:
-        self._counter += 1
-        name = f"{label}-{self._counter}"
+        name = f"{label}-{next(self._counter)}"
         try:
             if self.version == 1:
                 dirs = {c: p / name for c, p in self._parents.items()}

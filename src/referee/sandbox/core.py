@@ -16,6 +16,7 @@ remove all of them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -90,6 +91,7 @@ class Sandbox:
         self.python_workers = python_workers or (os.cpu_count() or 1) + 1
         self._pool: ForkServerPool | None = None
         self._pool_lock = threading.Lock()
+        self._warmer: threading.Thread | None = None
         self._local: LocalRunner | None = None
         self._cgroups: Cgroups | None = None
         self._scratch: Scratch | None = None
@@ -226,6 +228,21 @@ class Sandbox:
                 )
             return self._pool
 
+    def warm(self) -> None:
+        """Start the fast-path workers now, in the background, so that the first
+        :meth:`run_python` finds them ready (or nearly) while the caller does other work
+        (``referee verify`` loads its tasks meanwhile). A start that fails here is tried again,
+        and its error raised, by the first run. Does nothing if they are started already."""
+        if self._local is not None or self._pool is not None or self._warmer is not None:
+            return
+
+        def start() -> None:
+            with contextlib.suppress(Exception):
+                self.pool  # noqa: B018 - starts the pool
+
+        self._warmer = threading.Thread(target=start, name="referee-sandbox-warm", daemon=True)
+        self._warmer.start()
+
     def workspace(self) -> Workspace:
         """A new empty workspace for a multi-turn session (snapshot/restore for branching).
 
@@ -251,6 +268,9 @@ class Sandbox:
 
     # ---- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
+        warmer, self._warmer = self._warmer, None
+        if warmer is not None:
+            warmer.join()
         if self._pool is not None:
             self._pool.close()
             self._pool = None

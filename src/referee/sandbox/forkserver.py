@@ -22,6 +22,7 @@ import os
 import queue
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from importlib import resources
@@ -427,13 +428,27 @@ class ForkServerPool:
                 view, cgroups=cgroups, scratch=scratch, uids=uids, index=i, preload=preload
             )
             self.workers.append(w)
+        # The first worker starts here, so that a sandbox that cannot start fails now, with its
+        # reason; the others start concurrently (each start is mostly waiting for bwrap and an
+        # interpreter) and join the idle queue as each is ready, so the first run need not
+        # wait for all of them. A worker whose start failed joins it dead: the run that takes
+        # it restarts it, and raises if that fails too, as for a worker that died later.
+        self._starters: list[threading.Thread] = []
         try:
-            for w in self.workers:
-                w.start()
-                self._idle.put(w)
+            self.workers[0].start()
         except BaseException:
             self.close()
             raise
+        self._idle.put(self.workers[0])
+        for w in self.workers[1:]:
+            t = threading.Thread(target=self._start, args=(w,), daemon=True)
+            t.start()
+            self._starters.append(t)
+
+    def _start(self, worker: ForkWorker) -> None:
+        with contextlib.suppress(Exception):
+            worker.start()
+        self._idle.put(worker)
 
     def run(self, source: str | bytes, **kwargs: Any) -> ExecResult:
         worker = self._idle.get()
@@ -443,5 +458,7 @@ class ForkServerPool:
             self._idle.put(worker)
 
     def close(self) -> None:
+        for t in self._starters:
+            t.join()
         for w in self.workers:
             w.close()

@@ -35,16 +35,18 @@ import re
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.errors import ConfigError, RefereeError, StoreError, VerifierError
 from referee.sandbox import Limits, Sandbox, Workspace
-from referee.tasks.artifacts import ArtifactStore
 from referee.tasks.model import Task
 from referee.tasks.venv import RepoVenv
 from referee.verify.repo_run import GRADER_PACKAGES, RepoSandboxes, run_pytest
 from referee.verify.structure import RuleResult, check_structure
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict
+
+if TYPE_CHECKING:
+    from referee.tasks.artifacts import ArtifactStore
 
 __all__ = [
     "PYTEST_PACKAGES",
@@ -312,6 +314,8 @@ def repo_state(task: Task, store: ArtifactStore | None = None) -> RepoState:
         raise VerifierError(f"task {task.id!r} lists no FAIL_TO_PASS or PASS_TO_PASS tests")
     repo = task.payload.get("repo")
     if isinstance(repo, dict):
+        from referee.tasks.artifacts import ArtifactStore  # fsspec: only when needed
+
         store = store or ArtifactStore.at(repo.get("store"))
         snapshot: dict[str, bytes | str] = dict(store.get_files(str(repo.get("snapshot"))))
         overrides = task.payload.get("overrides", {})

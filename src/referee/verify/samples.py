@@ -22,7 +22,6 @@ from typing import Any
 from referee.errors import ConfigError
 from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Task
-from referee.verify.program.answer import with_language
 
 __all__ = ["gold_samples", "read_samples"]
 
@@ -71,6 +70,9 @@ def read_samples(
         if language is not None and not isinstance(language, str):
             raise ConfigError(f"{path}:{n}: 'language' must be a string such as \"cpp\"")
         if language is not None and task.kind == TaskKind.PROGRAM:
+            # Imported here: the program verifier's package is not on a function task's path.
+            from referee.verify.program.answer import with_language
+
             completion = with_language(completion, language)
         pairs.append((task, completion))
     return pairs

@@ -19,15 +19,18 @@ from __future__ import annotations
 
 import re
 import time
+from typing import TYPE_CHECKING
 
 from referee.errors import ConfigError, RefereeError, StoreError, VerifierError
 from referee.sandbox import Limits
-from referee.tasks.artifacts import ArtifactStore
 from referee.tasks.model import Task
 from referee.tasks.venv import RepoVenv
 from referee.verify.pytest_verifier import PytestVerifier, apply_patch
 from referee.verify.repo_run import RepoSandboxes, TestRun, run_pytest
 from referee.verify.verdict import Flag, TestOutcome, Verdict
+
+if TYPE_CHECKING:
+    from referee.tasks.artifacts import ArtifactStore
 
 __all__ = ["TestgenVerifier"]
 
@@ -58,6 +61,8 @@ class TestgenVerifier:
         if not isinstance(repo, dict) or task.kind != "test-writing":
             return Verdict.infra(task.id, f"task {task.id!r} is not a test-writing task", VERSION)
         try:
+            from referee.tasks.artifacts import ArtifactStore  # fsspec: only when needed
+
             store = self.store or ArtifactStore.at(repo.get("store"))
             snapshot = store.get_files(str(repo["snapshot"]))
             env = RepoVenv(tuple(repo.get("environment", {}).get("requirements", [])))
