@@ -141,7 +141,9 @@ def task_file(tasks: dict[str, Task], tmp_path_factory: pytest.TempPathFactory) 
 def served(task_file: Path) -> Iterator[str]:
     from referee.service import ServeConfig, Service, running
 
-    config = ServeConfig(tasks=(str(task_file),), workers=2, no_auth=True, compat=("openrlhf",))
+    config = ServeConfig(
+        tasks=(str(task_file),), workers=2, no_auth=True, compat=("openrlhf", "nemo-gym")
+    )
     with running(Service.start(config)) as url:
         yield url
 
@@ -425,3 +427,43 @@ def test_areal_workflow_runs_sql_and_shell_episodes_in_their_environments(tasks,
             offered = {t["function"]["name"] for t in fake.requests[-2]["tools"]}
             own = {"sql": "run_query", "shell": "run"}[kind]
             assert own in offered and "run_python" not in offered, (kind, offered)
+
+
+# ---- NeMo Gym's resources server (--compat nemo-gym): a domain's task in its environment -------
+def test_nemo_gym_runs_toolworld_and_sql_rollouts(tasks, gold, served):
+    """NeMo Gym's agent as the resources server sees it (tests/service/compat/test_nemo_gym.py
+    has the protocol in full): seed with the row, one POST per tool call with the cookie of the
+    previous reply, then /verify with the final message."""
+    from referee.service.compat.nemo_gym import COOKIE, nemo_gym_row
+
+    def rollout(row: dict[str, Any], calls: list[dict[str, Any]], final: str) -> dict[str, Any]:
+        with httpx.Client(base_url=served, timeout=60) as http:
+            seeded = http.post("/seed_session", json=row)
+            assert seeded.status_code == 200, seeded.text
+            # The agent keeps no cookie jar: it sends the previous reply's cookie by hand.
+            cookie = {"Cookie": f"{COOKIE}={seeded.cookies[COOKIE]}"}
+            tools = set(seeded.json()["tools"])
+            for call in calls:
+                http.cookies.clear()
+                r = http.post(f"/{call['name']}", json=call["arguments"], headers=cookie)
+                assert r.status_code == 200 and not r.text.startswith("error"), r.text
+            message = {"type": "message", "role": "assistant", "content": final}
+            http.cookies.clear()
+            r = http.post(
+                "/verify", json={**row, "response": {"output": [message]}}, headers=cookie
+            )
+            assert r.status_code == 200, r.text
+            return {**r.json(), "offered": tools}
+
+    world = nemo_gym_row(tasks["toolworld"])
+    assert world["verifier_metadata"]["env"] == "toolworld"
+    offered = {t["name"] for t in world["responses_create_params"]["tools"]}
+    assert "refund_order" in offered and "write_file" not in offered
+    plan = json.loads(gold["toolworld"])
+    done = rollout(world, plan, "Your refund is on its way.")
+    assert done["reward"] == 1.0 and done["offered"] == offered
+    assert rollout(world, [], "I cannot help with that.")["reward"] == 0.0
+    sql = nemo_gym_row(tasks["sql"])
+    submit = [{"name": "submit", "arguments": {"query": gold["sql"]}}]
+    assert rollout(sql, submit, "Submitted.")["reward"] == 1.0
+    assert rollout(sql, [], "SELECT 1")["reward"] == 0.0
