@@ -8,7 +8,9 @@ go through veRL's reward loop exactly as a user configures it (``RewardLoopWorke
 through the legacy ``batch`` manager for compute_score_batch. The agent loop is made from an
 agent-loop config entry by hydra, as veRL's AgentLoopWorker makes it, and generates through
 ``ScriptedServer``: a stand-in for veRL's LLM server client (the one thing that needs a GPU),
-which returns scripted token ids. Tools run in referee's real sandbox.
+which returns scripted token ids. Tools run in referee's real sandbox. A domain's task (a
+toolworld ``shop-refund`` task, whose world needs only sqlite3 and pydantic) runs in its world,
+with the world's tools; sql is not run here (its sandbox needs duckdb, which this venv lacks).
 """
 
 from __future__ import annotations
