@@ -1,8 +1,9 @@
 """The domains' tasks reach the trainers and the service: one generated task of each domain
 kind (sql, numeric, shell, toolworld, verilog), judged through TRL's reward function, veRL's
 ``compute_score``, a real ``referee serve`` on loopback (``/v1/verify`` and multi-turn sessions
-of the ``toolworld`` and ``sql`` environments), and TRL's ``environment_factory`` class over
-``make_env("toolworld")``.
+of the ``toolworld`` and ``sql`` environments), TRL's ``environment_factory`` class over
+``make_env("toolworld")``, and the environment veRL's agent loop and AReaL's workflow run a
+domain's episode in (``lookup.task_env``; AReaL's workflow end to end on sql and shell).
 
 Gold answers come from ``gold_samples`` and are written as a model would write them: a fenced
 block with prose around it for the code kinds, a ``bash`` block for shell, hermes
@@ -140,7 +141,9 @@ def task_file(tasks: dict[str, Task], tmp_path_factory: pytest.TempPathFactory) 
 def served(task_file: Path) -> Iterator[str]:
     from referee.service import ServeConfig, Service, running
 
-    config = ServeConfig(tasks=(str(task_file),), workers=2, no_auth=True, compat=("openrlhf",))
+    config = ServeConfig(
+        tasks=(str(task_file),), workers=2, no_auth=True, compat=("openrlhf", "nemo-gym")
+    )
     with running(Service.start(config)) as url:
         yield url
 
@@ -345,3 +348,122 @@ def test_areal_reward_takes_raw_answers_with_end_tokens(tasks, gold, task_file, 
         row = areal_row(task)
         assert reward_fn("p", gold[kind] + "<|im_end|>", [1], [2], **row) == 1.0, kind
         assert reward_fn("p", "<|im_end|>", [1], [2], **row) == 0.0, kind
+
+
+# ---- veRL's agent loop and AReaL's workflow: the environment a task's kind calls for ----------
+def test_task_env_makes_the_environment_of_the_tasks_kind(tasks):
+    """``lookup.task_env``, what veRL's agent loop, AReaL's workflow and SkyRL's TextEpisode
+    make their episodes in (veRL's loop itself runs only in the verl venv, which has no duckdb
+    for sql: tests/trainers/test_verl_contract.py runs a toolworld episode there)."""
+    import asyncio
+
+    from referee.envs.base import EpisodeLimits
+    from referee.envs.runtime import CodeRuntime
+    from referee.tasks.kinds import TaskKind
+    from referee.train.lookup import task_env
+
+    code = read_tasks_he()[0]
+    with CodeRuntime() as rt:
+        limits = EpisodeLimits(max_turns=3)
+        env = task_env(code, runtime=rt, limits=limits, tools=["write_file", "submit"])
+        assert env.name == "code" and {t["function"]["name"] for t in env.tools()} == {
+            "write_file",
+            "submit",
+        }
+        sql = task_env(tasks["sql"], runtime=rt, limits=limits, tools=["write_file"])
+        # The sql environment's own tools, and the runtime's verifier, shared by its episodes.
+        assert sql.name == "sql" and sql.limits is limits
+        assert {t["function"]["name"] for t in sql.tools()} == {
+            "run_query",
+            "show_schema",
+            "submit",
+        }
+        assert sql.verifier is rt.verifiers.verifier(TaskKind.SQL)
+        world = task_env(tasks["toolworld"], runtime=rt, limits=limits)
+        assert world.name == "toolworld" and world.tools() == []  # known after the reset
+        asyncio.run(world.reset(tasks["toolworld"]))
+        assert "refund_order" in {t["function"]["name"] for t in world.tools()}
+        asyncio.run(world.close())
+        shell = task_env(tasks["shell"], runtime=rt, single_turn=True)  # shell takes it
+        assert shell.name == "shell" and shell.tools() == []
+        for made in (env, sql, shell):
+            asyncio.run(made.close())
+
+
+def read_tasks_he() -> list[Task]:
+    from referee.tasks.model import read_tasks
+
+    return read_tasks(Path(__file__).parents[1] / "trainers" / "fixtures" / "he3.jsonl")
+
+
+def test_areal_workflow_runs_sql_and_shell_episodes_in_their_environments(tasks, gold):
+    """AReaL's RefereeWorkflow (it imports no AReaL) through an OpenAI-compatible fake: a sql
+    and a shell task, the gold plan 1, an answer without a tool call 0. The areal venv has no
+    duckdb, so sql is checked here; tests/trainers/test_areal_contract.py runs a toolworld
+    episode in that venv."""
+    import asyncio
+
+    from referee.train.areal import RefereeWorkflow, areal_row
+    from tests.policy.fake_openai import FakeOpenAI
+
+    plans = {
+        "sql": [
+            {"name": "run_query", "arguments": {"query": gold["sql"]}},
+            {"name": "submit", "arguments": {"query": gold["sql"]}},
+        ],
+        "shell": [
+            *({"name": "run", "arguments": {"command": c}} for c in gold["shell"].splitlines()),
+            {"name": "submit", "arguments": {}},
+        ],
+    }
+    with FakeOpenAI() as fake:
+        for kind, plan in plans.items():
+            task = tasks[kind]
+            fake.plans[task.prompt[-1].content] = plan
+            for model, reward in [("plan-agent", 1.0), ("echo", 0.0)]:
+                wf = RefereeWorkflow([task], model=model, max_turns=len(plan) + 2)
+                got = asyncio.run(wf.run(areal_row(task), base_url=fake.url, api_key="k"))
+                assert got == reward, (kind, model, got)
+            offered = {t["function"]["name"] for t in fake.requests[-2]["tools"]}
+            own = {"sql": "run_query", "shell": "run"}[kind]
+            assert own in offered and "run_python" not in offered, (kind, offered)
+
+
+# ---- NeMo Gym's resources server (--compat nemo-gym): a domain's task in its environment -------
+def test_nemo_gym_runs_toolworld_and_sql_rollouts(tasks, gold, served):
+    """NeMo Gym's agent as the resources server sees it (tests/service/compat/test_nemo_gym.py
+    has the protocol in full): seed with the row, one POST per tool call with the cookie of the
+    previous reply, then /verify with the final message."""
+    from referee.service.compat.nemo_gym import COOKIE, nemo_gym_row
+
+    def rollout(row: dict[str, Any], calls: list[dict[str, Any]], final: str) -> dict[str, Any]:
+        with httpx.Client(base_url=served, timeout=60) as http:
+            seeded = http.post("/seed_session", json=row)
+            assert seeded.status_code == 200, seeded.text
+            # The agent keeps no cookie jar: it sends the previous reply's cookie by hand.
+            cookie = {"Cookie": f"{COOKIE}={seeded.cookies[COOKIE]}"}
+            tools = set(seeded.json()["tools"])
+            for call in calls:
+                http.cookies.clear()
+                r = http.post(f"/{call['name']}", json=call["arguments"], headers=cookie)
+                assert r.status_code == 200 and not r.text.startswith("error"), r.text
+            message = {"type": "message", "role": "assistant", "content": final}
+            http.cookies.clear()
+            r = http.post(
+                "/verify", json={**row, "response": {"output": [message]}}, headers=cookie
+            )
+            assert r.status_code == 200, r.text
+            return {**r.json(), "offered": tools}
+
+    world = nemo_gym_row(tasks["toolworld"])
+    assert world["verifier_metadata"]["env"] == "toolworld"
+    offered = {t["name"] for t in world["responses_create_params"]["tools"]}
+    assert "refund_order" in offered and "write_file" not in offered
+    plan = json.loads(gold["toolworld"])
+    done = rollout(world, plan, "Your refund is on its way.")
+    assert done["reward"] == 1.0 and done["offered"] == offered
+    assert rollout(world, [], "I cannot help with that.")["reward"] == 0.0
+    sql = nemo_gym_row(tasks["sql"])
+    submit = [{"name": "submit", "arguments": {"query": gold["sql"]}}]
+    assert rollout(sql, submit, "Submitted.")["reward"] == 1.0
+    assert rollout(sql, [], "SELECT 1")["reward"] == 0.0

@@ -12,7 +12,10 @@ Its behaviour is chosen by the request's ``model``:
 * ``code-agent``: an agent for ``CodeEnv``'s tools on a function task: turn 1 calls
   ``write_file(solution.py, ...)``, turn 2 calls ``run_python`` (the answer's ``probe``) and
   ``run_tests`` in one message, turn 3 calls ``submit``;
-* ``code-single``: a single-turn answer, the solution in a ```python block.
+* ``code-single``: a single-turn answer, the solution in a ```python block;
+* ``plan-agent``: an agent for any environment's tools: the plan of ``plans`` whose key occurs
+  in a user message, one tool call a turn (``{"name": ..., "arguments": {...}}`` each), then a
+  final answer without tool calls; with no plan, that answer at once.
 
 The code the two ``code-*`` modes write comes from ``code_answers``: the first entry whose key
 occurs in a user message of the request (a task's docstring, say) gives the whole
@@ -49,6 +52,7 @@ class FakeOpenAI:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.code_answers: dict[str, CodeAnswer] = {}
+        self.plans: dict[str, list[dict[str, Any]]] = {}
         self.headers: list[dict[str, str]] = []
         self.counts: Counter[str] = Counter()
         self.release = threading.Event()
@@ -140,6 +144,8 @@ class FakeOpenAI:
             )
             code = answer.solution if answer is not None and right else "    return None\n"
             return 200, completion(f"Here is my solution:\n```python\n{code}```\n", body), {}
+        if model == "plan-agent":
+            return 200, plan_agent(body, self._plan(body)), {}
         if model == "args-object":
             call = {
                 "id": "c1",
@@ -149,6 +155,13 @@ class FakeOpenAI:
             return 200, completion(None, body, tool_calls=[call]), {}
         last_user = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
         return 200, completion(f"echo: {last_user}", body), {}
+
+    def _plan(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        users = [str(m.get("content") or "") for m in body["messages"] if m["role"] == "user"]
+        for key, plan in self.plans.items():
+            if any(key in text for text in users):
+                return plan
+        return []
 
     def _code_answer(self, body: dict[str, Any]) -> CodeAnswer | None:
         users = [str(m.get("content") or "") for m in body["messages"] if m["role"] == "user"]
@@ -227,3 +240,15 @@ def code_agent(body: dict[str, Any], answer: CodeAnswer | None) -> dict[str, Any
     else:
         calls = [call(0, "submit")]
     return completion(None, body, tool_calls=calls)
+
+
+def plan_agent(body: dict[str, Any], plan: list[dict[str, Any]]) -> dict[str, Any]:
+    """The plan's next tool call (one a turn), then a final answer without one."""
+    turn = sum(m["role"] == "assistant" for m in body["messages"])
+    if turn >= len(plan):
+        return completion("Done." if plan else "I cannot help with that.", body)
+    step = plan[turn]
+    fn = {"name": step["name"], "arguments": json.dumps(step.get("arguments") or {})}
+    return completion(
+        None, body, tool_calls=[{"id": f"call_{turn}", "type": "function", "function": fn}]
+    )

@@ -171,3 +171,23 @@ def test_workflow_proxy_down_raises_not_zero(proxy):
 
     with pytest.raises(PolicyError):
         run_workflow(RefereeWorkflow(model="down", max_infra_retries=0), areal_row(TRAIN[0]), proxy)
+
+
+def test_workflow_runs_a_domain_task_in_its_domains_environment(proxy):
+    """A tool world's task (toolworld needs only sqlite3 and pydantic, both in this venv): the
+    episode runs in its world with the world's tools offered; the reference plan earns 1, an
+    answer without a tool call 0."""
+    import json
+
+    from referee.domains import generate_family
+
+    task = generate_family("shop-refund", count=1, seed=0)[0]
+    plan = json.loads(task.hidden["reference"])
+    proxy.plans[task.prompt[-1].content] = plan
+    wf = RefereeWorkflow([task], model="plan-agent", max_turns=len(plan) + 2)
+    assert run_workflow(wf, areal_row(task), proxy) == 1.0
+    last = proxy.requests[-1]
+    tools = {tool["function"]["name"] for tool in last["tools"]}
+    assert {"find_customer", "refund_order"} <= tools and "write_file" not in tools
+    assert sum(m["role"] == "tool" for m in last["messages"]) == len(plan)
+    assert run_workflow(RefereeWorkflow([task], model="echo"), areal_row(task), proxy) == 0.0

@@ -8,7 +8,9 @@ go through veRL's reward loop exactly as a user configures it (``RewardLoopWorke
 through the legacy ``batch`` manager for compute_score_batch. The agent loop is made from an
 agent-loop config entry by hydra, as veRL's AgentLoopWorker makes it, and generates through
 ``ScriptedServer``: a stand-in for veRL's LLM server client (the one thing that needs a GPU),
-which returns scripted token ids. Tools run in referee's real sandbox.
+which returns scripted token ids. Tools run in referee's real sandbox. A domain's task (a
+toolworld ``shop-refund`` task, whose world needs only sqlite3 and pydantic) runs in its world,
+with the world's tools; sql is not run here (its sandbox needs duckdb, which this venv lacks).
 """
 
 from __future__ import annotations
@@ -316,3 +318,45 @@ def test_agent_loop_refuses_a_heldout_task_in_a_training_row(tok, datasets):
     row["extra_info"] = {**row["extra_info"], "split": "train"}
     with pytest.raises(Exception, match="held out and must never reach training"):
         _episode(tok, row, [_gold(HELD)])
+
+
+# ---- the agent loop on a domain's task: its domain's environment, its tools ----------------------
+def _domain_episode(tok, task, replies: list[str], **entry: Any):
+    """An episode on a row of ``task`` (the task rides in it), and the tool schemas the loop
+    rendered the prompt with."""
+    server = ScriptedServer(tok, replies)
+    loop = _loop(tok, server, **entry)
+    offered: list[Any] = []
+    build = loop.ct_build_initial_tokens
+
+    async def spy(messages, tools=None, **kw):
+        offered.append(tools)
+        return await build(messages, tools=tools, **kw)
+
+    loop.ct_build_initial_tokens = spy
+    row = verl_row(task, 0, agent_name="referee")
+    out = get_event_loop().run_until_complete(loop.run({"temperature": 1.0}, **row))
+    names = {t["function"]["name"] for t in offered[0] or []}
+    return out, names
+
+
+def test_agent_loop_domain_task_tool_world_in_its_world(tok):
+    from referee.domains import generate_family
+
+    task = generate_family("shop-refund", count=1, seed=0)[0]
+    plan = json.loads(task.hidden["reference"])  # the reference plan: its tool calls in order
+    replies = [_call(c["name"], **c["arguments"]) for c in plan] + ["Your refund is on its way."]
+    out, tools = _domain_episode(tok, task, replies, max_turns=len(plan) + 2)
+    # The world's tools were offered (read after its reset), not CodeEnv's.
+    assert {"find_customer", "refund_order"} <= tools and "write_file" not in tools
+    assert out.reward_score == 1.0 and out.extra_fields["reward_extra_info"]["passed"] == 1.0
+    assert out.extra_fields["referee_end_reason"] == "answered"
+    assert out.extra_fields["referee_tool_calls"] == len(plan)
+    assert out.num_turns == (len(plan) + 1) + len(plan) + 1
+    env_text = tok.decode(
+        [t for t, m in zip(out.response_ids, out.response_mask, strict=True) if not m]
+    )
+    assert "liam" in env_text.lower()  # the world's answer to find_customer, mask 0
+    # Doing nothing leaves the store as it was: 0.
+    out, _ = _domain_episode(tok, task, ["I cannot help with that."])
+    assert out.reward_score == 0.0 and out.num_turns == 2

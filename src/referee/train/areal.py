@@ -31,9 +31,13 @@ the workflow, so it is never a silent 0. A held-out task raises :class:`ConfigEr
 
 :class:`RefereeWorkflow` has the ``async run(data, **extra_kwargs) -> float`` AReaL calls with
 ``base_url`` and ``api_key`` of its proxy (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` when run
-without them). It runs one referee episode (:class:`~referee.envs.code.CodeEnv`, with tools for
-repository tasks or ``multi_turn=True``) through :class:`~referee.policy.OpenAIPolicy` and
-referee's rollout runner, and returns the verifier's reward. Tools travel as OpenAI ``tools``, so
+without them). It runs one referee episode through :class:`~referee.policy.OpenAIPolicy` and
+referee's rollout runner, in the environment the task's kind calls for
+(:func:`referee.train.lookup.task_env`): :class:`~referee.envs.code.CodeEnv` for a code task
+(tools for repository tasks or ``multi_turn=True``), the domain's environment
+(``make_env(task.kind.value)``: sql, dataframe, numeric, shell, toolworld, verilog, with its own
+tools; a tool world's are read after its reset) for a domain's task; it returns the verifier's
+reward. Tools travel as OpenAI ``tools``, so
 the proxy's inference server must parse tool calls (vLLM/SGLang with a tool parser). AReaL's
 ``http_client`` is not used: the policy opens its own client to ``base_url``.
 """
@@ -52,6 +56,7 @@ from referee.train.lookup import (
     resolve_task,
     score_text,
     shared_runtime,
+    task_env,
 )
 
 __all__ = ["RefereeWorkflow", "areal_row", "eval_reward_fn", "reward_fn"]
@@ -92,8 +97,10 @@ class RefereeWorkflow:
 
     ``tasks``: the task file (default ``REFEREE_TASKS``); ``model``: the name sent to the proxy
     (AReaL's examples use ``"default"``); ``multi_turn``: None picks per task kind (tools for
-    repository tasks); ``max_turns``, ``step_timeout_s``, ``episode_timeout_s``: the episode's
-    limits; ``allow_heldout``: for an evaluation workflow.
+    repository and domain tasks; a domain's environment offers its tools either way, and takes
+    ``multi_turn`` only where it has a single-turn mode: shell); ``max_turns``,
+    ``step_timeout_s``, ``episode_timeout_s``: the episode's limits; ``allow_heldout``: for an
+    evaluation workflow.
     """
 
     def __init__(
@@ -118,7 +125,6 @@ class RefereeWorkflow:
         self.max_infra_retries = max_infra_retries
 
     async def run(self, data: dict[str, Any], **extra_kwargs: Any) -> float:
-        from referee.envs.code import CodeEnv
         from referee.policy.openai_compat import OpenAIPolicy
         from referee.rollout.runner import RolloutRunner
 
@@ -139,7 +145,7 @@ class RefereeWorkflow:
         runtime = shared_runtime()
         single = None if self.multi_turn is None else not self.multi_turn
         runner = RolloutRunner(
-            lambda: CodeEnv(runtime, single_turn=single, limits=self.limits),
+            lambda: task_env(task, runtime=runtime, single_turn=single, limits=self.limits),
             policy,
             limits=self.limits,
             max_infra_retries=self.max_infra_retries,

@@ -37,6 +37,7 @@ from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
 from referee.envs.answers import strip_end_tokens, text_answer
+from referee.envs.base import Environment, EpisodeLimits
 from referee.envs.runtime import CodeRuntime
 from referee.errors import ConfigError, VerifierError
 from referee.tasks.kinds import TaskKind
@@ -44,6 +45,7 @@ from referee.tasks.model import Task, read_tasks
 from referee.verify.verdict import Verdict
 
 __all__ = [
+    "CODE_KINDS",
     "DEADLINE_ENV",
     "TASKS_ENV",
     "TaskSource",
@@ -54,6 +56,7 @@ __all__ = [
     "run_sync",
     "score_text",
     "shared_runtime",
+    "task_env",
     "task_id_of",
     "text_answer_of",
     "verify_answer",
@@ -220,6 +223,58 @@ def _close_shared() -> None:
                 obj.close()
             except Exception:  # at exit: nothing left to report to
                 pass
+
+
+# ---- the environment a task's episode runs in --------------------------------------------------
+#: Kinds whose episodes run in :class:`~referee.envs.code.CodeEnv`; every other kind (a
+#: domain's: sql, dataframe, numeric, shell, toolworld, verilog) in the environment registered
+#: under the kind's name (``make_env(task.kind.value)``), which CodeEnv leaves to it (it refuses
+#: a domain's task).
+CODE_KINDS = frozenset(
+    {TaskKind.FUNCTION, TaskKind.PROGRAM, TaskKind.REPO_PATCH, TaskKind.TEST_WRITING}
+)
+
+
+def task_env(
+    task: Task,
+    *,
+    limits: EpisodeLimits | None = None,
+    runtime: CodeRuntime | None = None,
+    single_turn: bool | None = None,
+    tools: Sequence[str] | None = None,
+) -> Environment:
+    """A new environment for an episode of ``task``: the one rule every trainer adapter's
+    multi-turn episode follows (veRL's agent loop, AReaL's workflow, SkyRL/OpenRLHF's
+    :class:`~referee.train.skyrl.TextEpisode`).
+
+    * a code kind (:data:`CODE_KINDS`): ``CodeEnv(runtime, single_turn=, limits=, tools=)`` on
+      ``runtime`` (default: :func:`shared_runtime`); ``single_turn=None`` picks per task kind;
+    * any other kind: ``make_env(task.kind.value, ...)`` with those of ``limits`` and
+      ``single_turn`` (each when not None) its constructor takes
+      (:func:`referee.envs.env_keywords`), and, where it takes a ``verifier``, the runtime's
+      verifier of the kind (made once per runtime and shared by its episodes, rather than a
+      sandbox per episode). ``tools`` names CodeEnv's tools and is not given to a domain's
+      environment: it brings its own (a tool world's are known after ``reset``)."""
+    if task.kind in CODE_KINDS:
+        from referee.envs.code import CodeEnv
+
+        return CodeEnv(
+            runtime or shared_runtime(), single_turn=single_turn, limits=limits, tools=tools
+        )
+    from referee.envs.registry import env_keywords, make_env
+
+    name = task.kind.value
+    takes = env_keywords(name)
+    kwargs: dict[str, Any] = {}
+    if limits is not None:  # None: the environment's own (some take no None)
+        kwargs["limits"] = limits
+    if single_turn is not None:
+        kwargs["single_turn"] = single_turn
+    if takes is not None:
+        kwargs = {k: v for k, v in kwargs.items() if k in takes}
+        if "verifier" in takes:
+            kwargs["verifier"] = (runtime or shared_runtime()).verifiers.verifier(task.kind)
+    return make_env(name, **kwargs)
 
 
 # ---- one event loop per process, for synchronous trainer calls into async environments --------

@@ -59,8 +59,8 @@ from typing import Any
 from referee.envs.code_tools import TOOL_SCHEMAS
 from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Task
-from referee.train.lookup import TaskSource, label_task_id
-from referee.train.skyrl import _CODE_KINDS, TextEpisode
+from referee.train.lookup import CODE_KINDS, TaskSource, label_task_id
+from referee.train.skyrl import TextEpisode
 from referee.train.text_actions import tools_prompt
 
 __all__ = ["CHATML_FEEDBACK", "RefereeAgent", "agent_executor", "openrlhf_row"]
@@ -89,7 +89,7 @@ def _offered_tools(task: Task) -> list[dict[str, Any]]:
     """The tools a multi-turn episode of ``task`` offers: CodeEnv's for a code task, else its
     domain environment's (:class:`TextEpisode` runs it there), read from a reset when they
     depend on the task (a tool world's are its world's)."""
-    if task.kind in _CODE_KINDS:
+    if task.kind in CODE_KINDS:
         return list(TOOL_SCHEMAS.values())
     from referee.envs.base import SyncEnvironment
     from referee.envs.registry import make_env

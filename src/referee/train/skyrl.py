@@ -65,7 +65,7 @@ from referee.train.lookup import (
     resolve_task,
     run_sync,
     score_text,
-    shared_runtime,
+    task_env,
 )
 from referee.train.text_actions import observation_text, parse_text_action, tools_prompt
 from referee.verify.verdict import Verdict
@@ -76,8 +76,6 @@ ENTRY_POINT = "referee.train.skyrl:RefereeEnv"
 _INFRA_RETRIES = 2
 #: Kinds answered in one turn by default (no tools): functions and whole programs.
 _SINGLE_TURN = (TaskKind.FUNCTION, TaskKind.PROGRAM)
-#: Kinds whose multi-turn episodes run in CodeEnv; the others in their domain's environment.
-_CODE_KINDS = (TaskKind.FUNCTION, TaskKind.PROGRAM, TaskKind.REPO_PATCH, TaskKind.TEST_WRITING)
 
 
 def skyrl_row(task: Task, index: int = 0, *, env_class: str | None = None) -> dict[str, Any]:
@@ -120,22 +118,15 @@ class TextEpisode:
         self.done = False
         self.reward = 0.0
         self.passed = False
-        self._env: Any = None  # CodeEnv, multi-turn only
+        self._env: Any = None  # the task's environment (lookup.task_env), multi-turn only
 
     def init(self, prompt: list[ChatMessage]) -> tuple[list[ChatMessage], dict[str, Any]]:
         meta = {"task_id": self.task.id, "multi_turn": self.multi_turn}
         if not self.multi_turn:
             return prompt, meta
-        if self.task.kind in _CODE_KINDS:
-            from referee.envs.code import CodeEnv
-
-            self._env = CodeEnv(shared_runtime(), single_turn=False, limits=self.limits)
-        else:
-            # A domain's task (sql, shell, toolworld, ...) runs in its domain's environment,
-            # registered under its kind's name; CodeEnv refuses it.
-            from referee.envs.registry import make_env
-
-            self._env = make_env(self.task.kind.value, limits=self.limits)
+        # CodeEnv for a code task; a domain's task (sql, shell, toolworld, ...) in its domain's
+        # environment, registered under its kind's name (CodeEnv refuses it).
+        self._env = task_env(self.task, limits=self.limits, single_turn=False)
         messages = run_sync(self._env.reset(self.task))
         offer = tools_prompt(self._env.tools())
         if messages and messages[0].get("role") == "system":

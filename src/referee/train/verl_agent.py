@@ -1,4 +1,4 @@
-"""referee's multi-turn code environment as a veRL agent loop, registered as ``referee``.
+"""referee's multi-turn environments as a veRL agent loop, registered as ``referee``.
 
 This module imports veRL (``verl.experimental.agent_loop``): import it only where veRL is
 installed. veRL's agent-loop workers load it from an agent-loop config file::
@@ -9,26 +9,31 @@ installed. veRL's agent-loop workers load it from an agent-loop config file::
       # optional: max_turns: 8, env_tools: [write_file, run_python, submit], binary: false
 
 and the rows select it: ``referee tasks export TASKS.jsonl --format verl --agent-name referee
---out train.parquet``. Each row is one episode of :class:`~referee.envs.CodeEnv` on the row's
-task (found as :func:`referee.train.verl.compute_score` finds it; a held-out task in a training
-row is refused):
+--out train.parquet``. Each row is one episode on the row's task (found as
+:func:`referee.train.verl.compute_score` finds it; a held-out task in a training row is
+refused), in the environment its kind calls for (:func:`referee.train.lookup.task_env`):
+:class:`~referee.envs.CodeEnv` for a code task, the domain's environment
+(``make_env(task.kind.value)``: sql, dataframe, numeric, shell, toolworld, verilog) for a
+domain's task, with that environment's tools (a tool world's, read after its reset):
 
 * the first messages are the environment's (a system message on the tools, then the task's
   prompt), rendered with the tool schemas by veRL's continuous-token builder;
 * each turn, ``server_manager.generate`` samples the model's tokens (mask 1); veRL's tool
   parser (``actor_rollout_ref.rollout.multi_turn.format``, ``hermes`` by default) reads the
-  tool calls out of them; :meth:`CodeEnv.step` runs them in referee's sandbox, and their
-  results (or a nudge) are appended as tokens with mask 0;
-* the episode ends when the model submits or answers with a final block, at the
+  tool calls out of them; the environment's ``step`` runs them (in referee's sandbox, or the
+  domain's), and their results (or a nudge) are appended as tokens with mask 0;
+* the episode ends when the model submits or answers without a tool call, at the
   environment's turn or time limits, or when the response reaches ``rollout.response_length``
-  (the workspace as it stands is then judged).
+  (the state as it stands, the workspace say, is then judged).
 
 The verdict is the sample's ``reward_score`` (veRL then skips its reward loop for it), with
 ``passed``, ``tests_passed``, ``tests_total``, ``hack_flags`` logged as reward extra info. An
 infrastructure error is retried once and then raised (never a 0 the model did not earn).
 
 Sandboxes and verifiers: one :class:`~referee.envs.CodeRuntime` per process, made on first
-use and shared by every episode of the worker (:func:`runtime`).
+use and shared by every episode of the worker (:func:`runtime`); a domain's environment that
+takes a verifier (sql, dataframe, verilog) gets the runtime's, the others (numeric, shell,
+toolworld) make the sandbox they need per episode and close it with the episode.
 """
 
 from __future__ import annotations
@@ -48,10 +53,10 @@ from verl.experimental.agent_loop.agent_loop import (
 )
 from verl.experimental.agent_loop.tool_parser import ToolParser
 
-from referee.envs.base import ChatMessage, EpisodeLimits
-from referee.envs.code import CodeEnv
+from referee.envs.base import ChatMessage, Environment, EpisodeLimits
 from referee.envs.runtime import CodeRuntime
 from referee.tasks.model import Task
+from referee.train.lookup import task_env
 from referee.train.verl import InfraError, check_split, row_task, scores_of
 from referee.verify.verdict import Verdict
 
@@ -86,8 +91,10 @@ def set_runtime(rt: CodeRuntime | None) -> None:
 @register("referee")
 class RefereeAgentLoop(AgentLoopBase):
     """One referee episode per row; see the module. ``max_turns`` (default: veRL's
-    ``multi_turn.max_assistant_turns``, else 8), ``env_tools`` (referee's tools offered;
-    default: all six), ``single_turn`` and ``binary`` come from the agent-loop config entry.
+    ``multi_turn.max_assistant_turns``, else 8), ``env_tools`` (CodeEnv's tools offered on a
+    code task; default: all six; a domain's environment offers its own), ``single_turn`` (for
+    code tasks, and the environments of domains that take it: shell) and ``binary`` come from
+    the agent-loop config entry.
     veRL's own ``tools`` (``multi_turn.tool_config_path``) are not used: the environment
     brings its tools."""
 
@@ -117,8 +124,9 @@ class RefereeAgentLoop(AgentLoopBase):
         extra = dict(row.get("extra_info") or {})
         task = row_task((row.get("reward_model") or {}).get("ground_truth"), extra)
         check_split(task, extra)
-        env = CodeEnv(
-            runtime(),
+        env = task_env(
+            task,
+            runtime=runtime(),
             single_turn=self.single_turn,
             limits=EpisodeLimits(max_turns=self.max_turns),
             tools=self.env_tools,
@@ -129,7 +137,7 @@ class RefereeAgentLoop(AgentLoopBase):
             await env.close()
 
     async def _episode(
-        self, env: CodeEnv, task: Task, sampling_params: dict[str, Any]
+        self, env: Environment, task: Task, sampling_params: dict[str, Any]
     ) -> AgentLoopOutput:
         messages: list[ChatMessage] = await env.reset(task)
         schemas: Any = env.tools() or None  # veRL annotates it list[dict] but means Optional
@@ -139,6 +147,7 @@ class RefereeAgentLoop(AgentLoopBase):
         logprobs: list[float] | None = None
         request_id = uuid.uuid4().hex
         turns = observations = tool_calls = 0
+        end_reason = ""
         gen_s = tool_s = 0.0
         if self.tool_parser.stop_token_ids:
             stops = set(sampling_params.get("stop_token_ids") or []) | set(
@@ -162,6 +171,7 @@ class RefereeAgentLoop(AgentLoopBase):
             step = await env.step(message)
             tool_s += time.perf_counter() - t0
             tool_calls += int(step.metrics.get("tool_calls", 0))
+            end_reason = step.reason if step.done else ""
             if step.done or len(mask) >= self.response_length or not step.observations:
                 break
             previous = list(messages)
@@ -188,7 +198,7 @@ class RefereeAgentLoop(AgentLoopBase):
             extra_fields={
                 "reward_extra_info": scores,
                 "referee_task_id": task.id,
-                "referee_end_reason": env.reason or "response_length",
+                "referee_end_reason": end_reason or "response_length",
                 "referee_tool_calls": tool_calls,
             },
         )
@@ -209,9 +219,9 @@ class RefereeAgentLoop(AgentLoopBase):
         return message
 
     @staticmethod
-    async def _verify(env: CodeEnv) -> Verdict:
+    async def _verify(env: Environment) -> Verdict:
         verdict = await env.verify()
-        if verdict.infra_error:  # CodeEnv keeps no infrastructure error: this judges again
+        if verdict.infra_error:  # an infrastructure error is not kept: this judges again
             verdict = await env.verify()
         if verdict.infra_error:
             raise InfraError(

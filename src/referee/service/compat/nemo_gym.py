@@ -1,4 +1,4 @@
-"""NeMo Gym's resources-server protocol for referee's code environment (``--compat nemo-gym``).
+"""NeMo Gym's resources-server protocol for referee's environments (``--compat nemo-gym``).
 
 NeMo Gym's agent server (``simple_agent``, driven by NeMo RL or ``gym eval run``) calls a
 *resources server* for each rollout: ``POST /seed_session`` with the dataset row, ``POST
@@ -39,10 +39,14 @@ The row
 -------
 ``verifier_metadata.task_id`` names the task (a top-level ``task_id`` also works);
 ``verifier_metadata.env`` and ``.options`` (``single_turn``, ``tools``, ``max_turns``) say how the
-environment is made. Without ``options`` the row's ``responses_create_params.tools`` decide: no
-tools is a single-turn episode (the final message is the answer), tools are a multi-turn episode
-offering exactly those (each must be one of the environment's). :func:`nemo_gym_row` writes all
-of it, with the environment's first messages and tools.
+environment is made. Without ``env``, the task's kind decides (``code`` for function and
+repository tasks; a domain's task, sql, shell, toolworld, ..., in its domain's environment,
+``make_env(KIND)``). For ``code`` without ``options`` the row's ``responses_create_params.tools``
+decide: no tools is a single-turn episode (the final message is the answer), tools are a
+multi-turn episode offering exactly those (each must be one of the environment's). A domain's
+environment offers its own tools (a tool world's are its world's) and takes only the options its
+constructor takes (``max_turns``; shell also ``single_turn``). :func:`nemo_gym_row` writes all of
+it, with the environment's first messages and tools.
 
 Sessions
 --------
@@ -103,6 +107,7 @@ from referee.service.sessions import Session
 from referee.service.state import Service
 from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Task
+from referee.train.lookup import CODE_KINDS
 from referee.verify.verdict import Verdict
 
 __all__ = ["COOKIE", "ROUTES", "nemo_gym_row", "router"]
@@ -122,7 +127,7 @@ _RECENT_VERIFIES = 4096
 
 ROUTES = [
     "POST /seed_session",
-    "POST /<tool> (" + ", ".join(TOOL_SCHEMAS) + ")",
+    "POST /<tool> (" + ", ".join(TOOL_SCHEMAS) + ", or a domain environment's)",
     "POST /verify",
     "POST /aggregate_metrics",
     "GET /reverify_mode",
@@ -141,7 +146,8 @@ def nemo_gym_row(
     max_turns: int | None = None,
     agent_name: str = AGENT_NAME,
 ) -> dict[str, Any]:
-    """``task`` as a NeMo Gym dataset row for referee's ``code`` environment.
+    """``task`` as a NeMo Gym dataset row for referee's ``code`` environment, or for a domain's
+    task its domain's environment (:func:`_domain_row`).
 
     ``responses_create_params`` holds the messages the environment starts the episode with
     (its system message on the tools, then the task's prompt; the prompt alone when
@@ -154,6 +160,13 @@ def nemo_gym_row(
     >>> row["verifier_metadata"]
     {'task_id': 'HumanEval/0', 'env': 'code', 'options': {'single_turn': False}}
     """
+    if task.kind not in CODE_KINDS:
+        if single_turn or tools is not None:
+            raise ConfigError(
+                f"task {task.id!r} is a {task.kind.value!r} task: its environment offers its "
+                "own tools; single_turn and tools are the code environment's options"
+            )
+        return _domain_row(task, max_turns=max_turns, agent_name=agent_name)
     if task.kind != TaskKind.FUNCTION and not task.kind.is_repository:
         raise ConfigError(
             f"task {task.id!r} is a {task.kind.value!r} task; the code environment runs "
@@ -188,6 +201,30 @@ def nemo_gym_row(
     }
 
 
+def _domain_row(task: Task, *, max_turns: int | None, agent_name: str) -> dict[str, Any]:
+    """A domain's task as a row: the first messages and tools of its environment
+    (``make_env(KIND)``), read from a reset on the task (a tool world's tools are its world's)."""
+    from referee.envs.base import SyncEnvironment
+    from referee.envs.registry import make_env
+
+    env = SyncEnvironment(make_env(task.kind.value))
+    try:
+        messages = [{"role": m["role"], "content": m.get("content") or ""} for m in env.reset(task)]
+        schemas = env.tools()
+    finally:
+        env.close()
+    options: dict[str, Any] = {} if max_turns is None else {"max_turns": max_turns}
+    return {
+        "responses_create_params": {
+            "input": messages,
+            "tools": [responses_tool(t) for t in schemas],
+        },
+        "verifier_metadata": {"task_id": task.id, "env": task.kind.value, "options": options},
+        "task_id": task.id,
+        "agent_ref": {"type": "responses_api_agents", "name": agent_name},
+    }
+
+
 def responses_tool(schema: dict[str, Any]) -> dict[str, Any]:
     """One chat-completions tool schema (``{"type": "function", "function": {...}}``) in the
     Responses API's flat form. Not strict: optional arguments are optional."""
@@ -207,7 +244,8 @@ def responses_tool(schema: dict[str, Any]) -> dict[str, Any]:
 class _VerifierMetadata(BaseModel):
     model_config = ConfigDict(extra="allow")
     task_id: str | None = Field(default=None, min_length=1, max_length=MAX_ID)
-    env: str = Field(default="code", min_length=1, max_length=64)
+    #: None: the task's kind decides (``code``, or a domain's environment).
+    env: str | None = Field(default=None, min_length=1, max_length=64)
     options: SessionOptions | None = None
 
 
@@ -334,10 +372,13 @@ async def seed_session(body: SeedBody, request: Request) -> Response:
             "referee.service.compat.nemo_gym.nemo_gym_row have it)",
         )
     task = s.engine.resolve([(task_id, "")])[0][0]
+    env_name = meta.env or ("code" if task.kind in CODE_KINDS else task.kind.value)
     options = meta.options
-    if options is None:
+    if options is None and env_name == "code":
         names = _offered(body.responses_create_params)
         options = SessionOptions(single_turn=not names, tools=names or None)
+    elif options is None:  # a domain's environment offers its own tools
+        options = SessionOptions()
     # A cookie that still names a session (the agent forwards what it was given): that
     # rollout is over; free it rather than leave it to the time-to-live.
     old = request.cookies.get(COOKIE)
@@ -346,7 +387,7 @@ async def seed_session(body: SeedBody, request: Request) -> Response:
             await close_episode(s, s.sessions.get(old, OWNER))
         except Exception:  # none, or gone already: nothing to free
             pass
-    session, _ = await open_episode(s, OWNER, EnvBody(env=meta.env, options=options), task)
+    session, _ = await open_episode(s, OWNER, EnvBody(env=env_name, options=options), task)
     tools = [t["function"]["name"] for t in session.env.tools()]
     return _with_cookie(JSONResponse({"task_id": task.id, "tools": tools}), session.id)
 
