@@ -28,13 +28,20 @@ from referee.verify.samples import gold_samples
 #: One small family per domain kind.
 FAMILIES = {
     "sql": "sql-filter",
+    "dataframe": "df-clean",
     "numeric": "num-root",
     "shell": "ops-permissions",
     "toolworld": "shop-refund",
     "verilog": "v-comb",
 }
 KINDS = list(FAMILIES)
-_FENCE = {"sql": "sql", "numeric": "python", "verilog": "verilog", "shell": "bash"}
+_FENCE = {
+    "sql": "sql",
+    "dataframe": "python",
+    "numeric": "python",
+    "verilog": "verilog",
+    "shell": "bash",
+}
 WRONG = ["", "I am not sure how to do this; sorry."]
 
 
@@ -87,11 +94,11 @@ def test_trl_reward_scores_gold_one_and_wrong_zero(tasks, gold, verifiers):
     # The raw gold (a plain-text completion) scores too, with the end-of-turn token a decode
     # without skip_special_tokens leaves.
     raw = reward(
-        prompts=[None] * 5,
+        prompts=[None] * len(KINDS),
         completions=[gold[k] + "<|im_end|>" for k in KINDS],
         task_id=[tasks[k].id for k in KINDS],
     )
-    assert raw == [1.0] * 5
+    assert raw == [1.0] * len(KINDS)
     # The dataset's rows: the tasks' chat messages (a domain task has no code prompt).
     rows = tasks_dataset(list(tasks.values()))
     assert [r["task_id"] for r in rows] == [t.id for t in tasks.values()]
