@@ -1,5 +1,5 @@
 """The domains' tasks reach the trainers and the service: one generated task of each domain
-kind (sql, numeric, shell, toolworld, verilog), judged through TRL's reward function, veRL's
+kind (sql, dataframe, numeric, shell, toolworld, verilog), judged through TRL's reward function, veRL's
 ``compute_score``, a real ``referee serve`` on loopback (``/v1/verify`` and multi-turn sessions
 of the ``toolworld`` and ``sql`` environments), TRL's ``environment_factory`` class over
 ``make_env("toolworld")``, and the environment veRL's agent loop and AReaL's workflow run a
