@@ -145,3 +145,19 @@ def test_train_json_keeps_stdout_to_the_one_json_line(fake_train):
 def test_train_help_names_the_default_run_folder():
     r = CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "200"})
     assert "default runs/train-<time>" in " ".join(r.stdout.split())
+
+
+def test_tasks_families_and_sources_list_the_domains_too():
+    from referee.domains import family_names
+    from referee.tasks.sources import source_names
+
+    families = CliRunner().invoke(app, ["tasks", "families"])
+    assert families.exit_code == 0, families.output
+    rows = [line.split("\t") for line in families.stdout.splitlines()]
+    assert [r[0] for r in rows] == family_names()
+    domains = {r[1] for r in rows}
+    assert {"code", "sql", "dataframe", "numeric", "shell", "toolworld", "verilog"} <= domains
+    sources = CliRunner().invoke(app, ["tasks", "sources"])
+    assert sources.exit_code == 0, sources.output
+    names = [line.split("\t")[0] for line in sources.stdout.splitlines()]
+    assert names == source_names() and {"humaneval", "text-to-sql", "toolworld-rows"} <= set(names)
