@@ -89,6 +89,7 @@ class Sandbox:
         self.limits = limits or Limits()
         self.preload = dict(preload or {})
         self.warm_imports = tuple(warm_imports)
+        self.python_packages = tuple(python_packages)
         self.python_paths: list[str] = []
         self.toolchains: dict[str, Toolchain] = {name: find_toolchain(name) for name in toolchains}
         # One worker more than cores: while one worker's run computes, another's supervisor and

@@ -62,9 +62,16 @@ PYTEST_WARM_IMPORTS = (
 )  # fmt: skip
 #: ``0`` sends every :func:`run_pytest` to a fresh interpreter (the path before issue 19).
 WARM_ENV = "REFEREE_PYTEST_WARM"
-# The fork server's child starts with sys.path[0] == "/workspace" and a __file__; `python3 -I -c`
-# has neither. One line, so the runner's own line numbers move by one only.
-_WARM_PRELUDE = "import sys; del sys.path[0], sys, __file__  # as `python3 -I -c`\n"
+# The fork server's child starts with "/workspace" in place of sys.path[0] (the standard
+# library's zip entry, absent on disk), a __file__, and no PWD in its environment (bwrap's
+# --chdir sets it). This makes sys.path, __main__ and os.environ what the fresh `python3 -I -c`
+# has (tests/verify/test_repo_run.py compares them). One line: the runner's own line numbers
+# move by one only.
+_WARM_PRELUDE = (
+    "import sys, os; del __file__; sys.path[0] = os.path.join(sys.prefix, 'lib', "
+    "'python%d%d.zip' % sys.version_info[:2]); os.environ['PWD'] = os.getcwd(); "
+    "del sys, os  # as `python3 -I -c`\n"
+)
 
 Status = Literal["passed", "failed", "error", "skipped", "timeout", "missing"]
 
