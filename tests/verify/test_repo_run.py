@@ -104,3 +104,62 @@ def test_first_failure_stops_the_run(repo_sandbox):
     )  # fmt: skip
     assert got["x"].status("tests/test_more.py::test_a") == "failed"
     assert got["x"].status("tests/test_more.py::test_b") == "missing"
+
+
+# ---- the warm path (issue 19): a fork of a worker that imported pytest, same TestRun ----------
+
+_PROBE = """import os, sys, __main__
+
+
+def test_probe():
+    seen = (sys.path, os.getcwd(), sys.flags.isolated, sys.argv[0], len(sys.argv),
+            hasattr(__main__, "__file__"), sorted(os.environ.items()), "tests" in sys.modules)
+    assert seen is None, repr(seen)
+"""
+
+
+def _fixture_files():
+    from pathlib import Path
+
+    root = Path(__file__).parents[1] / "fixtures" / "minirepo"
+    return {
+        str(p.relative_to(root)): p.read_text()
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def _same(a, b):
+    assert a.ready and b.ready
+    assert a.collected == b.collected
+    assert {k: v.status for k, v in a.results.items()} == {
+        k: v.status for k, v in b.results.items()
+    }
+
+
+def test_the_warm_path_forks_a_worker_and_reports_what_the_fresh_path_does(repo_sandbox):
+    from referee.verify.repo_run import run_pytest, warm_capable
+
+    assert warm_capable(repo_sandbox)
+    files = {**_fixture_files(), "tests/test_probe.py": _PROBE}
+    fresh = run_pytest(repo_sandbox, files, ["tests"], conftests=["tests/conftest.py"], warm=False)
+    warm = run_pytest(repo_sandbox, files, ["tests"], conftests=["tests/conftest.py"], warm=True)
+    assert fresh.exec.backend == "bwrap" and warm.exec.backend == "bwrap-forkserver"
+    _same(fresh, warm)
+    assert len(fresh.results) > 5 and fresh.status("tests/test_probe.py::test_probe") == "failed"
+    # sys.path, cwd, isolated mode, argv, __main__ and the environment seen by a test: the same.
+    probe = "tests/test_probe.py::test_probe"
+    assert fresh.results[probe].report == warm.results[probe].report
+    assert "'/workspace'" in warm.results[probe].report
+
+
+def test_the_warm_path_carries_no_state_from_one_run_to_the_next(repo_sandbox):
+    from referee.verify.repo_run import run_pytest
+
+    files = dict(_fixture_files())
+    first = run_pytest(repo_sandbox, files, ["tests"], conftests=["tests/conftest.py"], warm=True)
+    broken = {**files, "minilib/stats.py": "raise ImportError('broken')\n"}
+    second = run_pytest(repo_sandbox, broken, ["tests"], conftests=["tests/conftest.py"], warm=True)
+    third = run_pytest(repo_sandbox, files, ["tests"], conftests=["tests/conftest.py"], warm=True)
+    _same(first, third)
+    assert first.passed() and not (second.passed() & {k for k in first.passed() if "stats" in k})

@@ -5,7 +5,8 @@ standard library and must not import referee (which is not in the sandbox). Prot
 SOCK_SEQPACKET socket inherited as fd ``argv[1]``:
 
 * server -> host, once: ``{"pid": ...}``; host -> server: the child seccomp filter (raw BPF),
-  then a JSON object of modules to preload (name -> source).
+  then a JSON object of modules to preload (name -> source), then one of installed modules to
+  import at start (``{"paths": [...], "imports": [...]}``).
 * host -> server, per run: a JSON request (with the source inline when small), with fds
   [stdin, stdout, stderr] and, for a large program, a fourth holding the source;
   server -> host: a JSON response once the child *and every process it started* are dead.
@@ -83,6 +84,20 @@ class Server:
             module.__file__ = f"<preloaded {name}>"
             exec(compile(source, module.__file__, "exec"), module.__dict__)
             sys.modules[name] = module
+        # Installed modules (pytest, say) imported once here, from extra paths that are on
+        # sys.path only while they import: runs find them in sys.modules, and sys.path is left
+        # as it was. Nothing of a run's code is imported here.
+        warm = json.loads(self.sock.recv(1 << 20) or b"{}")
+        saved = list(sys.path)
+        sys.path[:0] = warm.get("paths", [])
+        try:
+            for name in warm.get("imports", []):
+                try:
+                    __import__(name)
+                except ImportError:
+                    pass
+        finally:
+            sys.path[:] = saved
 
     def serve(self):
         while True:

@@ -65,6 +65,9 @@ class Sandbox:
     :mod:`referee.sandbox.toolchains`) whose compilers and runtimes the sandbox must see; their
     directories are bound read-only, and ``self.toolchains`` maps each name to its
     :class:`~referee.sandbox.toolchains.Toolchain`.
+    ``warm_imports`` names installed modules (``"pytest"``) each fast-path worker imports once at
+    start, with :data:`PACKAGES_MOUNT` on ``sys.path`` only while it does (not the
+    ``python_paths``): a run that imports them finds them already in ``sys.modules``.
     """
 
     def __init__(
@@ -78,12 +81,15 @@ class Sandbox:
         python_packages: tuple[str, ...] = (),
         python_paths: tuple[str | Path, ...] = (),
         toolchains: tuple[str, ...] = (),
+        warm_imports: tuple[str, ...] = (),
     ) -> None:
         if backend not in ("bwrap", "local"):
             raise ConfigError(f"unknown sandbox backend {backend!r}; use 'bwrap' or 'local'")
         self.backend = backend
         self.limits = limits or Limits()
         self.preload = dict(preload or {})
+        self.warm_imports = tuple(warm_imports)
+        self.python_packages = tuple(python_packages)
         self.python_paths: list[str] = []
         self.toolchains: dict[str, Toolchain] = {name: find_toolchain(name) for name in toolchains}
         # One worker more than cores: while one worker's run computes, another's supervisor and
@@ -225,6 +231,8 @@ class Sandbox:
                     uids=self.uids,
                     workers=self.python_workers,
                     preload=self.preload,
+                    warm_imports=self.warm_imports,
+                    warm_paths=(PACKAGES_MOUNT,),
                 )
             return self._pool
 

@@ -108,9 +108,13 @@ class ForkWorker:
         uids: UidPool,
         index: int = 0,
         preload: dict[str, str] | None = None,
+        warm_imports: tuple[str, ...] = (),
+        warm_paths: tuple[str, ...] = (),
     ) -> None:
         self.view = view
         self.preload = dict(preload or {})
+        self.warm_imports = tuple(warm_imports)
+        self.warm_paths = tuple(warm_paths)
         self.cgroups = cgroups
         self.scratch = scratch
         self.uids = uids
@@ -184,6 +188,9 @@ class ForkWorker:
         server_pid = int(hello["pid"])
         host_sock.send(child_filter_bpf((1, server_pid)))
         host_sock.send(json.dumps(self.preload).encode())
+        host_sock.send(
+            json.dumps({"paths": self.warm_paths, "imports": self.warm_imports}).encode()
+        )
         host_sock.settimeout(None)
         if self.proc.stderr is not None:
             self.proc.stderr.close()
@@ -418,6 +425,8 @@ class ForkServerPool:
         uids: UidPool,
         workers: int = 2,
         preload: dict[str, str] | None = None,
+        warm_imports: tuple[str, ...] = (),
+        warm_paths: tuple[str, ...] = (),
     ) -> None:
         if workers < 1:
             raise SandboxError("a fork-server pool needs at least one worker")
@@ -425,7 +434,14 @@ class ForkServerPool:
         self.workers: list[ForkWorker] = []
         for i in range(workers):
             w = ForkWorker(
-                view, cgroups=cgroups, scratch=scratch, uids=uids, index=i, preload=preload
+                view,
+                cgroups=cgroups,
+                scratch=scratch,
+                uids=uids,
+                index=i,
+                preload=preload,
+                warm_imports=warm_imports,
+                warm_paths=warm_paths,
             )
             self.workers.append(w)
         # The first worker starts here, so that a sandbox that cannot start fails now, with its

@@ -41,7 +41,14 @@ from referee.errors import ConfigError, RefereeError, StoreError, VerifierError
 from referee.sandbox import Limits, Sandbox, Workspace
 from referee.tasks.model import Task
 from referee.tasks.venv import RepoVenv
-from referee.verify.repo_run import GRADER_PACKAGES, RepoSandboxes, run_pytest
+from referee.verify.repo_run import (
+    GRADER_PACKAGES,
+    PYTEST_WARM_IMPORTS,
+    RepoSandboxes,
+    run_pytest,
+    warm_capable,
+    warm_enabled,
+)
 from referee.verify.structure import RuleResult, check_structure
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict
 
@@ -76,6 +83,7 @@ _CONFIG_FILES = {
 
 def pytest_sandbox(**kwargs: Any) -> Sandbox:
     """A sandbox in which the grader's pytest (and only it) is importable."""
+    kwargs.setdefault("warm_imports", PYTEST_WARM_IMPORTS)
     return Sandbox(python_packages=PYTEST_PACKAGES, **kwargs)
 
 
@@ -132,11 +140,20 @@ class PytestVerifier:
             if path in state.tests or path.rsplit("/", 1)[-1] in _CONFIG_FILES
         ]
         try:
-            sandbox = (
-                self._repo_boxes.get(state.environment.ensure())
-                if state.environment is not None
-                else self.sandbox
-            )
+            if state.environment is not None:
+                sandbox = self._repo_boxes.get(state.environment.ensure())
+            elif (
+                warm_enabled()
+                and not warm_capable(self.sandbox)
+                and "pytest" in self.sandbox.python_packages
+                and self.sandbox.backend == "bwrap"
+            ):
+                # The given sandbox's workers do not import pytest (they serve other kinds'
+                # runs, which a pytest import would slow): the repository sandbox's do. One
+                # without the grader's pytest stays as given (its runs fail as infra errors).
+                sandbox = self._repo_boxes.get(None)
+            else:
+                sandbox = self.sandbox
             ws = sandbox.workspace()
         except RefereeError as e:
             return Verdict.infra(task.id, f"sandbox: {e}", VERSION)

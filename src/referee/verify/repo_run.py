@@ -10,6 +10,7 @@ environment is bound into the sandbox when it starts.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import threading
 from collections.abc import Mapping
@@ -23,7 +24,9 @@ from referee.verify import harness as H
 
 __all__ = [
     "GRADER_PACKAGES",
+    "PYTEST_WARM_IMPORTS",
     "RUNNER_SOURCE",
+    "WARM_ENV",
     "CoverageMap",
     "RepoSandboxes",
     "TestResult",
@@ -34,12 +37,41 @@ __all__ = [
     "run_pytest",
     "run_variants",
     "status_of",
+    "warm_capable",
+    "warm_enabled",
 ]
 
 #: What the grader's runner imports: pytest, its dependencies and coverage.py.
 GRADER_PACKAGES = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "pygments")
 COVERAGE_PACKAGES = ("coverage",)
 RUNNER_SOURCE = resources.files("referee.verify").joinpath("_pytest_runner.py").read_text()
+
+#: What a fast-path worker of a repository sandbox imports once at start: pytest and the plugins
+#: the runner keeps (not those it switches off with ``-p no:``), never the project under test.
+PYTEST_WARM_IMPORTS = (
+    "pytest",
+    *(
+        f"_pytest.{name}"
+        for name in (
+            "mark", "main", "runner", "fixtures", "helpconfig", "python", "terminal",
+            "debugging", "unittest", "capture", "skipping", "legacypath", "tmpdir",
+            "monkeypatch", "recwarn", "assertion", "assertion.rewrite", "warnings", "logging",
+            "reports", "subtests", "python_path",
+        )
+    ),
+)  # fmt: skip
+#: ``0`` sends every :func:`run_pytest` to a fresh interpreter (the path before issue 19).
+WARM_ENV = "REFEREE_PYTEST_WARM"
+# The fork server's child starts with "/workspace" in place of sys.path[0] (the standard
+# library's zip entry, absent on disk), a __file__, and no PWD in its environment (bwrap's
+# --chdir sets it). This makes sys.path, __main__ and os.environ what the fresh `python3 -I -c`
+# has (tests/verify/test_repo_run.py compares them). One line: the runner's own line numbers
+# move by one only.
+_WARM_PRELUDE = (
+    "import sys, os; del __file__; sys.path[0] = os.path.join(sys.prefix, 'lib', "
+    "'python%d%d.zip' % sys.version_info[:2]); os.environ['PWD'] = os.getcwd(); "
+    "del sys, os  # as `python3 -I -c`\n"
+)
 
 Status = Literal["passed", "failed", "error", "skipped", "timeout", "missing"]
 
@@ -107,6 +139,7 @@ class RepoSandboxes:
                 self._boxes[key] = Sandbox(
                     python_packages=GRADER_PACKAGES + COVERAGE_PACKAGES,
                     python_paths=(site_packages,) if site_packages else (),
+                    warm_imports=PYTEST_WARM_IMPORTS,
                     **self._kwargs,
                 )
             return self._boxes[key]
@@ -128,9 +161,16 @@ def run_pytest(
     coverage: list[str] | None = None,
     limits: Limits | None = None,
     traceback: str = "auto",
+    warm: bool | None = None,
 ) -> TestRun:
     """Run ``ids`` (node ids or test files) on ``files`` with the grader's runner.
 
+    Where the sandbox's fast-path workers import pytest at start (``warm_imports`` with
+    ``"pytest"``, as :class:`RepoSandboxes` makes them), the runner runs in a fork of one of them
+    (:meth:`Sandbox.run_python`) instead of a fresh ``python3 -I -c``: the same source, argv,
+    ``sys.path``, cwd, environment and limits, without an interpreter start and pytest import
+    per run. ``warm=False`` (or ``REFEREE_PYTEST_WARM=0`` in the environment) forces the fresh
+    interpreter; ``warm=True`` asks for the fork where the sandbox allows it.
     ``files`` may be a prepared :class:`Workspace` (the verifier applies a patch first); it is
     left for the caller to close. ``traceback`` is pytest's ``--tb`` style for the failure
     reports. Raises :class:`~referee.errors.RefereeError` only for faults
@@ -147,12 +187,38 @@ def run_pytest(
     limits = limits or Limits(
         timeout_s=300, memory_mb=2048, max_processes=256, stdout_bytes=64 << 20
     )
+    if _use_warm(sandbox, warm):
+        ws_kw: dict[str, Any] = (
+            {"workspace": files} if isinstance(files, Workspace) else {"files": files}
+        )
+        r = sandbox.run_python(
+            _WARM_PRELUDE + RUNNER_SOURCE,
+            name="-c",
+            argv=["-c", json.dumps(args)],
+            limits=limits,
+            **ws_kw,
+        )
+        return parse_frames(r, nonce)
     argv = ["python3", "-I", "-c", RUNNER_SOURCE, json.dumps(args)]
     if isinstance(files, Workspace):
         r = sandbox.run(argv, workspace=files, limits=limits)
     else:
         r = sandbox.run(argv, files=files, limits=limits)
     return parse_frames(r, nonce)
+
+
+def warm_enabled() -> bool:
+    """Whether :func:`run_pytest` forks a warm worker by default (``REFEREE_PYTEST_WARM``)."""
+    return os.environ.get(WARM_ENV, "1") != "0"
+
+
+def warm_capable(sandbox: Sandbox) -> bool:
+    """Whether ``sandbox``'s fast-path workers import pytest at start."""
+    return sandbox.backend == "bwrap" and "pytest" in sandbox.warm_imports
+
+
+def _use_warm(sandbox: Sandbox, warm: bool | None) -> bool:
+    return (warm_enabled() if warm is None else warm) and warm_capable(sandbox)
 
 
 def _test_result(frame: dict[str, Any], phases: dict[str, str]) -> TestResult:
