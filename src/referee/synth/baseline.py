@@ -62,6 +62,9 @@ def run_baseline(sandbox: Sandbox, repo: Repository) -> Baseline:
         source_roots=repo.source_roots,
         conftests=conftests,
         coverage=roots,
+        # Fresh interpreters, never warm forks: the two runs must differ in their hash seeds
+        # (forks of one worker share it), or a test that depends on set order looks stable.
+        warm=False,
     )
     _check(first, "first (coverage)")
     if first.coverage is None or not first.coverage.functions:
@@ -71,7 +74,7 @@ def run_baseline(sandbox: Sandbox, repo: Repository) -> Baseline:
             "without it no test can be selected; " + first.exec.stderr.strip()[-400:]
         )
     second = run_pytest(
-        sandbox, repo.files, tests, source_roots=repo.source_roots, conftests=conftests
+        sandbox, repo.files, tests, source_roots=repo.source_roots, conftests=conftests, warm=False
     )
     _check(second, "second")
     stable, excluded = [], {}
