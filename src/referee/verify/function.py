@@ -33,11 +33,10 @@ from typing import Any
 
 from referee.errors import RefereeError, VerifierError
 from referee.sandbox import ExecResult, Limits, Sandbox
-from referee.sandbox.metering import metering
 from referee.tasks.model import Task
 from referee.verify import harness as H
 from referee.verify.guard import scan
-from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict
+from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict, metered_verdict
 
 __all__ = [
     "HARNESS_MODULE",
@@ -128,14 +127,7 @@ class FunctionVerifier:
     def verify(self, task: Task, completion: str, *, seed: int | None = None) -> Verdict:
         """Judge ``completion`` for ``task``. Never raises: a verifier fault is an infra error.
         The verdict's ``sandbox`` is what its sandbox runs cost."""
-        with metering() as meter:
-            try:
-                verdict = self._verify(task, completion, seed)
-            except Exception as e:  # a bug here must cost a retry, never hand out a reward
-                verdict = Verdict.infra(
-                    task.id, f"verifier crashed: {type(e).__name__}: {e}", VERSION
-                )
-        return verdict.model_copy(update={"sandbox": meter.usage()})
+        return metered_verdict(task.id, VERSION, lambda: self._verify(task, completion, seed))
 
     def _verify(self, task: Task, completion: str, seed: int | None) -> Verdict:
         t0 = time.perf_counter()

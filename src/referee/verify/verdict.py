@@ -10,11 +10,12 @@ runs; :mod:`referee.sandbox.metering`), set by the verifiers that meter themselv
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from referee.sandbox.metering import SandboxUsage
+from referee.sandbox.metering import SandboxUsage, metering
 
 __all__ = ["VERDICT_SCHEMA_VERSION", "Flag", "TestOutcome", "TestStatus", "Verdict"]
 
@@ -61,3 +62,24 @@ class Verdict(BaseModel):
         for t in self.tests:
             out[t.status] = out.get(t.status, 0) + 1
         return out
+
+
+def metered_verdict(
+    task_id: str,
+    verifier: str,
+    judge: Callable[[], Verdict],
+    *,
+    infra: tuple[type[Exception], ...] = (),
+) -> Verdict:
+    """``judge()``'s verdict with what its sandbox runs cost on it (``Verdict.sandbox``); never
+    raises. An exception of the ``infra`` types is an infra error with its own message; any other
+    is a crash of the verifier, also an infra error: a bug here must cost a retry, never hand out
+    a reward."""
+    with metering() as meter:
+        try:
+            verdict = judge()
+        except infra as e:
+            verdict = Verdict.infra(task_id, str(e), verifier)
+        except Exception as e:
+            verdict = Verdict.infra(task_id, f"verifier crashed: {type(e).__name__}: {e}", verifier)
+    return verdict.model_copy(update={"sandbox": meter.usage()})

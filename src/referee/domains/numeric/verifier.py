@@ -33,10 +33,9 @@ from referee.domains.numeric.spec import NumericSpec
 from referee.envs.answers import extract_code
 from referee.errors import RefereeError, VerifierError
 from referee.sandbox import Sandbox
-from referee.sandbox.metering import metering
 from referee.tasks.model import Task
 from referee.verify.guard import scan
-from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict
+from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict, metered_verdict
 
 __all__ = ["VERSION", "NumericVerifier", "judge_outcome"]
 
@@ -109,14 +108,7 @@ class NumericVerifier:
 
     def verify(self, task: Task, answer: str, /) -> Verdict:
         """The verdict on ``answer``; never raises (a fault of ours is an ``infra_error``)."""
-        with metering() as meter:
-            try:
-                verdict = self._verify(task, answer)
-            except Exception as e:  # a bug here must cost a retry, never hand out a reward
-                verdict = Verdict.infra(
-                    task.id, f"verifier crashed: {type(e).__name__}: {e}", VERSION
-                )
-        return verdict.model_copy(update={"sandbox": meter.usage()})
+        return metered_verdict(task.id, VERSION, lambda: self._verify(task, answer))
 
     def _verify(self, task: Task, answer: str) -> Verdict:
         t0 = time.perf_counter()

@@ -36,9 +36,8 @@ from referee.domains.sql.database import database_file
 from referee.domains.sql.spec import SqlSpec
 from referee.errors import RefereeError, TaskError
 from referee.sandbox import ExecResult, Limits, Sandbox
-from referee.sandbox.metering import metering
 from referee.tasks.model import Task
-from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict
+from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict, metered_verdict
 
 __all__ = ["RUNNER_MODULE", "RunOutcome", "SqlVerifier", "run_query", "sql_sandbox"]
 
@@ -137,14 +136,7 @@ class SqlVerifier:
 
     def verify(self, task: Task, answer: str) -> Verdict:
         """The verdict on ``answer``; never raises (a fault of the grader is an infra error)."""
-        with metering() as meter:
-            try:
-                verdict = self._verify(task, answer)
-            except Exception as e:  # a bug here must cost a retry, never hand out a reward
-                verdict = Verdict.infra(
-                    task.id, f"verifier crashed: {type(e).__name__}: {e}", VERSION
-                )
-        return verdict.model_copy(update={"sandbox": meter.usage()})
+        return metered_verdict(task.id, VERSION, lambda: self._verify(task, answer))
 
     def _verify(self, task: Task, answer: str) -> Verdict:
         t0 = time.perf_counter()

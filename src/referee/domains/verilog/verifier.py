@@ -37,9 +37,8 @@ from referee.domains.verilog.spec import VerilogSpec, verilog_spec
 from referee.domains.verilog.testbench import stimulus_vectors
 from referee.errors import RefereeError
 from referee.sandbox import Sandbox
-from referee.sandbox.metering import metering
 from referee.tasks.model import Task
-from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict
+from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict, metered_verdict
 
 __all__ = [
     "VERSION",
@@ -118,16 +117,9 @@ class VerilogVerifier:
 
     def verify(self, task: Task, answer: str, /) -> Verdict:
         """The verdict on ``answer`` for ``task``; never raises (faults are infra errors)."""
-        with metering() as meter:
-            try:
-                verdict = self._verify(task, answer)
-            except RefereeError as e:
-                verdict = Verdict.infra(task.id, str(e), VERSION)
-            except Exception as e:  # a bug here must cost a retry, never hand out a reward
-                verdict = Verdict.infra(
-                    task.id, f"verifier crashed: {type(e).__name__}: {e}", VERSION
-                )
-        return verdict.model_copy(update={"sandbox": meter.usage()})
+        return metered_verdict(
+            task.id, VERSION, lambda: self._verify(task, answer), infra=(RefereeError,)
+        )
 
     def _verify(self, task: Task, answer: str) -> Verdict:
         t0 = time.perf_counter()

@@ -26,7 +26,6 @@ from typing import Any
 
 from referee.errors import RefereeError, VerifierError
 from referee.sandbox import Sandbox
-from referee.sandbox.metering import metering
 from referee.sandbox.toolchains import available_toolchains
 from referee.tasks.model import Task
 from referee.verify.guard import scan
@@ -42,7 +41,7 @@ from referee.verify.program.execute import (
 )
 from referee.verify.program.function_io import run_function_cases
 from referee.verify.program.spec import ProgramSpec, program_spec
-from referee.verify.verdict import Flag, TestOutcome, Verdict
+from referee.verify.verdict import Flag, TestOutcome, Verdict, metered_verdict
 
 __all__ = ["VERSION", "ProgramVerifier", "program_sandbox"]
 
@@ -102,16 +101,12 @@ class ProgramVerifier:
     def verify(self, task: Task, answer: str, /, *, language: str | None = None) -> Verdict:
         """Judge ``answer`` for ``task``; ``language`` overrides the fenced block's tag. Never
         raises: a verifier or sandbox fault is an infra error."""
-        with metering() as meter:
-            try:
-                verdict = self._verify(task, answer, language)
-            except (VerifierError, RefereeError) as e:
-                verdict = Verdict.infra(task.id, str(e), VERSION)
-            except Exception as e:  # a bug here must cost a retry, never hand out a reward
-                verdict = Verdict.infra(
-                    task.id, f"verifier crashed: {type(e).__name__}: {e}", VERSION
-                )
-        return verdict.model_copy(update={"sandbox": meter.usage()})
+        return metered_verdict(
+            task.id,
+            VERSION,
+            lambda: self._verify(task, answer, language),
+            infra=(VerifierError, RefereeError),
+        )
 
     def _verify(self, task: Task, answer: str, language: str | None) -> Verdict:
         t0 = time.perf_counter()
