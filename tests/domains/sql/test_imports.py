@@ -95,3 +95,20 @@ def test_a_malformed_row_names_file_row_and_field(
     with pytest.raises(TaskError, match=rf"t2s.jsonl:2: field '{field}'"):
         import_tasks("text-to-sql", path, out, split="train")
     assert not out.exists()
+
+
+def test_a_gold_query_that_never_ends_is_interrupted_and_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from referee.domains.sql import database
+
+    monkeypatch.setattr(database, "TRUSTED_TIMEOUT_S", 0.5)
+    endless = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n"
+    )
+    row = {"question": "q", "db": "dbs/concert.sqlite", "gold_sql": endless}
+    path = _write(tmp_path, [row])
+    out = tmp_path / "tasks.jsonl"
+    with pytest.raises(TaskError, match=r"t2s.jsonl:1: field 'gold_sql'.*interrupted"):
+        import_tasks("text-to-sql", path, out, split="train")
+    assert not out.exists()

@@ -24,6 +24,7 @@ import re
 import sqlite3
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -265,6 +266,11 @@ def ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+#: Seconds a reference query may run on the host before SQLite interrupts it (an imported
+#: dataset's gold query is not ours: a recursive CTE must not hang the import).
+TRUSTED_TIMEOUT_S = 10.0
+
+
 def run_trusted(sql: str, db: Database, engine: Engine) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run the grader's own (trusted) ``sql`` on ``db`` on the host: column names and rows.
 
@@ -285,8 +291,11 @@ def run_trusted(sql: str, db: Database, engine: Engine) -> tuple[list[str], list
         for t in db.tables:
             marks = ", ".join("?" * len(t.columns))
             lite.executemany(f"INSERT INTO {ident(t.name)} VALUES ({marks})", t.rows)
-        # An imported reference is the dataset's, not ours: it may read, nothing more.
+        # An imported reference is the dataset's, not ours: it may read, nothing more, and only
+        # for so long (SQLite interrupts the statement when the handler says so).
         lite.set_authorizer(_read_only)
+        deadline = time.monotonic() + TRUSTED_TIMEOUT_S
+        lite.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
         cur = lite.execute(sql)
         if cur.description is None:
             raise TaskError("the reference is not a query (it returns no result set)")
