@@ -1,4 +1,10 @@
-"""Repository-task verification: the fresh interpreter per run vs a fork of a warm worker.
+"""Repository-task verification: today's fresh sandboxes per step vs a held warm worker.
+
+"fresh" (``REFEREE_PYTEST_WARM=0``) is the path before issue 19: the patch is applied in a fresh
+sandbox and pytest starts in a fresh interpreter. "warm" holds one fork-server worker for the
+whole verification (``Sandbox.lease``): the repository is written into its workspace, ``git
+apply`` and pytest run as forks of it (pytest imported once per worker), and the repository's
+own files get bytecode compiled once on the host (``referee.verify.bytecode``).
 
     PYTHONPATH=src python bench/repo_verify_speed.py TASKS.jsonl [--rounds 3] [--limit N]
 
@@ -7,7 +13,7 @@ Samples: each task's gold patch (``referee tasks gold``) and an empty patch. Bot
 one sample at a time, in alternating rounds (fresh, warm, fresh, warm, ...;
 ``REFEREE_PYTEST_WARM`` switches the path). Every verdict of the warm path must equal the fresh
 path's (reward, passed, each test's status, flags); any difference fails the bench. Reports the
-median seconds per sample of each path and the ratio.
+median seconds per sample of each path and the ratio, overall and per task kind.
 """
 
 from __future__ import annotations
@@ -50,6 +56,8 @@ def main() -> int:
     samples = [(by_id[s["task_id"]], s["completion"], "gold") for s in gold_samples(tasks)]
     samples += [(t, "", "empty") for t in tasks]
     times: dict[str, list[float]] = {"fresh": [], "warm": []}
+    # Per task kind too (repository patches and test-writing tasks cost very differently).
+    by_kind: dict[tuple[str, str], list[float]] = {}
     verdicts: dict[str, list[tuple[Any, ...]]] = {"fresh": [], "warm": []}
     with (
         harness_sandbox(python_workers=2, python_packages=GRADER_PACKAGES) as sb,
@@ -63,6 +71,7 @@ def main() -> int:
                     v = vs.verify(task, completion)
                     if rnd > 0 or a.rounds == 1:  # round 0 warms caches and workers
                         times[path].append(time.perf_counter() - t0)
+                        by_kind.setdefault((task.kind, path), []).append(times[path][-1])
                     verdicts[path].append(key(v))
                 print(f"round {rnd} {path}: done", file=sys.stderr, flush=True)
     n = len(samples)
@@ -92,6 +101,19 @@ def main() -> int:
         "median_s_warm": round(warm, 4),
         "ratio": round(fresh / warm, 2),
         "infra_errors": sum(v[2] for p in verdicts for v in verdicts[p]),
+        "kinds": {
+            kind: {
+                "samples": len(by_kind[(kind, "warm")]),
+                "median_s_fresh": round(statistics.median(by_kind[(kind, "fresh")]), 4),
+                "median_s_warm": round(statistics.median(by_kind[(kind, "warm")]), 4),
+                "ratio": round(
+                    statistics.median(by_kind[(kind, "fresh")])
+                    / statistics.median(by_kind[(kind, "warm")]),
+                    2,
+                ),
+            }
+            for kind in sorted({k for k, _ in by_kind})
+        },
     }
     print(json.dumps(out))
     for d in diffs[:5]:

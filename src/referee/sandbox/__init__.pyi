@@ -3,6 +3,7 @@ the same imports to load each name on first use (see the package's __init__.py).
 
 from .core import Backend as Backend
 from .core import Sandbox as Sandbox
+from .lease import Lease as Lease
 from .limits import Limits as Limits
 from .result import ExecResult as ExecResult
 from .workspace import Snapshot as Snapshot

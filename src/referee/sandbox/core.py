@@ -20,16 +20,17 @@ import contextlib
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Literal
 
-from referee.errors import ConfigError
+from referee.errors import ConfigError, SandboxError
 from referee.sandbox.bubblewrap import BubblewrapRunner
 from referee.sandbox.cgroups import Cgroups, detect_cgroups
 from referee.sandbox.deadline import clip_limits
 from referee.sandbox.forkserver import ForkServerPool
 from referee.sandbox.host import Scratch, UidPool
+from referee.sandbox.lease import Lease
 from referee.sandbox.limits import Limits
 from referee.sandbox.local import LocalRunner
 from referee.sandbox.metering import record_run
@@ -250,6 +251,17 @@ class Sandbox:
 
         self._warmer = threading.Thread(target=start, name="referee-sandbox-warm", daemon=True)
         self._warmer.start()
+
+    @contextlib.contextmanager
+    def lease(self) -> Iterator[Lease]:
+        """Hold one fast-path worker for several runs on its own workspace (see
+        :class:`~referee.sandbox.lease.Lease`): nothing is copied in or out, and commands run as
+        forks. The workspace is emptied when the block ends. The ``local`` backend has no
+        workers to hold."""
+        if self._local is not None:
+            raise SandboxError("the local backend has no fork-server workers to lease")
+        with self.pool.held() as worker:
+            yield Lease(worker, self.limits)
 
     def workspace(self) -> Workspace:
         """A new empty workspace for a multi-turn session (snapshot/restore for branching).

@@ -264,7 +264,10 @@ class ForkWorker:
         limits: Limits | None = None,
         workspace: Workspace | None = None,
         env: dict[str, str] | None = None,
+        keep_workspace: bool = False,
     ) -> ExecResult:
+        """One run in a fork of this worker. ``keep_workspace`` leaves the worker's own
+        workspace as the run left it (for the next run of a lease) instead of emptying it."""
         limits = limits or Limits()
         if not self.alive:
             self.restart()
@@ -289,8 +292,9 @@ class ForkWorker:
             if workspace is not None:
                 workspace.restore(ws.snapshot())
         finally:
-            with contextlib.suppress(OSError):
-                ws.clear()
+            if not keep_workspace:
+                with contextlib.suppress(OSError):
+                    ws.clear()
         return to_result(raw, limits, isolation=self.isolation(), backend="bwrap-forkserver")
 
     def _exchange(
@@ -471,6 +475,22 @@ class ForkServerPool:
         try:
             return worker.run(source, **kwargs)
         finally:
+            self._idle.put(worker)
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[ForkWorker]:
+        """One worker, alive, for the caller alone until the block ends (then its workspace is
+        emptied and it goes back to the idle queue). Never run on the pool itself while holding
+        every worker: that run would wait forever."""
+        worker = self._idle.get()
+        try:
+            if not worker.alive:
+                worker.restart()
+            yield worker
+        finally:
+            if worker.workspace is not None:
+                with contextlib.suppress(OSError):
+                    worker.workspace.clear()
             self._idle.put(worker)
 
     def close(self) -> None:

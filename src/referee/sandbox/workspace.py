@@ -223,6 +223,24 @@ class Workspace:
                 if self.owner is not None:
                     os.chown(parts[-1], self.owner, self.owner, dir_fd=dfd, follow_symlinks=False)
 
+    def prune(self, match: Callable[[str], bool]) -> list[str]:
+        """Remove every file, link or folder (with all it holds) whose path ``match`` accepts;
+        return those paths. Links are removed, never followed.
+
+        >>> ws.prune(lambda path: path.endswith(".pyc"))             # doctest: +SKIP
+        ['pkg/__pycache__/mod.cpython-311.pyc']
+        """
+        removed = []
+        for rel, kind, _mode, dfd, name in self._walk():
+            if not match(rel):
+                continue
+            if kind == "dir":
+                shutil.rmtree(name, dir_fd=dfd)  # the walk then finds it gone and moves on
+            else:
+                os.unlink(name, dir_fd=dfd)
+            removed.append(rel)
+        return removed
+
     def clear(self) -> None:
         """Remove everything inside the workspace (the directory itself stays)."""
         # rmtree with dir_fd support never follows symlinks: a link to /etc is unlinked, not walked.

@@ -38,13 +38,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from referee.errors import ConfigError, RefereeError, StoreError, VerifierError
-from referee.sandbox import Limits, Sandbox, Workspace
+from referee.sandbox import Lease, Limits, Sandbox, Workspace
 from referee.tasks.model import Task
 from referee.tasks.venv import RepoVenv
+from referee.verify.bytecode import BytecodeCache
 from referee.verify.repo_run import (
     GRADER_PACKAGES,
     PYTEST_WARM_IMPORTS,
     RepoSandboxes,
+    repo_workspace,
     run_pytest,
     warm_capable,
     warm_enabled,
@@ -62,6 +64,7 @@ __all__ = [
     "apply_patch",
     "pytest_sandbox",
     "repo_state",
+    "strip_bytecode",
     "touched_paths",
 ]
 
@@ -119,6 +122,7 @@ class PytestVerifier:
         self.limits = Limits(timeout_s=timeout_s, memory_mb=2048, max_processes=256)
         self.store = store
         self._repo_boxes = RepoSandboxes()
+        self._bytecode = BytecodeCache()
 
     def verify(self, task: Task, patch: str) -> Verdict:
         """Judge ``patch`` for ``task``. Never raises: a verifier fault is an infra error."""
@@ -154,38 +158,41 @@ class PytestVerifier:
                 sandbox = self._repo_boxes.get(None)
             else:
                 sandbox = self.sandbox
-            ws = sandbox.workspace()
-        except RefereeError as e:
-            return Verdict.infra(task.id, f"sandbox: {e}", VERSION)
-        try:
-            ws.write(state.files)
-            applied = self._apply(sandbox, ws, patch)
-            if applied is not None:
-                return self._all(
-                    task, f2p, p2p, "failed", f"patch does not apply: {applied}", flags, t0
-                )
-            ws.write(state.tests)  # pristine test files, whatever the patch did to them
-            # Read before any of the candidate's code runs: the test process could rewrite it.
-            shape = _check_shape(ws, task.hidden.get("structure"))
-            if state.test_patch:
-                why = self._apply_test_patch(sandbox, ws, state)
-                if why is not None:
-                    return Verdict.infra(
-                        task.id, f"the task's test_patch does not apply: {why}", VERSION
+            with repo_workspace(sandbox) as (ws, lease):
+                ws.write(state.files)
+                applied = apply_patch(sandbox, ws, patch, lease=lease)
+                if applied is not None:
+                    return self._all(
+                        task, f2p, p2p, "failed", f"patch does not apply: {applied}", flags, t0
                     )
-            canaries = self._plant_canaries(ws, state.tests)
-            run = run_pytest(
-                sandbox,
-                ws,
-                [*f2p, *p2p, *canaries],
-                source_roots=state.source_roots,
-                conftests=state.conftests,
-                limits=self.limits,
-            )
+                flags += [
+                    Flag(kind="ships-bytecode", evidence=path) for path in strip_bytecode(ws)[:3]
+                ]
+                ws.write(state.tests)  # pristine test files, whatever the patch did to them
+                # Read before any of the candidate's code runs: the test process could rewrite it.
+                shape = _check_shape(ws, task.hidden.get("structure"))
+                if state.test_patch:
+                    why = self._apply_test_patch(sandbox, ws, state, lease)
+                    if why is not None:
+                        return Verdict.infra(
+                            task.id, f"the task's test_patch does not apply: {why}", VERSION
+                        )
+                canaries = self._plant_canaries(ws, state.tests)
+                if lease is not None:
+                    # The repository's own files, compiled once per content on the host: a
+                    # patched module's hash no longer matches, so it compiles from source.
+                    ws.write(self._bytecode.pycs({**state.files, **state.tests}))
+                run = run_pytest(
+                    sandbox,
+                    ws,
+                    [*f2p, *p2p, *canaries],
+                    source_roots=state.source_roots,
+                    conftests=state.conftests,
+                    limits=self.limits,
+                    lease=lease,
+                )
         except RefereeError as e:
             return Verdict.infra(task.id, f"sandbox: {e}", VERSION)
-        finally:
-            ws.close()
         r = run.exec
         if not run.ready:
             return Verdict.infra(
@@ -228,17 +235,15 @@ class PytestVerifier:
         )
 
     @staticmethod
-    def _apply(sandbox: Sandbox, ws: Workspace, patch: str) -> str | None:
-        return apply_patch(sandbox, ws, patch)
-
-    @staticmethod
-    def _apply_test_patch(sandbox: Sandbox, ws: Workspace, state: RepoState) -> str | None:
+    def _apply_test_patch(
+        sandbox: Sandbox, ws: Workspace, state: RepoState, lease: Lease | None
+    ) -> str | None:
         # Files the test patch creates go first: a candidate that wrote one would otherwise
         # make the patch fail to apply (and its version would be the one tested).
         for path in touched_paths(state.test_patch):
             if path not in state.files and path not in state.tests:
                 (ws.root / path).unlink(missing_ok=True)
-        return apply_patch(sandbox, ws, state.test_patch)
+        return apply_patch(sandbox, ws, state.test_patch, lease=lease)
 
     @staticmethod
     def canary_file(near: str) -> tuple[str, str, list[str]]:
@@ -294,17 +299,38 @@ class PytestVerifier:
         self.close()
 
 
-def apply_patch(sandbox: Sandbox, ws: Workspace, patch: str) -> str | None:
-    """``git apply`` ``patch`` in the sandbox; None if it applied, else why not."""
+def apply_patch(
+    sandbox: Sandbox, ws: Workspace, patch: str, *, lease: Lease | None = None
+) -> str | None:
+    """``git apply`` ``patch`` in the sandbox; None if it applied, else why not.
+
+    With a ``lease`` (``ws`` is then its workspace), ``git`` runs as a fork of the held worker
+    instead of in a fresh sandbox: the same command, isolation and limits, without a bubblewrap
+    start."""
     if not patch.strip():
         return None
     name = f".referee-{secrets.token_hex(4)}.diff"
     ws.write({name: patch})
-    r = sandbox.run(
-        ["git", "apply", "--whitespace=nowarn", name], workspace=ws, limits=Limits(timeout_s=30)
-    )
+    argv, limits = ["git", "apply", "--whitespace=nowarn", name], Limits(timeout_s=30)
+    if lease is not None:
+        r = lease.exec(argv, limits=limits)
+    else:
+        r = sandbox.run(argv, workspace=ws, limits=limits)
     (ws.root / name).unlink(missing_ok=True)
     return None if r.exit_code == 0 else (r.stderr.strip()[-300:] or r.summary())
+
+
+def strip_bytecode(ws: Workspace) -> list[str]:
+    """Remove every ``__pycache__`` folder and ``.pyc`` file from ``ws``; return their paths.
+
+    Run after a candidate's patch applies: a binary diff can add bytecode, and pytest loads a
+    test module's cached, assertion-rewritten form whenever its header carries the hash of the
+    source (a hash anyone can compute for the pristine tests). A patch that shipped
+    ``tests/__pycache__/test_x.<tag>-pytest-<version>.pyc`` with the asserts compiled out
+    passed every test it could not fix (tests/redteam/test_repo_bytecode.py)."""
+    return ws.prune(
+        lambda path: path.endswith((".pyc", ".pyo")) or path.rsplit("/", 1)[-1] == "__pycache__"
+    )
 
 
 @dataclass(frozen=True)

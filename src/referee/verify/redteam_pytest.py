@@ -13,7 +13,12 @@ asserts it.
 
 from __future__ import annotations
 
+import base64
 import difflib
+import hashlib
+import importlib.util
+import marshal
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -29,6 +34,7 @@ __all__ = [
     "PYTEST_EXPLOITS",
     "PatchExploit",
     "PatchExploitResult",
+    "binary_diff",
     "diff",
     "repository_tasks",
     "run_pytest_corpus",
@@ -166,6 +172,45 @@ def _edit_tests(task: Task) -> str:
     )
 
 
+def binary_diff(path: str, data: bytes) -> str:
+    """A git diff that adds ``path`` with binary ``data`` (``git diff --binary``'s format)."""
+    blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # git's blob id
+    packed = zlib.compress(data)
+    lines = []
+    for i in range(0, len(packed), 52):
+        chunk = packed[i : i + 52]
+        size = (
+            chr(ord("A") + len(chunk) - 1) if len(chunk) <= 26 else chr(ord("a") + len(chunk) - 27)
+        )
+        lines.append(size + base64.b85encode(chunk, pad=True).decode())
+    return (
+        f"diff --git a/{path} b/{path}\nnew file mode 100644\nindex {'0' * 40}..{blob}\n"
+        f"GIT binary patch\nliteral {len(data)}\n" + "\n".join(lines) + "\n\nliteral 0\n"
+        "HcmV?d00001\n\n"
+    )
+
+
+def _ship_rewritten_tests(task: Task) -> str:
+    """Bytecode for each test module, its asserts compiled out, under the name and header that
+    pytest's assertion rewriter reads back (a checked-hash pyc carrying the hash of the
+    pristine source, which anyone can compute)."""
+    from _pytest.assertion.rewrite import PYC_TAIL
+
+    out = []
+    for path, body in task.hidden["tests"].items():
+        source = body.encode()
+        code = compile(source, f"/workspace/{path}", "exec", dont_inherit=True, optimize=1)
+        pyc = (
+            importlib.util.MAGIC_NUMBER
+            + (3).to_bytes(4, "little")
+            + importlib.util.source_hash(source)
+            + marshal.dumps(code)
+        )
+        folder, _, name = path.rpartition("/")
+        out.append(binary_diff(f"{folder}/__pycache__/{name[:-3]}{PYC_TAIL}", pyc))
+    return "".join(out)
+
+
 @dataclass(frozen=True)
 class PatchExploit:
     name: str
@@ -207,6 +252,7 @@ PYTEST_EXPLOITS: tuple[PatchExploit, ...] = (
         "module-shadowing",
         _new("pytest.py", "def main(*a, **k):\n    return 0\n"),
     ),
+    PatchExploit("ship-rewritten-test-bytecode", "bytecode", _ship_rewritten_tests),
     PatchExploit(
         "sitecustomize",
         "interpreter-tampering",

@@ -9,17 +9,18 @@ environment is bound into the sandbox when it starts.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from referee.sandbox import ExecResult, Limits, Sandbox, Workspace
+from referee.sandbox import ExecResult, Lease, Limits, Sandbox, Workspace
 from referee.verify import harness as H
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "Variant",
     "VariantRun",
     "parse_frames",
+    "repo_workspace",
     "run_pytest",
     "run_variants",
     "status_of",
@@ -162,6 +164,7 @@ def run_pytest(
     limits: Limits | None = None,
     traceback: str = "auto",
     warm: bool | None = None,
+    lease: Lease | None = None,
 ) -> TestRun:
     """Run ``ids`` (node ids or test files) on ``files`` with the grader's runner.
 
@@ -173,7 +176,9 @@ def run_pytest(
     interpreter; ``warm=True`` asks for the fork where the sandbox allows it.
     ``files`` may be a prepared :class:`Workspace` (the verifier applies a patch first); it is
     left for the caller to close. ``traceback`` is pytest's ``--tb`` style for the failure
-    reports. Raises :class:`~referee.errors.RefereeError` only for faults
+    reports. ``lease``: the run is a fork of that held worker, on the files already in its
+    workspace (``files`` must be ``lease.workspace``), as the pytest verifier does after applying
+    the patch there. Raises :class:`~referee.errors.RefereeError` only for faults
     before the run (the sandbox could not start).
     """
     nonce = secrets.token_hex(8)
@@ -187,6 +192,13 @@ def run_pytest(
     limits = limits or Limits(
         timeout_s=300, memory_mb=2048, max_processes=256, stdout_bytes=64 << 20
     )
+    if lease is not None:
+        if files is not lease.workspace:
+            raise ValueError("run_pytest with a lease runs on the lease's own workspace")
+        r = lease.run_python(
+            _WARM_PRELUDE + RUNNER_SOURCE, name="-c", argv=["-c", json.dumps(args)], limits=limits
+        )
+        return parse_frames(r, nonce)
     if _use_warm(sandbox, warm):
         ws_kw: dict[str, Any] = (
             {"workspace": files} if isinstance(files, Workspace) else {"files": files}
@@ -205,6 +217,24 @@ def run_pytest(
     else:
         r = sandbox.run(argv, files=files, limits=limits)
     return parse_frames(r, nonce)
+
+
+@contextlib.contextmanager
+def repo_workspace(sandbox: Sandbox) -> Iterator[tuple[Workspace, Lease | None]]:
+    """Where one verification builds its repository state, and the lease to run it with.
+
+    Where the sandbox's workers import pytest (:func:`warm_capable`, and ``REFEREE_PYTEST_WARM``
+    is not ``0``): a held worker's own workspace, so that the patch is applied by a fork of the
+    worker and the tests run on those very files, with nothing copied in or out. Otherwise a
+    workspace of its own and no lease (each step is then a fresh sandbox, as before issue 19).
+    Emptied and released when the block ends.
+    """
+    if warm_enabled() and warm_capable(sandbox):
+        with sandbox.lease() as lease:
+            yield lease.workspace, lease
+    else:
+        with sandbox.workspace() as ws:
+            yield ws, None
 
 
 def warm_enabled() -> bool:
