@@ -189,6 +189,9 @@ class PytestVerifier:
                     source_roots=state.source_roots,
                     conftests=state.conftests,
                     limits=self.limits,
+                    # A verdict keeps each test's status, never its failure report: pytest's
+                    # formatting of one was most of a failing patch's time (RESULTS.md §24).
+                    traceback="no",
                     lease=lease,
                 )
         except RefereeError as e:
