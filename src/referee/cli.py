@@ -1547,7 +1547,8 @@ def _app_for(args: list[str]) -> typer.Typer:
     return one
 
 
-def main() -> None:  # pragma: no cover - console entry point
+def main() -> None:
+    """The console entry point (``referee``, ``python -m referee``)."""
     one = _app_for(sys.argv[1:])
     if one is app:
         app()
@@ -1558,4 +1559,4 @@ def main() -> None:  # pragma: no cover - console entry point
 
 
 if __name__ == "__main__":  # pragma: no cover
-    app()
+    main()
