@@ -14,6 +14,7 @@ one plain-text line on stderr, ``referee: <message>``, the message naming the fi
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import signal
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+import typer.main
 from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperGroup
@@ -36,8 +38,6 @@ from referee.errors import (
     exec_exit_status,
     exit_code_for,
 )
-from referee.tasks.procedural import FAMILIES
-from referee.tasks.sources import source_names
 
 err = Console(stderr=True, soft_wrap=True)  # messages stay on one line, for grep and logs
 
@@ -366,12 +366,20 @@ def tasks_import(
     err.print(f"wrote {n} tasks ({calls} recorded test calls; {_split_counts(tasks)}) to {out}")
 
 
+def _procedural_families() -> str:
+    # Imported when `tasks generate` is built (its annotations are evaluated then), not by every
+    # command: the task model it needs is ~100 ms of pydantic to import.
+    from referee.tasks.procedural import FAMILIES
+
+    return ", ".join(FAMILIES)
+
+
 @tasks_app.command("generate")
 def tasks_generate(
     family: Annotated[
         str,
         typer.Argument(
-            help=f"The task family: {', '.join(FAMILIES)}, or a domain's "
+            help=f"The task family: {_procedural_families()}, or a domain's "
             "(`referee tasks families` lists them all)."
         ),
     ],
@@ -411,7 +419,7 @@ def tasks_families() -> None:
 @tasks_app.command("sources")
 def tasks_sources() -> None:
     """The sources `referee tasks import` reads: name, whether it takes a file, what it is."""
-    from referee.tasks.sources import get_source
+    from referee.tasks.sources import get_source, source_names
     from referee.ui.tables import print_rows
 
     entries = [get_source(n) for n in source_names()]
@@ -1517,9 +1525,38 @@ def demo() -> None:
     raise typer.Exit(run_demo(Console()))
 
 
-def main() -> None:  # pragma: no cover - console entry point
-    app()
+def _app_for(args: list[str]) -> typer.Typer:
+    """The app to parse ``args`` with: ``app`` itself, or, when ``args`` start with the name of
+    one of its commands or groups, a copy of it that registers only that one. Typer turns every
+    registered command into a parser before it parses anything (each option's annotation
+    evaluated: ~45 ms for all of them, on every start); running one command needs only its own.
+    Help, a typo (whose suggestions need every name) and options before the command get the
+    whole app."""
+    if not args:
+        return app
+    one = copy.copy(app)
+    one.registered_commands = [
+        c
+        for c in app.registered_commands
+        if c.callback is not None
+        and (c.name or typer.main.get_command_name(c.callback.__name__)) == args[0]
+    ]
+    one.registered_groups = [g for g in app.registered_groups if g.name == args[0]]
+    if len(one.registered_commands) + len(one.registered_groups) != 1:
+        return app
+    return one
+
+
+def main() -> None:
+    """The console entry point (``referee``, ``python -m referee``)."""
+    one = _app_for(sys.argv[1:])
+    if one is app:
+        app()
+    else:
+        # Always a group, as the whole app is (typer makes an app of one command that command
+        # itself, which would take the command's name for an argument).
+        typer.main.get_group(one)()
 
 
 if __name__ == "__main__":  # pragma: no cover
-    app()
+    main()

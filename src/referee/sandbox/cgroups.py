@@ -52,37 +52,44 @@ def _write(path: Path, value: str) -> None:
 
 
 class _Files:
-    """Control files kept open: a run reads and resets counters with one syscall each."""
+    """Control files kept open: a run reads and resets counters with one syscall each.
+
+    Files are named by ``str`` paths: the per-run files' names are made once per group, and a
+    ``str`` hashes once where a ``Path`` is turned into one on every lookup."""
 
     def __init__(self) -> None:
-        self._fds: dict[tuple[str, int], int] = {}
+        self._readers: dict[str, int] = {}
+        self._writers: dict[str, int] = {}
 
-    def _fd(self, path: Path, flags: int) -> int:
-        key = (os.fspath(path), flags)  # a str hashes once; a Path hashes its parts each time
-        fd = self._fds.get(key)
+    @staticmethod
+    def _fd(cache: dict[str, int], path: str, flags: int) -> int:
+        fd = cache.get(path)
         if fd is None:
-            fd = self._fds[key] = os.open(path, flags | os.O_CLOEXEC)
+            fd = cache[path] = os.open(path, flags | os.O_CLOEXEC)
         return fd
 
-    def read(self, path: Path) -> str:
-        return os.pread(self._fd(path, os.O_RDONLY), 4096, 0).decode()
+    def read(self, path: str) -> str:
+        return os.pread(self._fd(self._readers, path, os.O_RDONLY), 4096, 0).decode()
 
-    def write(self, path: Path, value: str) -> None:
-        os.write(self._fd(path, os.O_WRONLY), value.encode())
+    def write(self, path: str, value: str) -> None:
+        os.write(self._fd(self._writers, path, os.O_WRONLY), value.encode())
 
     def close(self) -> None:
-        for fd in self._fds.values():
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self._fds.clear()
+        for cache in (self._readers, self._writers):
+            for fd in cache.values():
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            cache.clear()
 
 
 def _kv(text: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for line in text.splitlines():
         key, _, value = line.partition(" ")
-        with contextlib.suppress(ValueError):
+        try:  # (not contextlib.suppress: two of these are read for every run)
             out[key] = int(value)
+        except ValueError:
+            pass
     return out
 
 
@@ -147,11 +154,11 @@ class _V1Group(Cgroup):
         self.files = _Files()
         # The files every run reads or resets, named once (building paths is per-run work).
         mem = dirs["memory"]
-        self._peak = mem / "memory.max_usage_in_bytes"
-        self._failcnt = mem / "memory.failcnt"
-        self._oom = mem / "memory.oom_control"
-        self._pids_events = dirs["pids"] / "pids.events"
-        self._cpu = dirs["cpuacct"] / "cpuacct.usage" if "cpuacct" in dirs else None
+        self._peak = str(mem / "memory.max_usage_in_bytes")
+        self._failcnt = str(mem / "memory.failcnt")
+        self._oom = str(mem / "memory.oom_control")
+        self._pids_events = str(dirs["pids"] / "pids.events")
+        self._cpu = str(dirs["cpuacct"] / "cpuacct.usage") if "cpuacct" in dirs else None
 
     def set_limits(self, *, memory_bytes: int, pids_max: int) -> None:
         mem = self.dirs["memory"]
@@ -218,11 +225,11 @@ class _V2Group(Cgroup):
         self.name = name
         self.files = _Files()
         # The files every run reads or resets, named once (building paths is per-run work).
-        self._peak = path / "memory.peak"
-        self._current = path / "memory.current"
-        self._events = path / "memory.events"
-        self._pids_events = path / "pids.events"
-        self._cpu_stat = path / "cpu.stat"
+        self._peak = str(path / "memory.peak")
+        self._current = str(path / "memory.current")
+        self._events = str(path / "memory.events")
+        self._pids_events = str(path / "pids.events")
+        self._cpu_stat = str(path / "cpu.stat")
 
     def set_limits(self, *, memory_bytes: int, pids_max: int) -> None:
         _write(self.path / "memory.max", str(memory_bytes))

@@ -29,7 +29,7 @@ from importlib import resources
 from typing import Any
 
 from referee.errors import SandboxError
-from referee.sandbox.cgroups import Cgroup, Cgroups
+from referee.sandbox.cgroups import Cgroup, Cgroups, CgroupStats
 from referee.sandbox.host import Scratch, UidPool, isolation_layers
 from referee.sandbox.limits import Limits
 from referee.sandbox.outcome import RawOutcome, to_result
@@ -130,6 +130,9 @@ class ForkWorker:
         #: The worker cgroup's CPU seconds when the current run started (None: no accounting).
         self._cpu_mark: float | None = None
         self._devnull = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+        self._isolation: tuple[bool, tuple[str, ...]] | None = None
+        #: The last run's rlimits, and what they were made for (most runs repeat their limits).
+        self._rlimits: tuple[tuple[Limits, bool], list[tuple[str, tuple[int, int]]]] | None = None
 
     # ---- lifecycle ----------------------------------------------------------------------
     def start(self) -> None:
@@ -234,14 +237,20 @@ class ForkWorker:
 
     # ---- one run ------------------------------------------------------------------------
     def isolation(self) -> list[str]:
-        return isolation_layers(
-            cgroup_version=self.cgroups.version
-            if self.group is not None and self.cgroups is not None
-            else None,
-            scratch=self.scratch,
-            uids=self.uids,
-            extra=("seccomp-child", "fork-server"),
-        )
+        # The same for every run of this worker's life (its cgroup, scratch and uids): made once
+        # per start, copied per result.
+        with_group = self.group is not None
+        if self._isolation is None or self._isolation[0] != with_group:
+            layers = isolation_layers(
+                cgroup_version=self.cgroups.version
+                if with_group and self.cgroups is not None
+                else None,
+                scratch=self.scratch,
+                uids=self.uids,
+                extra=("seccomp-child", "fork-server"),
+            )
+            self._isolation = (with_group, tuple(layers))
+        return list(self._isolation[1])
 
     def _set_limits(self, limits: Limits) -> None:
         if self.group is None:
@@ -283,10 +292,12 @@ class ForkWorker:
             if raw.stats is not None:
                 # OOM kills and refused forks are cumulative counters: keep this run's share.
                 s = raw.stats
-                raw.stats = dataclasses.replace(
-                    s,
+                raw.stats = CgroupStats(
+                    peak_bytes=s.peak_bytes,
                     oom_kills=s.oom_kills - self._counters[0],
+                    memory_failcnt=s.memory_failcnt,
                     pids_refused=s.pids_refused - self._counters[1],
+                    cpu_s=s.cpu_s,
                 )
                 self._counters = (s.oom_kills, s.pids_refused)
             if workspace is not None:
@@ -296,6 +307,23 @@ class ForkWorker:
                 with contextlib.suppress(OSError):
                     ws.clear()
         return to_result(raw, limits, isolation=self.isolation(), backend="bwrap-forkserver")
+
+    def _run_rlimits(self, limits: Limits) -> list[tuple[str, tuple[int, int]]]:
+        """The rlimits the server sets in a run's child (made again only when they change)."""
+        key = (limits, self.group is None)
+        if self._rlimits is None or self._rlimits[0] != key:
+            rlimits = [
+                ("RLIMIT_CPU", (limits.cpu_seconds, limits.cpu_seconds + 1)),
+                ("RLIMIT_NOFILE", (limits.max_open_files, limits.max_open_files)),
+                ("RLIMIT_FSIZE", (limits.max_file_mb << 20, limits.max_file_mb << 20)),
+                ("RLIMIT_CORE", (0, 0)),
+                # Above the pids cgroup limit, so the cgroup binds first and counts the refusal.
+                ("RLIMIT_NPROC", (limits.max_processes + _WORKER_PROCS + 8,) * 2),
+            ]
+            if self.group is None:
+                rlimits.append(("RLIMIT_AS", (limits.memory_bytes, limits.memory_bytes)))
+            self._rlimits = (key, rlimits)
+        return self._rlimits[1]
 
     def _exchange(
         self,
@@ -316,22 +344,12 @@ class ForkWorker:
         fds = [in_fd, out_w, err_w]
         if not inline:
             fds.append(stdin_fd(data))
-        rlimits = [
-            ("RLIMIT_CPU", (limits.cpu_seconds, limits.cpu_seconds + 1)),
-            ("RLIMIT_NOFILE", (limits.max_open_files, limits.max_open_files)),
-            ("RLIMIT_FSIZE", (limits.max_file_mb << 20, limits.max_file_mb << 20)),
-            ("RLIMIT_CORE", (0, 0)),
-            # Above the pids cgroup limit, so the cgroup binds first and counts the refusal.
-            ("RLIMIT_NPROC", (limits.max_processes + _WORKER_PROCS + 8,) * 2),
-        ]
-        if self.group is None:
-            rlimits.append(("RLIMIT_AS", (limits.memory_bytes, limits.memory_bytes)))
         request = {
             "name": name,
             "argv": argv or [name],
             "env": self.view.env(env),
             "timeout": limits.timeout_s,
-            "rlimits": rlimits,
+            "rlimits": self._run_rlimits(limits),
         }
         if inline:
             request["source"] = data.decode("utf-8", errors="surrogateescape")

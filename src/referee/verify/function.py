@@ -29,14 +29,16 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.errors import RefereeError, VerifierError
 from referee.sandbox import ExecResult, Limits, Sandbox
-from referee.tasks.model import Task
 from referee.verify import harness as H
 from referee.verify.guard import scan
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict, metered_verdict
+
+if TYPE_CHECKING:  # `referee verify` starts its sandbox before the task model is imported
+    from referee.tasks.model import Task
 
 __all__ = [
     "HARNESS_MODULE",

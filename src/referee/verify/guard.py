@@ -8,12 +8,13 @@ runs it. Code that does not parse is flagged as such.
 from __future__ import annotations
 
 import ast
+import re
 import threading
 import warnings
 
 from referee.verify.verdict import Flag
 
-__all__ = ["scan"]
+__all__ = ["scan", "scan_all"]
 
 #: One parse at a time in this process. CPython 3.11 keeps the AST constructor's recursion depth
 #: per interpreter, not per thread: when a thread switch lands inside ``ast.parse`` (a finalizer
@@ -25,6 +26,13 @@ __all__ = ["scan"]
 _PARSE_LOCK = threading.RLock()
 
 _EXIT_CALLS = {"exit", "quit", "_exit", "abort", "kill", "killpg"}
+_PATCH_CALLS = {"setattr", "delattr"}
+_DYNAMIC_CALLS = {"__import__", "eval", "exec", "compile"}
+_OPEN_CALL = "open"
+_EXIT_EXCEPTIONS = {"SystemExit", "KeyboardInterrupt", "SkipTest"}
+_EXIT_ATTRS = {"exit", "_exit"}
+_PATCHED_NAMES = {"__builtins__", "__loader__"}
+_PATCHED_MODULES = {"builtins", "sys", "os", "math", "json", "random", "time"}
 _SUSPECT_MODULES = {
     "inspect": "frame-inspection",
     "gc": "object-graph-inspection",
@@ -64,6 +72,27 @@ _ALWAYS_TRUE_DUNDERS = {
     "__contains__",
 }
 
+#: Every identifier the walk below compares with. A node can be flagged only if one of these is
+#: the text of one of the source's name tokens (an import's root, an attribute, a called or
+#: assigned name, a function's name), so a source none of them occurs in has nothing to flag.
+_TRIGGERS = frozenset().union(
+    _EXIT_CALLS,
+    _PATCH_CALLS,
+    _DYNAMIC_CALLS,
+    {_OPEN_CALL, "sys"},
+    _EXIT_EXCEPTIONS,
+    _SUSPECT_MODULES,
+    _SUSPECT_ATTRS,
+    _EXIT_ATTRS,
+    _PATCHED_NAMES,
+    _ALWAYS_TRUE_DUNDERS,
+    _PATCHED_MODULES,
+)
+_WORDS = re.compile(r"\w+", re.ASCII)
+#: A run of word characters that starts with a digit and goes on with a letter or "_": a number
+#: with a name glued to it ("1if", "0x1f", "1e5"), where a name token may start inside the run.
+_GLUED = re.compile(r"\b\d+[^\W\d]", re.ASCII)
+
 
 def _snippet(source: str, node: ast.AST) -> str:
     line = getattr(node, "lineno", 0)
@@ -73,15 +102,51 @@ def _snippet(source: str, node: ast.AST) -> str:
 
 
 def scan(source: str) -> list[Flag]:
-    """Flags for ``source`` (deduplicated by kind, first evidence kept)."""
+    """Flags for ``source`` (deduplicated by kind, first evidence kept).
+
+    The same flags as :func:`scan_all`, cheaper for the usual clean source: the parse always
+    happens (code that does not parse is flagged), the walk over the tree only where a name it
+    looks for can be in it (:func:`_may_flag`)."""
+    tree = _parse(source)
+    if isinstance(tree, Flag):
+        return [tree]
+    if not _may_flag(source):
+        return []
+    return _walk(source, tree)
+
+
+def scan_all(source: str) -> list[Flag]:
+    """Flags for ``source``, walking every node of its tree (the reference :func:`scan` is
+    held to)."""
+    tree = _parse(source)
+    if isinstance(tree, Flag):
+        return [tree]
+    return _walk(source, tree)
+
+
+def _parse(source: str) -> ast.Module | Flag:
     try:
         # A model's odd literals ("1_000x") make the parser warn on the host's stderr, once per
         # solution, in the middle of a run's progress lines; the guard's verdict is all we need.
         with _PARSE_LOCK, warnings.catch_warnings():
             warnings.simplefilter("ignore", SyntaxWarning)
-            tree = ast.parse(source)
+            return ast.parse(source)
     except SyntaxError as e:
-        return [Flag(kind="does-not-parse", evidence=f"line {e.lineno}: {e.msg}")]
+        return Flag(kind="does-not-parse", evidence=f"line {e.lineno}: {e.msg}")
+
+
+def _may_flag(source: str) -> bool:
+    """False only where the walk cannot flag anything: an ASCII source (its names are their
+    text, where the parser normalises a non-ASCII name: ``exit`` in full-width letters is
+    ``exit``) in which no run of word characters is a trigger, and none is a number with letters
+    glued to it (the tokenizer may split those: ``1if x`` is ``1 if x``). Every name token of
+    such a source is a whole run, so no name the walk compares with occurs in its tree."""
+    if not source.isascii():
+        return True
+    return not _TRIGGERS.isdisjoint(_WORDS.findall(source)) or _GLUED.search(source) is not None
+
+
+def _walk(source: str, tree: ast.Module) -> list[Flag]:
     found: dict[str, str] = {}
 
     def flag(kind: str, node: ast.AST) -> None:
@@ -95,18 +160,18 @@ def scan(source: str) -> list[Flag]:
             )
             if name in _EXIT_CALLS:
                 flag("exit-call", node)
-            if name in ("setattr", "delattr") and node.args:
+            if name in _PATCH_CALLS and node.args:
                 flag("attribute-patching", node)
-            if name in ("__import__", "eval", "exec", "compile"):
+            if name in _DYNAMIC_CALLS:
                 flag("dynamic-code", node)
-            if name == "open" and node.args:
+            if name == _OPEN_CALL and node.args:
                 arg = node.args[0]
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                     flag("file-access", node)
         elif isinstance(node, ast.Raise) and node.exc is not None:
             exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
             exc_name = exc.id if isinstance(exc, ast.Name) else getattr(exc, "attr", "")
-            if exc_name in ("SystemExit", "KeyboardInterrupt", "SkipTest"):
+            if exc_name in _EXIT_EXCEPTIONS:
                 flag("exit-call", node)
         elif isinstance(node, ast.Import | ast.ImportFrom):
             names = [a.name for a in node.names]
@@ -121,9 +186,9 @@ def scan(source: str) -> list[Flag]:
         elif isinstance(node, ast.Attribute):
             if node.attr in _SUSPECT_ATTRS:
                 flag(_SUSPECT_ATTRS[node.attr], node)
-            if node.attr in ("exit", "_exit") and isinstance(node.value, ast.Name):
+            if node.attr in _EXIT_ATTRS and isinstance(node.value, ast.Name):
                 flag("exit-call", node)
-        elif isinstance(node, ast.Name) and node.id in ("__builtins__", "__loader__"):
+        elif isinstance(node, ast.Name) and node.id in _PATCHED_NAMES:
             flag("builtins-patching", node)
         elif isinstance(node, ast.FunctionDef) and node.name in _ALWAYS_TRUE_DUNDERS:
             body = [s for s in node.body if not isinstance(s, ast.Expr)]
@@ -139,7 +204,7 @@ def scan(source: str) -> list[Flag]:
                 if (
                     isinstance(t, ast.Attribute)
                     and isinstance(t.value, ast.Name)
-                    and t.value.id in ("builtins", "sys", "os", "math", "json", "random", "time")
+                    and t.value.id in _PATCHED_MODULES
                 ):
                     flag("module-patching", node)
     return [Flag(kind=k, evidence=v) for k, v in found.items()]

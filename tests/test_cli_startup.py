@@ -1,0 +1,55 @@
+"""`referee`'s entry point builds the parser of the one command it runs (typer would build all
+of them first): the command line, its errors and its help must read as with the whole app."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import typer.main
+
+from referee.cli import _app_for, app, main
+
+
+def _run(
+    entry: object,
+    argv: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> tuple[object, str, str]:
+    monkeypatch.setattr(sys, "argv", ["referee", *argv])
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit) as e:
+        entry()  # type: ignore[operator]
+    out = capsys.readouterr()
+    return e.value.code, out.out, out.err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["verify", "--help"],
+        ["verify"],  # missing options: a usage error
+        ["verify", "--tasks", "/nonexistent/t.jsonl", "--samples", "/nonexistent/s.jsonl"],
+        ["verify", "--bogus"],
+        ["exec", "--help"],
+        ["tasks", "generate", "--help"],
+        ["tasks", "lst"],
+        ["verfy"],  # a typo: the suggestion needs every name
+        ["--help"],
+        [],
+    ],
+)
+def test_main_reads_as_the_whole_app(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(main, argv, monkeypatch, capsys) == _run(app, argv, monkeypatch, capsys)
+
+
+def test_one_command_is_built_when_the_command_line_names_one() -> None:
+    assert set(typer.main.get_group(_app_for(["verify", "--json"])).commands) == {"verify"}
+    assert set(typer.main.get_group(_app_for(["exec", "x"])).commands) == {"exec"}
+    assert set(typer.main.get_group(_app_for(["tasks", "list"])).commands) == {"tasks"}
+    for argv in (["--help"], ["verfy"], [], ["--version"]):
+        assert _app_for(argv) is app
+    assert len(app.registered_commands) > 10  # the app itself is untouched
