@@ -3,7 +3,8 @@
     PYTHONPATH=src python bench/repo_verify_cli.py TASKS.jsonl [TASKS.jsonl ...] \\
         --variant before=/path/to/old/src [--rounds 3] [--workers 2]
 
-Samples per task file: each task's gold patch (``referee tasks gold``) and an empty patch. Each
+Samples per task file: each task's gold patch (``referee tasks gold``; issue 19's definition),
+and with ``--empty`` an empty patch per task too (a failing sample: pytest's reports). Each
 round runs the real command (a subprocess, ``--json``) once per tree, in turned order, and
 times it from launch to exit. Every verdict (task, passed, reward, each test's status, flag
 kinds) must be identical between the trees, sample by sample, or the bench fails. Reports the
@@ -32,8 +33,8 @@ def env_for(src: Path) -> dict[str, str]:
     return env
 
 
-def samples_file(tasks: Path, work: Path) -> Path:
-    out = work / f"{tasks.stem}.gold_and_empty.jsonl"
+def samples_file(tasks: Path, work: Path, empty: bool) -> Path:
+    out = work / f"{tasks.stem}.{'gold_and_empty' if empty else 'gold'}.jsonl"
     gold = subprocess.run(
         [sys.executable, "-m", "referee", "tasks", "gold", str(tasks)],
         env=env_for(SRC),
@@ -41,7 +42,8 @@ def samples_file(tasks: Path, work: Path) -> Path:
         capture_output=True,
     ).stdout.decode()
     rows = [json.loads(line) for line in gold.splitlines() if line.strip()]
-    rows += [{"task_id": r["task_id"], "completion": ""} for r in rows]
+    if empty:
+        rows += [{"task_id": r["task_id"], "completion": ""} for r in rows]
     out.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return out
 
@@ -75,16 +77,20 @@ def main() -> int:
     ap.add_argument("--variant", required=True, help="NAME=SRC_DIR: the tree to compare with")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--empty", action="store_true", help="an empty patch per task as well")
     ap.add_argument("--work", type=Path, default=Path("/tmp/referee-bench-repo-cli"))
     ap.add_argument("--out", type=Path, default=HERE / "out" / "repo_verify_cli.json")
     a = ap.parse_args()
     name, _, other = a.variant.partition("=")
     trees = {"current": SRC, name: Path(other)}
     a.work.mkdir(parents=True, exist_ok=True)
-    report: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    report: dict[str, Any] = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "samples": "gold and empty patches" if a.empty else "gold patches",
+    }
     ok = True
     for tasks in a.tasks:
-        samples = samples_file(tasks, a.work)
+        samples = samples_file(tasks, a.work, a.empty)
         n = sum(1 for _ in samples.open())
         walls: dict[str, list[float]] = {t: [] for t in trees}
         keys: dict[str, list[Any]] = {}
