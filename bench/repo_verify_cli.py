@@ -9,6 +9,10 @@ round runs the real command (a subprocess, ``--json``) once per tree, in turned 
 times it from launch to exit. Every verdict (task, passed, reward, each test's status, flag
 kinds) must be identical between the trees, sample by sample, or the bench fails. Reports the
 median wall seconds per tree and the ratio, per task file.
+
+``--mult 1,4`` also runs every sample 4 times in one command and reports the rate at the
+margin, (extra samples) / (extra wall seconds) between the x1 and x4 commands, for each tree:
+start-up (sandboxes, pytest imports, first compiles) cancels, as in issue 19's function target.
 """
 
 from __future__ import annotations
@@ -78,6 +82,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--empty", action="store_true", help="an empty patch per task as well")
+    ap.add_argument("--mult", default="1", help="sample multiples, e.g. 1,4 (margin rate)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/referee-bench-repo-cli"))
     ap.add_argument("--out", type=Path, default=HERE / "out" / "repo_verify_cli.json")
     a = ap.parse_args()
@@ -89,41 +94,63 @@ def main() -> int:
         "samples": "gold and empty patches" if a.empty else "gold patches",
     }
     ok = True
+    mults = sorted(int(m) for m in a.mult.split(","))
     for tasks in a.tasks:
-        samples = samples_file(tasks, a.work, a.empty)
-        n = sum(1 for _ in samples.open())
-        walls: dict[str, list[float]] = {t: [] for t in trees}
-        keys: dict[str, list[Any]] = {}
+        base_samples = samples_file(tasks, a.work, a.empty)
+        lines = base_samples.read_text()
+        n = lines.count("\n")
+        files = {}
+        for m in mults:
+            files[m] = a.work / f"{base_samples.stem}.x{m}.jsonl"
+            files[m].write_text(lines * m)
+        walls: dict[tuple[str, int], list[float]] = {(t, m): [] for t in trees for m in mults}
+        keys: dict[tuple[str, int], list[Any]] = {}
         loads = []
         for rnd in range(a.rounds):
             order = list(trees) if rnd % 2 == 0 else list(reversed(trees))
-            for tree in order:
-                wall, key = run(trees[tree], tasks, samples, a.workers)
-                walls[tree].append(wall)
-                if keys.setdefault(tree, key) != key:
-                    print(
-                        f"{tasks.name}: {tree} changed its verdicts between rounds", file=sys.stderr
-                    )
-                    ok = False
+            for m in mults:
+                for tree in order:
+                    wall, key = run(trees[tree], tasks, files[m], a.workers)
+                    walls[(tree, m)].append(wall)
+                    if keys.setdefault((tree, m), key) != key:
+                        print(f"{tasks.name}: {tree} x{m}: verdicts changed", file=sys.stderr)
+                        ok = False
             loads.append(os.getloadavg()[0])
-            print(
-                f"{tasks.name} round {rnd}: "
-                + ", ".join(f"{t} {walls[t][-1]:.1f}s" for t in trees),
-                file=sys.stderr,
-            )
-        same = sum(x == y for x, y in zip(keys["current"], keys[name], strict=True))
-        ok &= same == n
-        med = {t: statistics.median(w) for t, w in walls.items()}
-        report[tasks.name] = {
+            took = ", ".join(f"{t} x{m} {w[-1]:.1f}s" for (t, m), w in walls.items())
+            print(f"{tasks.name} round {rnd}: {took}", file=sys.stderr)
+        same = sum(x == y for x, y in zip(keys[("current", 1)], keys[(name, 1)], strict=True))
+        ok &= same == n and all(keys[("current", m)] == keys[(name, m)] for m in mults)
+        med = {k: statistics.median(w) for k, w in walls.items()}
+        entry: dict[str, Any] = {
             "samples": n,
             "identical_verdicts": same,
-            "passed": sum(k[1] for k in keys["current"]),
-            "wall_s": {t: [round(x, 2) for x in w] for t, w in walls.items()},
-            "median_wall_s": {t: round(m, 2) for t, m in med.items()},
-            "ratio": round(med[name] / med["current"], 2),
+            "passed": sum(k[1] for k in keys[("current", 1)]),
+            "wall_s": {f"{t} x{m}": [round(x, 2) for x in w] for (t, m), w in walls.items()},
+            "median_wall_s": {f"{t} x{m}": round(v, 2) for (t, m), v in med.items()},
+            "ratio_x1": round(med[(name, 1)] / med[("current", 1)], 2),
             "load_1min": [round(x, 1) for x in loads],
         }
-        print(json.dumps({tasks.name: report[tasks.name]}))
+        if len(mults) > 1:
+            lo, hi = mults[0], mults[-1]
+            extra = n * (hi - lo)
+            # Per round, then the median: a round's two commands ran under the same load.
+            rates = {
+                t: [
+                    extra / (walls[(t, hi)][r] - walls[(t, lo)][r])
+                    for r in range(a.rounds)
+                    if walls[(t, hi)][r] > walls[(t, lo)][r]
+                ]
+                for t in trees
+            }
+            entry["margin_samples_per_s"] = {
+                t: round(statistics.median(v), 2) if v else None for t, v in rates.items()
+            }
+            if rates["current"] and rates[name]:
+                entry["ratio_margin"] = round(
+                    statistics.median(rates["current"]) / statistics.median(rates[name]), 2
+                )
+        report[tasks.name] = entry
+        print(json.dumps({tasks.name: entry}))
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(report, indent=2))
     return 0 if ok else 1

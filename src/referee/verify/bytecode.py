@@ -91,22 +91,22 @@ class BytecodeCache:
 
     def _get(self, path: str, source: bytes) -> tuple[str, bytes] | None:
         key = (path, hashlib.sha256(source).digest())
+        # One lock over lookup and compile: concurrent verifications of one repository would
+        # otherwise each compile the same files (compiling holds the GIL: no parallelism lost).
         with self._lock:
             hit = self._entries.get(key)
             if hit is not None:
                 self._entries.move_to_end(key)
                 return hit
-        try:
-            made = _compile_pyc(path, source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        with self._lock:
-            if key not in self._entries:
-                self._entries[key] = made
-                self._bytes += len(made[1])
-                while self._bytes > self.max_bytes and self._entries:
-                    _, (_, old) = self._entries.popitem(last=False)
-                    self._bytes -= len(old)
+            try:
+                made = _compile_pyc(path, source)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None
+            self._entries[key] = made
+            self._bytes += len(made[1])
+            while self._bytes > self.max_bytes and self._entries:
+                _, (_, old) = self._entries.popitem(last=False)
+                self._bytes -= len(old)
         return made
 
 

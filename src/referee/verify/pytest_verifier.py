@@ -41,7 +41,7 @@ from referee.errors import ConfigError, RefereeError, StoreError, VerifierError
 from referee.sandbox import Lease, Limits, Sandbox, Workspace
 from referee.tasks.model import Task
 from referee.tasks.venv import RepoVenv
-from referee.verify.bytecode import BytecodeCache
+from referee.verify.bytecode import BytecodeCache, is_test_module
 from referee.verify.repo_run import (
     GRADER_PACKAGES,
     PYTEST_WARM_IMPORTS,
@@ -181,7 +181,18 @@ class PytestVerifier:
                 if lease is not None:
                     # The repository's own files, compiled once per content on the host: a
                     # patched module's hash no longer matches, so it compiles from source.
-                    ws.write(self._bytecode.pycs({**state.files, **state.tests}))
+                    # Test modules only where this run collects them (rewriting is the cost).
+                    collected = {i.split("::")[0] for i in [*f2p, *p2p]}
+                    collected |= set(state.conftests or ())
+                    ws.write(
+                        self._bytecode.pycs(
+                            {
+                                path: data
+                                for path, data in {**state.files, **state.tests}.items()
+                                if path in collected or not is_test_module(path)
+                            }
+                        )
+                    )
                 run = run_pytest(
                     sandbox,
                     ws,
