@@ -67,6 +67,18 @@ def _json_dumps():
 
 
 _dumps = _json_dumps()
+_scan = json.JSONDecoder().scan_once
+
+
+def _loads(data):
+    """``json.loads`` of the host's request (compact JSON from ``json.dumps``) in one C call;
+    anything else (leading or trailing text) takes ``json.loads`` itself."""
+    text = data.decode("utf-8", "surrogatepass")
+    try:
+        obj, end = _scan(text, 0)
+    except StopIteration:
+        end = -1
+    return obj if end == len(text) else json.loads(data)
 
 
 class _SockFprog(ctypes.Structure):
@@ -128,13 +140,13 @@ class Server:
     def serve(self):
         while True:
             try:
-                msg, fds, _flags, _addr = socket.recv_fds(self.sock, 1 << 16, 8)
+                msg, fds = self.receive()
             except OSError:
                 return
             if not msg:
                 return
             try:
-                response = self.run(json.loads(msg), fds)
+                response = self.run(_loads(msg), fds)
             except Exception as e:  # an infrastructure failure, reported as such
                 response = {"error": f"{type(e).__name__}: {e}"}
             finally:
@@ -152,6 +164,16 @@ class Server:
                 gc.collect()
                 gc.freeze()
                 _trim_heap()
+
+    def receive(self, _space=socket.CMSG_LEN(8 * 4)):
+        """One request and its fds (at most 8): ``socket.recv_fds`` without its per-call import
+        and array, which every run would execute (and fault on) in the server."""
+        msg, ancdata, _flags, _addr = self.sock.recvmsg(1 << 16, _space)
+        fds = []
+        for level, kind, data in ancdata:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds += memoryview(data)[: len(data) - len(data) % 4].cast("i").tolist()
+        return msg, fds
 
     def prepare(self, req, fds):
         """Everything a run needs that can be done before the fork, in the server.
