@@ -212,3 +212,28 @@ def test_python_paths_are_importable_read_only(tmp_path):
         r = sb.run(["python3", "-c", src])
         assert r.stdout == "from the repo venv\nread-only 30\n", r
         assert sb.run_python(src).stdout == r.stdout
+
+
+def test_a_run_that_waits_for_its_children_leaves_no_stray(sandbox):
+    # The fork server proves "nothing left" with waitpid(-1, WNOHANG) failing: children the run
+    # reaped itself are no strays.
+    r = sandbox.run_python(
+        "import os\nfor _ in range(3):\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
+        "    os.waitpid(pid, 0)\nprint('ok')"
+    )
+    assert r.stdout == "ok\n" and r.violations == []
+
+
+def test_an_orphan_that_already_exited_is_still_a_stray(sandbox):
+    # The grandchild exits at once and is handed to the fork server (the subreaper) as a
+    # zombie: the run still left a process behind, and it is counted and reaped.
+    src = (
+        "import os, time\npid = os.fork()\nif pid == 0:\n    if os.fork() == 0:\n"
+        "        os._exit(0)\n    os._exit(0)\nos.waitpid(pid, 0)\ntime.sleep(0.2)\nprint('ok')"
+    )
+    r = sandbox.run_python(src)
+    assert r.stdout == "ok\n" and "stray-processes-killed" in r.violations
+    probe = sandbox.run_python(
+        "import os\nprint(len([p for p in os.listdir('/proc') if p.isdigit()]))"
+    )
+    assert probe.stdout == "3\n"  # init, the server, the probe: nothing of the run before

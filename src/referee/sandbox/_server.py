@@ -21,6 +21,7 @@ import atexit
 import ctypes
 import gc
 import json
+import json.encoder
 import os
 import resource
 import select
@@ -45,6 +46,41 @@ PRELOAD = ("typing", "collections", "math", "re", "functools", "itertools")
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
+def _json_dumps():
+    """``json.dumps`` with its defaults, its C encoder made once.
+
+    ``json.dumps`` makes a new encoder through three Python frames on every call; every page
+    those touch in the server after a fork is a page fault. Same text; no circular-reference
+    check (the replies are flat dicts made here).
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return json.dumps
+    encode = make(
+        None, None, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True
+    )
+
+    def dumps(obj, _join="".join):
+        return _join(encode(obj, 0))
+
+    return dumps
+
+
+_dumps = _json_dumps()
+_scan = json.JSONDecoder().scan_once
+
+
+def _loads(data):
+    """``json.loads`` of the host's request (compact JSON from ``json.dumps``) in one C call;
+    anything else (leading or trailing text) takes ``json.loads`` itself."""
+    text = data.decode("utf-8", "surrogatepass")
+    try:
+        obj, end = _scan(text, 0)
+    except StopIteration:
+        end = -1
+    return obj if end == len(text) else json.loads(data)
+
+
 class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
@@ -59,10 +95,11 @@ class Server:
         self.sock = sock
         self.sock_fd = sock.fileno()
         self.pid = os.getpid()
-        self.fprog = None
+        self.fprog = self.fprog_ref = None
         self._bpf = None
         self.main = self.compiled = self.compile_error = None
         self.rlimits = []
+        self.env = self.rlimits_req = None
         self.runs = 0
         self.devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
@@ -78,6 +115,7 @@ class Server:
         if bpf:
             self._bpf = ctypes.create_string_buffer(bpf, len(bpf))
             self.fprog = _SockFprog(len(bpf) // 8, ctypes.addressof(self._bpf))
+            self.fprog_ref = ctypes.byref(self.fprog)  # made once: the child only passes it
         # Modules every run may import at no cost (a verifier's harness, say): compiled once here.
         for name, source in json.loads(self.sock.recv(1 << 20) or b"{}").items():
             module = types.ModuleType(name)
@@ -102,13 +140,13 @@ class Server:
     def serve(self):
         while True:
             try:
-                msg, fds, _flags, _addr = socket.recv_fds(self.sock, 1 << 16, 8)
+                msg, fds = self.receive()
             except OSError:
                 return
             if not msg:
                 return
             try:
-                response = self.run(json.loads(msg), fds)
+                response = self.run(_loads(msg), fds)
             except Exception as e:  # an infrastructure failure, reported as such
                 response = {"error": f"{type(e).__name__}: {e}"}
             finally:
@@ -117,7 +155,7 @@ class Server:
                         os.close(fd)
                     except OSError:
                         pass
-            self.sock.send(json.dumps(response).encode())
+            self.sock.send(_dumps(response).encode())
             # Files left in /tmp and /dev/shm go now, after the reply (the caller need not wait)
             # and before the next request is read (no run can see them).
             self.clean_tmp()
@@ -125,6 +163,17 @@ class Server:
             if self.runs % 256 == 0:  # the server's own cyclic garbage, now and then
                 gc.collect()
                 gc.freeze()
+                _trim_heap()
+
+    def receive(self, _space=socket.CMSG_LEN(8 * 4)):
+        """One request and its fds (at most 8): ``socket.recv_fds`` without its per-call import
+        and array, which every run would execute (and fault on) in the server."""
+        msg, ancdata, _flags, _addr = self.sock.recvmsg(1 << 16, _space)
+        fds = []
+        for level, kind, data in ancdata:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds += memoryview(data)[: len(data) - len(data) % 4].cast("i").tolist()
+        return msg, fds
 
     def prepare(self, req, fds):
         """Everything a run needs that can be done before the fork, in the server.
@@ -148,9 +197,13 @@ class Server:
         for fd in fds:
             os.close(fd)
         fds.clear()
-        os.environ.clear()
-        os.environ.update(req["env"])
-        sys.argv = list(req["argv"])
+        # The environment and the limits rarely change between requests: rebuilding them costs
+        # more (os.environ's clear() is a Python loop) than comparing them.
+        if req["env"] != self.env:
+            os.environ.clear()
+            os.environ.update(req["env"])
+            self.env = req["env"]
+        sys.argv = req["argv"]
         self.main = types.ModuleType("__main__")
         self.main.__file__ = "/workspace/" + req["name"]
         self.main.__builtins__ = __builtins__
@@ -160,7 +213,9 @@ class Server:
         except BaseException as e:  # a SyntaxError is the program's failure, shown as python would
             self.compiled = None
             self.compile_error = e
-        self.rlimits = [(getattr(resource, n), tuple(v)) for n, v in req["rlimits"]]
+        if req["rlimits"] != self.rlimits_req:
+            self.rlimits = [(getattr(resource, n), tuple(v)) for n, v in req["rlimits"]]
+            self.rlimits_req = req["rlimits"]
 
     def run(self, req, fds):
         self.prepare(req, fds)
@@ -168,9 +223,10 @@ class Server:
         pid = os.fork()
         if pid == 0:
             self.child()  # never returns
-        for fd in (0, 1, 2):
-            os.dup2(self.devnull, fd)  # let go of the run's pipes at once
-        self.main = self.compiled = self.compile_error = None
+        # Until the child is reaped, every page the server writes is copied (the child still
+        # shares it): touch as little as possible here. The run's pipes (fds 0-2), module and
+        # code object are let go of only after the reap, before the reply (so the caller sees
+        # the end of the output no later than the reply).
         timed_out = False
         pidfd = os.pidfd_open(pid)
         try:
@@ -182,6 +238,9 @@ class Server:
             os.kill(pid, signal.SIGKILL)
         _, status, ru = os.wait4(pid, 0)
         wall = time.monotonic() - t0
+        for fd in (0, 1, 2):
+            os.dup2(self.devnull, fd)
+        self.main = self.compiled = self.compile_error = None
         strays = self.kill_everything_else()
         resp = {
             "wall": wall,
@@ -198,17 +257,30 @@ class Server:
         return resp
 
     def kill_everything_else(self):
-        """SIGKILL every process in the namespace but us and init; reap them all."""
-        others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, self.pid)]
-        if not others:
+        """SIGKILL every process in the namespace but us and init; reap them all.
+
+        Returns how many there were. The usual case, a run that started nothing, is proven with
+        one syscall: the server is the subreaper of everything it forked (a process whose
+        parent dies is handed to its nearest living subreaper ancestor, never past us to
+        init), so every process a run left is a descendant of one of our children, living or
+        zombie; ``waitpid`` failing with ECHILD means there is none. Anything else takes the
+        full sweep over /proc.
+        """
+        try:
+            reaped, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
             return 0
-        os.kill(-1, signal.SIGKILL)
+        others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, self.pid)]
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:  # nothing left to signal (the one stray was a zombie)
+            pass
         while True:
             try:
                 os.waitpid(-1, 0)
             except ChildProcessError:
                 break
-        return len(others)
+        return len(others) + (1 if reaped else 0)
 
     @staticmethod
     def clean_tmp():
@@ -240,8 +312,8 @@ class Server:
             os.close(fd)
             for res, value in self.rlimits:
                 resource.setrlimit(res, value)
-            if self.fprog is not None and _libc.prctl(
-                PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(self.fprog), 0, 0
+            if self.fprog_ref is not None and _libc.prctl(
+                PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.fprog_ref, 0, 0
             ):
                 raise OSError(ctypes.get_errno(), "could not load the child seccomp filter")
             sys.path[0] = "/workspace"
@@ -273,6 +345,18 @@ class Server:
             traceback.print_exception(type(e), e, tb)
             code = 1
         os._exit(_finish(code))
+
+
+def _trim_heap():
+    """Give the malloc heap's free pages back to the kernel.
+
+    ``fork()`` copies a page-table entry for every resident anonymous page of the server (the
+    largest single cost of a run); the start-up's freed memory (compiling the preloaded
+    modules, say) is ~0.7 MB of such pages that no run needs.
+    """
+    trim = getattr(_libc, "malloc_trim", None)  # glibc only
+    if trim is not None:
+        trim(0)
 
 
 def _exit_code(value):
@@ -338,6 +422,7 @@ def _serve(server):
     gc.collect()
     gc.freeze()
     gc.disable()  # re-enabled in each child; the server itself makes no cycles worth collecting
+    _trim_heap()
     server.serve()
 
 

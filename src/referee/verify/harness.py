@@ -21,12 +21,13 @@ Frames are lines on fd 1: ``\\x1eREF <nonce> <json>``. The candidate's own print
 sink instead of stdout.
 """
 
+import _signal
 import io
 import json
+import json.encoder
 import math
 import os
 import random
-import signal
 import sys
 import time
 
@@ -139,6 +140,31 @@ class _Sink(io.TextIOBase):
         return len(s)
 
 
+def _json_encoder():
+    """``json.dumps`` with its defaults, made once (at preload, in the fork server).
+
+    ``json.dumps`` builds a new C encoder on every call, through three Python frames; each run
+    would execute (and copy on write) all of that for every frame. Same text: ASCII-only,
+    ``", "``/``": "`` separators. No circular-reference check: frames are trees that the harness
+    built itself (outcomes are fresh lists from :func:`encode`).
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # an interpreter without the C accelerator: the plain path
+        return json.dumps
+    encode = make(
+        None, None, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True
+    )
+    join = "".join
+
+    def dumps(obj):
+        return join(encode(obj, 0))
+
+    return dumps
+
+
+_dumps = _json_encoder()
+
+
 class _Channel:
     """Frames on fd 1, written in batches: one write per 10 ms (or 64 frames), and at the end.
 
@@ -154,7 +180,7 @@ class _Channel:
         self._last = self._clock()
 
     def emit(self, obj, flush=False):
-        self._pending.append(self.prefix + json.dumps(obj).encode() + b"\n")
+        self._pending.append(self.prefix + _dumps(obj).encode() + b"\n")
         if flush or len(self._pending) >= 64 or self._clock() - self._last > 0.01:
             self.flush()
 
@@ -174,13 +200,19 @@ def _on_alarm(signum, frame):
     raise _CallTimeout()
 
 
+def _arm_alarm():
+    """Per-call timeouts raise :class:`_CallTimeout`. ``_signal`` directly: ``signal.signal``
+    converts to and from enums on every call, code each run would otherwise execute (and copy)."""
+    _signal.signal(_signal.SIGALRM, _on_alarm)
+
+
 def _name(e):
     t = _type(e)
     return f"{t.__module__}.{t.__qualname__}"
 
 
 def _outcome(fn, args, kwargs, timeout):
-    signal.setitimer(signal.ITIMER_REAL, timeout)
+    _signal.setitimer(_signal.ITIMER_REAL, timeout)
     try:
         result = fn(*args, **kwargs)
     except _CallTimeout:
@@ -190,7 +222,7 @@ def _outcome(fn, args, kwargs, timeout):
     except Exception as e:
         return ["raise", _name(e)]
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
     try:
         return ["ok", encode(result)]
     except Unencodable as e:
@@ -213,7 +245,7 @@ def record(source, test, entry_point, seed, nonce, timeout=10.0):
 
     def recorder(*args, **kwargs):
         enc_in = [encode(list(args)), encode(dict(kwargs))]
-        signal.setitimer(signal.ITIMER_REAL, timeout)
+        _signal.setitimer(_signal.ITIMER_REAL, timeout)
         try:
             result = reference(*args, **kwargs)
         except _CallTimeout:
@@ -222,11 +254,11 @@ def record(source, test, entry_point, seed, nonce, timeout=10.0):
             calls.append([*enc_in, ["raise", _name(e)]])
             raise
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            _signal.setitimer(_signal.ITIMER_REAL, 0)
         calls.append([*enc_in, ["ok", encode(result)]])
         return result
 
-    signal.signal(signal.SIGALRM, _on_alarm)
+    _arm_alarm()
     random.seed(seed)
     exec(compile(test, "/workspace/test.py", "exec"), ns)
     ns["check"](recorder)
@@ -238,7 +270,7 @@ def run(source, entry_point, inputs, order, nonce, timeout=5.0, timeouts=None):
 
     ``timeouts``, where given, is each input's own time limit (else ``timeout`` for all)."""
     chan = _Channel(nonce)
-    signal.signal(signal.SIGALRM, _on_alarm)
+    _arm_alarm()
     ns = {"__name__": "__main__"}
     _quiet()
     try:
@@ -262,7 +294,7 @@ def begin(nonce):
     """
     global _CHANNEL
     _CHANNEL = _Channel(nonce)
-    signal.signal(signal.SIGALRM, _on_alarm)
+    _arm_alarm()
     _quiet()
 
     def hook(kind, value, tb, _chan=_CHANNEL):
