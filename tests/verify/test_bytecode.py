@@ -79,3 +79,23 @@ def test_strip_bytecode_removes_caches_and_nothing_else(repo_sandbox, tmp_path):
         assert sorted(removed) == ["legacy.pyc", "pkg/__pycache__", "tests/__pycache__"]
         assert sorted(ws.read_all()) == sorted(FILES)
     assert (tmp_path / "keep.txt").read_text() == "outside"  # a link is removed, not followed
+
+
+def test_a_second_process_reads_the_pycs_from_disk_and_never_a_bad_one(tmp_path):
+    first = BytecodeCache(directory=tmp_path).pycs(FILES)
+    stored = sorted(tmp_path.rglob("*.pyc"))
+    assert len(stored) == len(first) == 3  # pkg/__init__.py, pkg/mod.py, tests/test_mod.py
+    again = BytecodeCache(directory=tmp_path)  # a new process: nothing in memory
+    assert again.pycs(FILES) == first
+    # A file there that is torn, or another source's, is not used: the pyc is made again.
+    for file in stored:
+        file.write_bytes(file.read_bytes()[:30])
+    changed = {**FILES, "pkg/mod.py": MODULE.replace("2 * x", "5 * x")}
+    made = BytecodeCache(directory=tmp_path).pycs(changed)
+    fresh = BytecodeCache().pycs(changed)
+    assert made.keys() == fresh.keys()
+    for path, pyc in made.items():
+        assert pyc[:16] == fresh[path][:16] and _code(pyc) == _code(fresh[path]), path
+    assert (
+        made["pkg/__pycache__/mod.cpython-311.pyc"] != first["pkg/__pycache__/mod.cpython-311.pyc"]
+    )

@@ -14,9 +14,11 @@ verifier writes them next to the sources before the run:
   configuration that could change its output), so it equals what pytest would have written;
 * any other module gets a standard ``__pycache__/<name>.<tag>.pyc``.
 
-Both are *checked-hash* pycs (PEP 552): the loader hashes the source it finds and uses the
-bytecode only if the hash matches. A module the candidate's patch changed has another hash, so
-it is compiled from its source as before; nothing depends on file times.
+The pycs are kept in memory for the process and, by the pytest verifier, on disk
+(:data:`DISK`), so a later ``referee verify`` of the same repository on this host does not
+compile it again. Both are *checked-hash* pycs (PEP 552): the loader hashes the source it finds
+and uses the bytecode only if the hash matches. A module the candidate's patch changed has
+another hash, so it is compiled from its source as before; nothing depends on file times.
 
 Only files whose content is the task's own are compiled here (the snapshot, the pristine tests),
 never the candidate's: compiling runs no code, but untrusted source is only ever handled inside
@@ -33,15 +35,20 @@ those paths, so a candidate cannot ship bytecode for a file it may not change.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
+import importlib.metadata
 import importlib.util
 import marshal
+import os
 import sys
+import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
+from pathlib import Path
 
-__all__ = ["WORKSPACE", "BytecodeCache", "is_test_module"]
+__all__ = ["DISK", "WORKSPACE", "BytecodeCache", "is_test_module"]
 
 #: Where the sandbox sees the workspace: compiled code names its files by these paths.
 WORKSPACE = "/workspace"
@@ -60,13 +67,22 @@ def is_test_module(path: str) -> bool:
     )
 
 
+#: Where compiled pycs persist between processes, so that a one-shot ``referee verify`` does not
+#: compile a repository again. Only this host's own compiles are written there; no sandbox sees it.
+DISK = Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "referee" / "bytecode"
+
+
 class BytecodeCache:
     """Compiled pycs of repository files, by path and content; thread-safe, bounded.
 
-    ``max_bytes`` bounds the pycs kept (the least recently used go first)."""
+    ``max_bytes`` bounds the pycs kept in memory (the least recently used go first).
+    ``directory``, where given, keeps every compiled pyc on disk too (one file per path, content,
+    interpreter and pytest version) and is read before compiling: a file there whose header does
+    not carry the source's hash is ignored and replaced."""
 
-    def __init__(self, *, max_bytes: int = 256 << 20) -> None:
+    def __init__(self, *, max_bytes: int = 256 << 20, directory: Path | None = None) -> None:
         self.max_bytes = max_bytes
+        self.directory = directory
         self._lock = threading.Lock()
         self._entries: OrderedDict[tuple[str, bytes], tuple[str, bytes]] = OrderedDict()
         self._bytes = 0
@@ -98,16 +114,58 @@ class BytecodeCache:
             if hit is not None:
                 self._entries.move_to_end(key)
                 return hit
-            try:
-                made = _compile_pyc(path, source)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return None
+            made = self._read_disk(path, source, key[1])
+            if made is None:
+                try:
+                    made = _compile_pyc(path, source)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    return None
+                self._write_disk(path, key[1], made)
             self._entries[key] = made
             self._bytes += len(made[1])
             while self._bytes > self.max_bytes and self._entries:
                 _, (_, old) = self._entries.popitem(last=False)
                 self._bytes -= len(old)
         return made
+
+    def _disk_file(self, path: str, digest: bytes) -> Path | None:
+        if self.directory is None:
+            return None
+        version = _pytest_version() if is_test_module(path) else ""
+        name = hashlib.sha256(
+            b"\0".join([importlib.util.MAGIC_NUMBER, version.encode(), path.encode(), digest])
+        ).hexdigest()
+        return self.directory / name[:2] / f"{name}.pyc"
+
+    def _read_disk(self, path: str, source: bytes, digest: bytes) -> tuple[str, bytes] | None:
+        file = self._disk_file(path, digest)
+        try:
+            data = file.read_bytes() if file is not None else b""
+        except OSError:
+            return None
+        where, sep, pyc = data.partition(b"\0")
+        header = importlib.util.MAGIC_NUMBER + _CHECKED_HASH + importlib.util.source_hash(source)
+        if not sep or pyc[:16] != header:
+            return None  # absent, torn, or another file's: compile it
+        return where.decode(), pyc
+
+    def _write_disk(self, path: str, digest: bytes, made: tuple[str, bytes]) -> None:
+        file = self._disk_file(path, digest)
+        if file is None:
+            return
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            # Whole or not at all: another process may be reading the same name.
+            with tempfile.NamedTemporaryFile(dir=file.parent, delete=False) as f:
+                f.write(made[0].encode() + b"\0" + made[1])
+            os.replace(f.name, file)
+        except OSError:
+            pass  # a cache that cannot be written only costs a compile next time
+
+
+@functools.cache
+def _pytest_version() -> str:
+    return importlib.metadata.version("pytest")
 
 
 def _compile_pyc(path: str, source: bytes) -> tuple[str, bytes]:

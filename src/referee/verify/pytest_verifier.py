@@ -41,6 +41,7 @@ from referee.errors import ConfigError, RefereeError, StoreError, VerifierError
 from referee.sandbox import Lease, Limits, Sandbox, Workspace
 from referee.tasks.model import Task
 from referee.tasks.venv import RepoVenv
+from referee.verify.bytecode import DISK as BYTECODE_DISK
 from referee.verify.bytecode import BytecodeCache, is_test_module
 from referee.verify.repo_run import (
     GRADER_PACKAGES,
@@ -122,7 +123,7 @@ class PytestVerifier:
         self.limits = Limits(timeout_s=timeout_s, memory_mb=2048, max_processes=256)
         self.store = store
         self._repo_boxes = RepoSandboxes()
-        self._bytecode = BytecodeCache()
+        self._bytecode = BytecodeCache(directory=BYTECODE_DISK)
 
     def verify(self, task: Task, patch: str) -> Verdict:
         """Judge ``patch`` for ``task``. Never raises: a verifier fault is an infra error."""
