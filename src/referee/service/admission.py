@@ -178,12 +178,15 @@ class Admission:
             if self.in_use + head.units > self.limit:
                 return
             self._waiters.popleft()
+            # Count the units before the waiter can wake: its loop runs in another thread and may
+            # resume (and read in_use) before this thread gets past the wake-up call.
+            self.in_use += head.units
+            head.granted = True
             try:
                 head.loop.call_soon_threadsafe(_settle, head.future, None)
             except RuntimeError:  # its event loop is closed: nobody is waiting any more
-                continue
-            self.in_use += head.units
-            head.granted = True
+                self.in_use -= head.units
+                head.granted = False
 
     def _release(self, units: int) -> None:
         with self._lock:
