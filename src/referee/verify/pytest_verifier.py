@@ -180,20 +180,7 @@ class PytestVerifier:
                         )
                 canaries = self._plant_canaries(ws, state.tests)
                 if lease is not None:
-                    # The repository's own files, compiled once per content on the host: a
-                    # patched module's hash no longer matches, so it compiles from source.
-                    # Test modules only where this run collects them (rewriting is the cost).
-                    collected = {i.split("::")[0] for i in [*f2p, *p2p]}
-                    collected |= set(state.conftests or ())
-                    ws.write(
-                        self._bytecode.pycs(
-                            {
-                                path: data
-                                for path, data in {**state.files, **state.tests}.items()
-                                if path in collected or not is_test_module(path)
-                            }
-                        )
-                    )
+                    ws.write(self._own_bytecode(state))
                 run = run_pytest(
                     sandbox,
                     ws,
@@ -247,6 +234,17 @@ class PytestVerifier:
             flags=flags,
             timings={"run_s": r.wall_s, "total_s": time.perf_counter() - t0},
             verifier=VERSION,
+        )
+
+    def _own_bytecode(self, state: RepoState) -> dict[str, bytes]:
+        """The pycs of the repository's own files, compiled once per content on the host (a
+        patched module's hash no longer matches, so it compiles from source). Test modules
+        only where the run collects them: rewriting their asserts is the cost."""
+        collected = {nodeid.split("::")[0] for nodeid in [*state.f2p, *state.p2p]}
+        collected |= set(state.conftests or ())
+        own = {**state.files, **state.tests}
+        return self._bytecode.pycs(
+            {p: data for p, data in own.items() if p in collected or not is_test_module(p)}
         )
 
     @staticmethod
@@ -342,7 +340,8 @@ def strip_bytecode(ws: Workspace) -> list[str]:
     test module's cached, assertion-rewritten form whenever its header carries the hash of the
     source (a hash anyone can compute for the pristine tests). A patch that shipped
     ``tests/__pycache__/test_x.<tag>-pytest-<version>.pyc`` with the asserts compiled out
-    passed every test it could not fix (tests/redteam/test_repo_bytecode.py)."""
+    passed every test it could not fix (``ship-rewritten-test-bytecode`` in
+    :mod:`referee.verify.redteam_pytest`)."""
     return ws.prune(
         lambda path: path.endswith((".pyc", ".pyo")) or path.rsplit("/", 1)[-1] == "__pycache__"
     )

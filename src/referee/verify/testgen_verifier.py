@@ -25,7 +25,7 @@ from referee.errors import ConfigError, RefereeError, StoreError, VerifierError
 from referee.sandbox import Limits
 from referee.tasks.model import Task
 from referee.tasks.venv import RepoVenv
-from referee.verify.pytest_verifier import PytestVerifier, apply_patch, strip_bytecode
+from referee.verify.pytest_verifier import PytestVerifier, apply_patch
 from referee.verify.repo_run import RepoSandboxes, TestRun, repo_workspace, run_pytest
 from referee.verify.verdict import Flag, TestOutcome, Verdict
 
@@ -77,7 +77,6 @@ class TestgenVerifier:
                 problem = apply_patch(sandbox, ws, patch, lease=lease)
                 if problem is not None:
                     return self._zero(task, f"patch does not apply: {problem}", [], t0)
-                strip_bytecode(ws)  # only the test file is read back; keep the rule everywhere
                 tests_text = ws.read(target).decode("utf-8", "replace")
         except RefereeError as e:
             return Verdict.infra(task.id, f"sandbox: {e}", VERSION)
