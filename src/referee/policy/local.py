@@ -94,6 +94,8 @@ class TransformersPolicy:
             (float32 on the CPU, bfloat16 or float16 on CUDA).
         gguf_file: the name of a GGUF file inside the folder ``model_or_path``, to load the
             model (and, unless given, the tokenizer) from.
+        adapter: a folder of a PEFT adapter (LoRA: ``referee train --model`` writes one) put
+            on the model, unmerged, as training evaluated it.
     """
 
     #: One generation at a time (one worker thread): callers that queue requests behind it
@@ -112,6 +114,7 @@ class TransformersPolicy:
         num_threads: int | Literal["auto"] | None = "auto",
         dtype: torch.dtype | None = None,
         gguf_file: str | None = None,
+        adapter: str | None = None,
     ) -> None:
         model: PreTrainedModel
         if isinstance(model_or_path, str):
@@ -137,6 +140,9 @@ class TransformersPolicy:
                     "access)"
                 ) from e
             label = f"{path}/{gguf_file}" if gguf_file else path
+            if adapter is not None:
+                model = _with_adapter(model, adapter)
+                label = f"{label}+{adapter}"
         else:
             model, path, label = model_or_path, None, type(model_or_path).__name__
             extra = {}
@@ -158,7 +164,10 @@ class TransformersPolicy:
                 )
             except (OSError, ValueError) as e:
                 raise ConfigError(f"could not load a tokenizer from {source!r}: {e}") from e
-        if not isinstance(model, GenerationMixin):
+        # A PEFT model wraps a GenerationMixin and forwards generate() to it
+        if not isinstance(model, GenerationMixin) and not callable(
+            getattr(model, "generate", None)
+        ):
             raise ConfigError(f"{label} cannot generate: pass a causal language model")
         # Module.to, called unbound: transformers' wrapped ``to`` confuses type checkers.
         torch.nn.Module.to(model, device)
@@ -385,6 +394,25 @@ def _chosen_logprobs(
         lp = torch.log_softmax(step_logits.float(), dim=-1)
         steps.append(lp.gather(1, generated[:, step : step + 1]).squeeze(1))
     return torch.stack(steps, dim=1)
+
+
+def _with_adapter(model: PreTrainedModel, adapter: str) -> Any:
+    """``model`` with the PEFT adapter of the folder ``adapter`` on it (not merged: merging
+    rounds the weights, and the adapter is evaluated as training evaluated it)."""
+    from pathlib import Path
+
+    if not (Path(adapter) / "adapter_config.json").is_file():
+        raise ConfigError(
+            f"--adapter {adapter}: no adapter_config.json there; pass the folder a PEFT adapter "
+            "was saved to (a `referee train --model` run folder's adapter/)"
+        )
+    require_module("peft", needed_for="--adapter", package="peft")
+    from peft import PeftModel
+
+    try:
+        return PeftModel.from_pretrained(model, adapter)
+    except (OSError, ValueError, RuntimeError, KeyError) as e:
+        raise ConfigError(f"--adapter {adapter}: cannot be put on this model: {e}") from e
 
 
 def _eos_ids(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> set[int]:

@@ -43,11 +43,15 @@ def _bad(spec: str, why: str) -> ConfigError:
     return ConfigError(f"policy spec {spec!r}: {why}; accepted forms: {', '.join(FORMS)}")
 
 
-def policy_from_spec(spec: str, *, device: str | None = None) -> Policy:
+def policy_from_spec(
+    spec: str, *, device: str | None = None, adapter: str | None = None
+) -> Policy:
     """Build the policy that ``spec`` names (see the module docstring for the forms).
 
     ``device`` (``auto``, ``cpu``, ``cuda``) is where a ``local:`` model runs, unless the spec
-    names one after ``#``."""
+    names one after ``#``; ``adapter``, a PEFT adapter folder put on a ``local:`` model."""
+    if adapter is not None and not spec.startswith("local:"):
+        raise _bad(spec, "an adapter goes on a local: model only")
     kind, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise _bad(spec, "expected KIND:VALUE")
@@ -70,6 +74,7 @@ def policy_from_spec(spec: str, *, device: str | None = None) -> Policy:
             device=named or device,
             gguf_file=source.gguf_file,
             name=f"local:{source.label}",
+            adapter=adapter,
         )
     if kind == "scripted":
         from referee.policy.scripted import Reply, ScriptedPolicy

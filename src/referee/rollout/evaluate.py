@@ -26,13 +26,20 @@ from referee.envs.runtime import CodeRuntime
 from referee.errors import ConfigError, PolicyError, RefereeError
 from referee.policy import Sampling, policy_from_spec
 from referee.policy.spec import FORMS
+from referee.rollout.batched import Progress, judge_batched
 from referee.rollout.pass_at_k import mean_pass_at_k, pass_ks
 from referee.rollout.runner import RolloutRunner
 from referee.rollout.trajectory import Trajectory
 from referee.tasks.compact import compact_prompt
 from referee.tasks.model import Task
 
-__all__ = ["EvalResult", "compact_prompt_format", "evaluate_policy", "policy_for_eval"]
+__all__ = [
+    "EvalResult",
+    "compact_prompt_format",
+    "evaluate_batched",
+    "evaluate_policy",
+    "policy_for_eval",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -49,6 +56,10 @@ class EvalResult:
     completions: list[str] = field(default_factory=list)
     completion_tokens: int = 0  # the greedy answers' tokens
     greedy_s: float = 0.0  # wall seconds of the greedy pass (generation and verdicts)
+    #: per task, whether the greedy answer reached a test at all (parsed, loaded, ran): the
+    #: "format" part of pass@1 (:func:`~referee.rollout.batched.answer_ran`); empty where the
+    #: route does not tell
+    ran: list[bool] = field(default_factory=list)
 
     @property
     def solved(self) -> list[str]:
@@ -72,7 +83,7 @@ def compact_prompt_format(messages: list[dict[str, Any]], tools: Any = None) -> 
     return compact_prompt(text)
 
 
-def policy_for_eval(spec: str, *, device: str | None = None) -> Any:
+def policy_for_eval(spec: str, *, device: str | None = None, adapter: str | None = None) -> Any:
     """The policy ``spec`` names; a local model without a chat template reads compact prompts.
     A local model loads quietly: the evaluation prints its own result, which transformers'
     loading bars and notices would bury. ``device``: where a local model runs
@@ -82,7 +93,7 @@ def policy_for_eval(spec: str, *, device: str | None = None) -> Any:
 
         quiet_transformers()
     try:
-        policy: Any = policy_from_spec(spec, device=device)
+        policy: Any = policy_from_spec(spec, device=device, adapter=adapter)
     except PolicyError as e:  # an openai: URL that is not http(s): a bad spec all the same
         raise ConfigError(f"policy spec {spec!r}: {e}; accepted forms: {', '.join(FORMS)}") from e
     tokenizer = getattr(policy, "tokenizer", None)
@@ -119,6 +130,7 @@ async def _close(policy: Any) -> None:
 def evaluate_policy(
     spec: str, tasks: Sequence[Task], *, samples: int = 0, ks: Sequence[int] | None = None,
     concurrency: int = 8, max_tokens: int = 256, device: str | None = None,
+    adapter: str | None = None, batch: int = 16, progress: Progress | None = None,
 ) -> EvalResult:  # fmt: skip
     """Greedy pass@1 of the policy ``spec`` on ``tasks`` (and pass@k over ``samples``, for each
     k of ``ks`` up to ``samples``; by default 1, 2, 4, 8, ... and ``samples`` itself: :func:`~
@@ -135,7 +147,16 @@ def evaluate_policy(
         raise ConfigError(f"samples must be 0 (greedy only) or more, got {samples}")
     if concurrency < 1 or max_tokens < 1:
         raise ConfigError("concurrency and max_tokens must be at least 1")
-    policy = policy_for_eval(spec, device=device)
+    policy = policy_for_eval(spec, device=device, adapter=adapter)
+    if getattr(policy, "serial", False) and hasattr(policy, "generate_batch"):
+        # A local model: padded batches, ~8x the tokens/s of one answer at a time
+        try:
+            return evaluate_batched(
+                policy, tasks, samples=samples, ks=ks, max_tokens=max_tokens, batch=batch,
+                progress=progress,
+            )  # fmt: skip
+        finally:
+            policy.close()
     # A local model generates one answer at a time: episodes queued behind it would spend
     # their policy watchdog waiting (issue 14: 3 of 40 HumanEval answers of SmolLM2 were
     # "infrastructure faults" so), so they run one by one, with a CPU's pace in the watchdogs.
@@ -214,4 +235,64 @@ def evaluate_policy(
         completions=[tr.final_text() for tr in greedy],
         completion_tokens=sum(tr.completion_tokens for tr in greedy),
         greedy_s=round(timing.get("greedy_s", 0.0), 2),
+    )
+
+
+def evaluate_batched(
+    policy: Any, tasks: Sequence[Task], *, samples: int = 0, ks: Sequence[int] | None = None,
+    max_tokens: int = 256, batch: int = 16, progress: Progress | None = None,
+    verifiers: Any = None,
+) -> EvalResult:  # fmt: skip
+    """:func:`evaluate_policy` for a policy with ``generate_batch`` (a local model, loaded or
+    being trained): each task's prompt, greedy, in fixed chunks of ``batch`` tasks
+    (:mod:`referee.rollout.batched`: any task kind; reproducible), then ``samples`` sampled
+    answers per task (temperature 1, seeded) for pass@k.
+
+    Raises :class:`~referee.errors.RefereeError` when every greedy answer was an
+    infrastructure fault."""
+    if not tasks:
+        raise ConfigError("no tasks to evaluate")
+    t0 = time.perf_counter()
+    greedy = [
+        row[0]
+        for row in judge_batched(
+            policy,
+            tasks,
+            Sampling(temperature=0.0, max_tokens=max_tokens),
+            batch=batch,
+            verifiers=verifiers,
+            progress=progress,
+        )
+    ]
+    greedy_s = time.perf_counter() - t0
+    infra = [j for j in greedy if j.infra_error is not None]
+    if len(infra) == len(greedy):
+        raise RefereeError(
+            f"no answer reached a verdict: all {len(greedy)} were infrastructure faults; the "
+            f"first: {infra[0].infra_error}"
+        )
+    for message, n in Counter(j.infra_error for j in infra).items():
+        _log.warning("%d of %d greedy answers: infrastructure fault: %s", n, len(greedy), message)
+    pass_k: dict[int, float] = {}
+    infra_errors = len(infra)
+    if samples:
+        sampled = judge_batched(
+            policy, tasks, Sampling(temperature=1.0, max_tokens=max_tokens, seed=0),
+            samples=samples, batch=batch, verifiers=verifiers, progress=progress,
+        )  # fmt: skip
+        infra_errors += sum(j.infra_error is not None for row in sampled for j in row)
+        outcomes = {t.id: [j.passed for j in row] for t, row in zip(tasks, sampled, strict=True)}
+        for k in pass_ks(samples) if ks is None else ks:
+            if k <= samples:
+                pass_k[k] = mean_pass_at_k(outcomes, k)
+    return EvalResult(
+        task_ids=[t.id for t in tasks],
+        passed=[j.passed for j in greedy],
+        rewards=[j.reward for j in greedy],
+        pass_at_k=pass_k,
+        infra_errors=infra_errors,
+        completions=[j.text for j in greedy],
+        completion_tokens=sum(j.completion_tokens for j in greedy),
+        greedy_s=round(greedy_s, 2),
+        ran=[j.ran for j in greedy],
     )

@@ -109,9 +109,12 @@ def reward_function(
         # A program's answer is its last language-tagged block, as every other route reads it;
         # a domain's (sql, numeric, shell, toolworld, verilog) is its text without the
         # end-of-turn tokens a decode left, as veRL's route gives it (a raw query or JSON plan
-        # followed by <|im_end|> would not parse). Code tasks' verifiers read the text as is.
+        # followed by <|im_end|> would not parse). Code tasks' verifiers read a plain
+        # completion (the continuation of the code prompt) as is; a chat answer (a
+        # conversational row's completion) is read as a single-turn episode reads it.
         texts = [
-            x if t.kind in _AS_IS else answer_for(t, x) for t, x in zip(batch, texts, strict=True)
+            x if t.kind in _AS_IS and isinstance(c, str) else answer_for(t, x)
+            for t, x, c in zip(batch, texts, completions, strict=True)
         ]
         pairs = list(zip(batch, texts, strict=True))
         verdicts = verify_with_retries(verifier.verify_many, pairs, retries=retries)

@@ -1,0 +1,121 @@
+"""The control: rejection-sampling fine-tuning (RFT) for the wall time GRPO took.
+
+Why this control: it sees exactly what GRPO sees (the same tasks, the same sampler budget, the
+same verifier's verdicts on the model's own samples) and differs only in the update: it
+imitates the passing samples and ignores the failing ones, where GRPO weighs every sample by
+its advantage within its group. A GRPO win over RFT is therefore a win of the RL update, not
+of the verifier's information. (SFT on reference solutions would test something else, whether
+the reward helps at all next to gold answers, and is not available for every task kind.)
+
+Each round draws ``prompts`` training tasks (uniformly, seeded), samples ``group_size``
+answers per task at the run's temperature, judges them, and takes one AdamW step of the
+completion-only loss on the distinct passing answers of the round (none pass: no step). It
+stops after the round that reaches the wall budget, as GRPO does.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from referee.experiments.lm.config import LMConfig
+from referee.tasks.model import Task
+
+__all__ = ["ControlResult", "rejection_sampling_fine_tune"]
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ControlResult:
+    """What the control did."""
+
+    rounds: int
+    steps: int  # optimiser steps (rounds with at least one passing answer)
+    samples: int
+    passing: int
+    wall_s: float
+    pass_rate_per_round: tuple[float, ...]
+
+
+def rejection_sampling_fine_tune(
+    model: Any, tokenizer: Any, train: Sequence[Task], cfg: LMConfig, *, wall_s: float,
+    verifiers: Any, log: Log,
+) -> ControlResult:  # fmt: skip
+    """Train ``model`` (already made trainable) by RFT on ``train`` for ``wall_s`` seconds."""
+    import torch
+
+    from referee.policy.base import Sampling
+    from referee.policy.local import TransformersPolicy
+    from referee.rollout.batched import judge_batched
+
+    rng = random.Random(cfg.seed + 1)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimiser = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
+    policy = TransformersPolicy(model, tokenizer, num_threads=None)
+    rounds = steps = samples = passing = 0
+    rates: list[float] = []
+    t0 = time.perf_counter()
+    try:
+        while time.perf_counter() - t0 < wall_s:
+            chosen = rng.sample(list(train), min(cfg.prompts, len(train)))
+            sampling = Sampling(
+                temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=rng.randrange(2**31)
+            )
+            # One padded batch of every answer of the round, as GRPO generates its step's.
+            repeated = [t for t in chosen for _ in range(cfg.group_size)]
+            judged = judge_batched(
+                policy, repeated, sampling, batch=len(repeated), verifiers=verifiers
+            )
+            answers = [row[0] for row in judged]
+            rounds += 1
+            samples += len(answers)
+            good = {(j.task_id, j.text): t for t, j in zip(repeated, answers, strict=True)
+                    if j.passed}  # fmt: skip
+            passing += len(good)
+            rates.append(sum(j.passed for j in answers) / len(answers))
+            if good:
+                model.train(True)
+                optimiser.zero_grad()
+                rows = [(t, text) for (_, text), t in good.items()]
+                loss = _completion_loss(model, tokenizer, rows)
+                loss.backward()
+                optimiser.step()
+                model.train(False)
+                steps += 1
+            log(
+                f"control round {rounds}: {len(good)} distinct passing answers of "
+                f"{len(answers)} ({time.perf_counter() - t0:.0f}s of {wall_s:.0f}s)"
+            )
+    finally:
+        policy.close()
+    return ControlResult(
+        rounds=rounds, steps=steps, samples=samples, passing=passing,
+        wall_s=round(time.perf_counter() - t0, 2), pass_rate_per_round=tuple(rates),
+    )  # fmt: skip
+
+
+def _completion_loss(model: Any, tokenizer: Any, rows: list[tuple[Task, str]]) -> Any:
+    """The mean token loss of each answer given its task's chat prompt (prompt tokens masked),
+    as TRL's SFT computes a completion-only loss."""
+    import torch
+
+    ids, labels = [], []
+    for task, text in rows:
+        prompt = tokenizer.apply_chat_template(
+            [m.model_dump() for m in task.prompt], add_generation_prompt=True, tokenize=False
+        )
+        p = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        c = tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+        ids.append(p + c)
+        labels.append([-100] * len(p) + c)
+    width = max(len(x) for x in ids)
+    pad = tokenizer.pad_token_id
+    device = next(model.parameters()).device
+    input_ids = torch.tensor([x + [pad] * (width - len(x)) for x in ids], device=device)
+    label_ids = torch.tensor([y + [-100] * (width - len(y)) for y in labels], device=device)
+    mask = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x in ids], device=device)
+    return model(input_ids=input_ids, attention_mask=mask, labels=label_ids).loss

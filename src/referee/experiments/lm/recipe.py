@@ -1,0 +1,212 @@
+"""``run_lm``: GRPO on a pretrained language model and any task file, with its control and its
+held-out evaluations; the library call behind ``referee train --model SPEC --tasks FILE``.
+
+1. **Tasks**: the file's ``train`` split trains, its ``heldout`` split is only evaluated (a
+   task file made with ``--heldout`` keeps near-duplicates on one side: ``referee tasks
+   split``). Calibrated pass rates (``referee tasks calibrate``) start the curriculum.
+2. **Base**: greedy held-out pass@1 of the model as loaded (:func:`~referee.rollout.evaluate.
+   evaluate_batched`: the same fixed padded batches ``referee eval`` uses, so ``referee eval
+   --policy local:SPEC`` reproduces it).
+3. **GRPO** through TRL (:func:`~referee.experiments.listops.grpo.run_grpo`: the curriculum,
+   canaries, quarantine, detectors, the run's store and the dashboard), with LoRA or the top
+   layers training, until ``budget_minutes`` of wall time; the adapter is saved to
+   ``RUN/adapter`` and evaluated (``referee eval ... --adapter RUN/adapter`` reproduces it).
+4. **Control**: the base model again, a fresh adapter, rejection-sampling fine-tuning for the
+   wall time GRPO took (:mod:`~referee.experiments.lm.control` says why this control), then
+   evaluated the same way (``RUN/control-adapter``).
+5. **Statistics**: exact McNemar tests over the held-out tasks (GRPO vs base, GRPO vs control),
+   with the share of answers that ran at all beside pass@1 (format against correctness).
+
+Everything lands in ``RUN/summary.json`` and ``RUN/heldout.jsonl`` (one row per task and
+stage).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from referee.errors import ConfigError
+from referee.experiments.lm.config import LMConfig
+from referee.rollout.evaluate import EvalResult
+from referee.tasks.model import Task
+
+__all__ = ["run_lm"]
+
+Log = Callable[[str], None]
+
+
+def _file_hash(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _split(tasks: Sequence[Task], cfg: LMConfig) -> tuple[list[Task], list[Task]]:
+    train = [t for t in tasks if t.split == "train"]
+    heldout = [t for t in tasks if t.split == "heldout"]
+    if not train or not heldout:
+        raise ConfigError(
+            f"{cfg.tasks} has {len(train)} train and {len(heldout)} held-out tasks; GRPO needs "
+            f"both: hold some out with `referee tasks split {cfg.tasks} --heldout 0.3 --out FILE`"
+        )
+    if cfg.eval_limit:
+        heldout = heldout[: cfg.eval_limit]
+    return train, heldout
+
+
+def _summary(result: EvalResult) -> dict[str, Any]:
+    n = len(result.passed)
+    return {
+        "pass_at_1": result.pass_at_1,
+        "ran": sum(result.ran) / n if n else None,
+        "interval_95": list(_wilson(sum(result.passed), n)),
+        "infra_errors": result.infra_errors,
+        "greedy_s": result.greedy_s,
+    }
+
+
+def _wilson(x: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    if n == 0:
+        return (0.0, 1.0)
+    p = x / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))
+
+
+def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[str, Any]:
+    """Run ``cfg`` (see the module docstring); returns the summary (also ``summary.json``).
+
+    ``verifiers``: what judges the answers (a :class:`~referee.verify.dispatch.VerifierSet`,
+    made here and closed when None)."""
+    from referee.experiments.listops.config import GRPOConfig, TrackingConfig
+    from referee.experiments.listops.grpo import grpo_pool, run_grpo
+    from referee.experiments.listops.process import prepare_process
+    from referee.experiments.listops.stats import paired_test
+    from referee.experiments.lm.control import rejection_sampling_fine_tune
+    from referee.experiments.lm.model import load_model, make_trainable, trainable_parameters
+    from referee.experiments.lm.rollouts import ChatRollouts
+    from referee.policy.local import TransformersPolicy
+    from referee.rollout.evaluate import evaluate_batched
+    from referee.tasks.model import read_tasks
+    from referee.track.layout import RunLayout
+    from referee.verify.dispatch import VerifierSet
+
+    tasks = read_tasks(cfg.tasks)
+    train, heldout = _split(tasks, cfg)
+    device = prepare_process(cfg.device)
+    layout = RunLayout(cfg.run_dir)
+    layout.create()
+    (layout.root / "config.json").write_text(json.dumps(cfg.options(), indent=1))
+    times: dict[str, float] = {}
+    owned = verifiers is None
+    verifiers = VerifierSet() if owned else verifiers
+    try:
+        t0 = time.perf_counter()
+        model, tokenizer, label = load_model(cfg.model, device.device)
+        times["load"] = round(time.perf_counter() - t0, 2)
+        log(f"model {label} loaded in {times['load']:.0f}s; {len(train)} train, "
+            f"{len(heldout)} held-out tasks")  # fmt: skip
+
+        def evaluate(m: Any, stage: str) -> EvalResult:
+            policy = TransformersPolicy(m, tokenizer, num_threads=None)
+            try:
+                t = time.perf_counter()
+                res = evaluate_batched(
+                    policy, heldout, max_tokens=cfg.max_tokens, batch=cfg.eval_batch,
+                    verifiers=verifiers,
+                )  # fmt: skip
+                times[f"eval_{stage}"] = round(time.perf_counter() - t, 2)
+            finally:
+                policy.close()
+            log(f"held-out pass@1 ({stage}): {res.pass_at_1:.3f} "
+                f"({sum(res.passed)}/{len(res.passed)}; answers that ran "
+                f"{sum(res.ran)}/{len(res.ran)}) in {times[f'eval_{stage}']:.0f}s")  # fmt: skip
+            return res
+
+        base = evaluate(model, "base")
+        model = make_trainable(model, cfg)
+        n_train, n_all = trainable_parameters(model)
+        log(f"training {n_train:,} of {n_all:,} parameters")
+        grpo_cfg = GRPOConfig(
+            steps=cfg.steps, prompts=cfg.prompts, group_size=cfg.group_size, lr=cfg.lr,
+            kl_beta=cfg.kl_beta, temperature=cfg.temperature,
+            max_completion_tokens=cfg.max_tokens, sampler=cfg.sampler, reward="pass",
+            canary_share=cfg.canary_share, budget_wall_s=cfg.budget_minutes * 60.0,
+        )  # fmt: skip
+        pool, canaries = grpo_pool(train, grpo_cfg, seed=cfg.seed)
+        rollouts = ChatRollouts(pool, verifiers, tokenizer)
+        t0 = time.perf_counter()
+        grpo, rl = run_grpo(
+            model, tokenizer, rollouts, pool=pool, heldout=heldout, cfg=grpo_cfg,
+            tracking_cfg=TrackingConfig(), layout=layout, seed=cfg.seed, env="chat-single",
+            run_config=cfg.options(), heldout_eval=evaluate, start=base, quarantined=set(),
+            canaries=len(canaries), log=log,
+        )  # fmt: skip
+        times["rl"] = round(grpo.wall_s, 2)
+        adapter = layout.root / "adapter"
+        model.save_pretrained(adapter)
+        control = control_eval = None
+        if cfg.control == "rft":
+            del model
+            model, tokenizer, _ = load_model(cfg.model, device.device)
+            model = make_trainable(model, cfg)
+            t0 = time.perf_counter()
+            control = rejection_sampling_fine_tune(
+                model, tokenizer, train, cfg, wall_s=grpo.wall_s, verifiers=verifiers, log=log
+            )
+            times["control"] = round(time.perf_counter() - t0, 2)
+            model.save_pretrained(layout.root / "control-adapter")
+            control_eval = evaluate(model, "control")
+    finally:
+        if owned:
+            verifiers.close()
+
+    summary: dict[str, Any] = {
+        "model": label,
+        "tasks": cfg.tasks,
+        "tasks_sha256": _file_hash(cfg.tasks),
+        "n_train": len(train),
+        "n_heldout": len(heldout),
+        "device": device.device,
+        "heldout_base": base.pass_at_1,
+        "heldout_rl": rl.pass_at_1,
+        "heldout_control": control_eval.pass_at_1 if control_eval else None,
+        "base": _summary(base),
+        "rl": _summary(rl),
+        "rl_vs_base": paired_test(rl.passed, base.passed).to_dict(),
+        "grpo": {
+            "steps": grpo.steps,
+            "wall_s": grpo.wall_s,
+            "train_reward_per_step": list(grpo.train_reward_per_step),
+            "answers_ran_per_step": [round(x, 4) for x in rollouts.answers_ran],
+            "zero_variance_groups_mean": grpo.zero_variance_groups_mean,
+            "alerts": list(grpo.alerts),
+            "canaries": canaries and len(canaries),
+        },
+        "stage_s": times,
+        "config": cfg.options(),
+    }
+    if control is not None and control_eval is not None:
+        summary["control"] = _summary(control_eval)
+        summary["control_run"] = {
+            "rounds": control.rounds, "steps": control.steps, "samples": control.samples,
+            "passing": control.passing, "wall_s": control.wall_s,
+            "pass_rate_per_round": [round(x, 4) for x in control.pass_rate_per_round],
+        }  # fmt: skip
+        summary["rl_vs_control"] = paired_test(rl.passed, control_eval.passed).to_dict()
+    summary["p_value"] = (summary.get("rl_vs_control") or summary["rl_vs_base"])["p_value"]
+    rows = []
+    stages = [("base", base), ("rl", rl)] + ([("control", control_eval)] if control_eval else [])
+    for stage, res in stages:
+        for i, task in enumerate(heldout):
+            rows.append({
+                "stage": stage, "task_id": task.id, "passed": res.passed[i],
+                "ran": res.ran[i] if res.ran else None, "answer": res.completions[i],
+            })  # fmt: skip
+    (layout.root / "heldout.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (layout.root / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
