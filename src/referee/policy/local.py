@@ -171,7 +171,7 @@ class TransformersPolicy:
             raise ConfigError(f"{label} cannot generate: pass a causal language model")
         # Module.to, called unbound: transformers' wrapped ``to`` confuses type checkers.
         torch.nn.Module.to(model, device)
-        self.model = model
+        self.model: Any = model  # a PreTrainedModel, or a PEFT model wrapping one
         self.tokenizer = tokenizer
         self.device = device
         self.name = name or f"local:{label}"

@@ -131,6 +131,7 @@ def evaluate_policy(
     spec: str, tasks: Sequence[Task], *, samples: int = 0, ks: Sequence[int] | None = None,
     concurrency: int = 8, max_tokens: int = 256, device: str | None = None,
     adapter: str | None = None, batch: int = 16, progress: Progress | None = None,
+    threads: int | None = None,
 ) -> EvalResult:  # fmt: skip
     """Greedy pass@1 of the policy ``spec`` on ``tasks`` (and pass@k over ``samples``, for each
     k of ``ks`` up to ``samples``; by default 1, 2, 4, 8, ... and ``samples`` itself: :func:`~
@@ -148,6 +149,8 @@ def evaluate_policy(
     if concurrency < 1 or max_tokens < 1:
         raise ConfigError("concurrency and max_tokens must be at least 1")
     policy = policy_for_eval(spec, device=device, adapter=adapter)
+    if threads is not None and hasattr(policy, "num_threads"):
+        policy.num_threads = threads  # a local model's torch threads (one on a CPU by default)
     if getattr(policy, "serial", False) and hasattr(policy, "generate_batch"):
         # A local model: padded batches, ~8x the tokens/s of one answer at a time
         try:

@@ -146,12 +146,14 @@ def run_grpo(
     heldout: Sequence[Task], cfg: GRPOConfig, tracking_cfg: TrackingConfig, layout: RunLayout,
     seed: int, env: str, run_config: Mapping[str, Any], heldout_eval: HeldoutEval,
     start: EvalResult, quarantined: set[str], canaries: int, log: Log,
+    prior_outcomes: Mapping[str, Sequence[float]] | None = None,
 ) -> tuple[GRPOResult, EvalResult]:  # fmt: skip
     """GRPO from ``model`` (loaded from the fine-tuned checkpoint) on ``pool`` (see the module
     docstring); saves ``model-rl`` and returns the stage's result and its held-out evaluation.
 
     ``start``: the held-out evaluation GRPO starts from (the curve's step 0);
-    ``quarantined``: task ids the earlier runs' audits took out."""
+    ``quarantined``: task ids the earlier runs' audits took out; ``prior_outcomes``: outcomes
+    measured before the run (``referee tasks calibrate``), which the curriculum starts from."""
     from transformers import TrainerCallback
     from trl.trainer.grpo_config import GRPOConfig as TRLGRPOConfig
 
@@ -181,6 +183,9 @@ def run_grpo(
             [*pool, *heldout],
             curriculum=Curriculum([t.id for t in pool], mode, seed=seed),
         )
+        for task_id, outcomes in (prior_outcomes or {}).items():
+            if task_id in sampler.curriculum:
+                sampler.curriculum.tracker.record(task_id, outcomes, step=0)
         out = sampler.curriculum.quarantine(quarantined)
         if quarantined:
             log(f"quarantined by earlier runs' audits: {out} of this run's tasks out of sampling")

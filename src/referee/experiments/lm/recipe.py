@@ -90,6 +90,7 @@ def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[st
     from referee.experiments.lm.model import load_model, make_trainable, trainable_parameters
     from referee.experiments.lm.rollouts import ChatRollouts
     from referee.policy.local import TransformersPolicy
+    from referee.rollout.calibrate import calibrated_outcomes
     from referee.rollout.evaluate import evaluate_batched
     from referee.tasks.model import read_tasks
     from referee.track.layout import RunLayout
@@ -98,6 +99,10 @@ def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[st
     tasks = read_tasks(cfg.tasks)
     train, heldout = _split(tasks, cfg)
     device = prepare_process(cfg.device)
+    if cfg.threads is not None and device.device == "cpu":
+        import torch
+
+        torch.set_num_threads(cfg.threads)
     layout = RunLayout(cfg.run_dir)
     layout.create()
     (layout.root / "config.json").write_text(json.dumps(cfg.options(), indent=1))
@@ -138,13 +143,17 @@ def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[st
             canary_share=cfg.canary_share, budget_wall_s=cfg.budget_minutes * 60.0,
         )  # fmt: skip
         pool, canaries = grpo_pool(train, grpo_cfg, seed=cfg.seed)
+        prior = calibrated_outcomes(train, cfg.model)
+        if prior:
+            log(f"curriculum: {len(prior)} of {len(train)} training tasks start from their "
+                f"calibrated pass rates for {cfg.model}")  # fmt: skip
         rollouts = ChatRollouts(pool, verifiers, tokenizer)
         t0 = time.perf_counter()
         grpo, rl = run_grpo(
             model, tokenizer, rollouts, pool=pool, heldout=heldout, cfg=grpo_cfg,
             tracking_cfg=TrackingConfig(), layout=layout, seed=cfg.seed, env="chat-single",
             run_config=cfg.options(), heldout_eval=evaluate, start=base, quarantined=set(),
-            canaries=len(canaries), log=log,
+            canaries=len(canaries), log=log, prior_outcomes=prior,
         )  # fmt: skip
         times["rl"] = round(grpo.wall_s, 2)
         adapter = layout.root / "adapter"
