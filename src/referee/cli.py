@@ -1275,7 +1275,8 @@ def eval_(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Evaluate a policy on tasks of any kind: greedy pass@1 (and pass@k with --samples)."""
+    """Evaluate a policy: greedy pass@1 (and pass@k with --samples); a local: model on tasks of
+    any kind, in padded batches, other policies on code tasks through CodeEnv."""
     from referee.policy.device import pick_device
     from referee.rollout.evaluate import evaluate_policy
 
@@ -1303,8 +1304,9 @@ def eval_(
     data = {"tasks": len(chosen), "split": split, "pass_at_1": result.pass_at_1,
             "pass_at_k": result.pass_at_k, "infra_errors": result.infra_errors,
             "solved": result.solved, "completion_tokens": result.completion_tokens,
-            "greedy_s": result.greedy_s,
-            "ran": sum(result.ran) / len(result.ran) if result.ran else None}  # fmt: skip
+            "greedy_s": result.greedy_s}  # fmt: skip
+    if result.ran:  # the batched route tells which answers reached a test at all
+        data["ran"] = sum(result.ran) / len(result.ran)
     sampled = ", ".join(f"pass@{k} {v:.3f}" for k, v in result.pass_at_k.items())
     if as_json:
         print(json.dumps(data))

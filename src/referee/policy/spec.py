@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from referee.errors import ConfigError
 from referee.policy.base import Policy
@@ -43,9 +44,7 @@ def _bad(spec: str, why: str) -> ConfigError:
     return ConfigError(f"policy spec {spec!r}: {why}; accepted forms: {', '.join(FORMS)}")
 
 
-def policy_from_spec(
-    spec: str, *, device: str | None = None, adapter: str | None = None
-) -> Policy:
+def policy_from_spec(spec: str, *, device: str | None = None, adapter: str | None = None) -> Policy:
     """Build the policy that ``spec`` names (see the module docstring for the forms).
 
     ``device`` (``auto``, ``cpu``, ``cuda``) is where a ``local:`` model runs, unless the spec
@@ -69,12 +68,13 @@ def policy_from_spec(
             raise _bad(spec, source)
         from referee.policy.local import TransformersPolicy  # imports torch: only when asked
 
+        options: dict[str, Any] = {"adapter": adapter} if adapter is not None else {}
         return TransformersPolicy(
             str(source.folder),
             device=named or device,
             gguf_file=source.gguf_file,
             name=f"local:{source.label}",
-            adapter=adapter,
+            **options,
         )
     if kind == "scripted":
         from referee.policy.scripted import Reply, ScriptedPolicy

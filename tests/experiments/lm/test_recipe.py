@@ -57,9 +57,12 @@ class HalfPass:
             ok = self.calls % 2 == 0
             out.append(
                 Verdict(
-                    task_id=task.id, reward=float(ok), passed=ok, verifier="half-pass",
+                    task_id=task.id,
+                    reward=float(ok),
+                    passed=ok,
+                    verifier="half-pass",
                     tests=[Outcome(name="t", status="passed" if ok else "failed")],
-                )  # fmt: skip
+                )
             )
         return out
 
