@@ -22,12 +22,14 @@ store's export)::
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from referee.envs.shift.base import shift_label
+from referee.errors import RefereeError
 from referee.rollout.sink import read_jsonl
 from referee.rollout.trajectory import Trajectory
 
@@ -99,12 +101,31 @@ def shift_table(rows: list[ShiftRow]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Print the table of the trajectories in the JSONL files named in ``argv``."""
-    paths = list(sys.argv[1:] if argv is None else argv)
-    if not paths:
-        print("usage: python -m referee.rollout.shift_report TRAJECTORIES.jsonl ...")
-        return 2
-    print(shift_table(compare_shifts(t for p in paths for t in read_jsonl(p))))
+    """Print the table of the trajectories in the JSONL files named in ``argv``: 0; a file that
+    is not trajectories: one line on stderr, 1; a file that cannot be read: one line, 2."""
+    parser = argparse.ArgumentParser(
+        prog="python -m referee.rollout.shift_report",
+        description="Success and reward of trajectories, clean against shifted: one row per "
+        "condition (clean, or one stack of distribution-shift wrappers), as a markdown table.",
+    )
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="TRAJECTORIES.jsonl",
+        help="JSONL trajectory files (a run's JsonlSink, or a store's export); all are pooled",
+    )
+    args = parser.parse_args(argv)
+    trajectories: list[Trajectory] = []
+    for path in args.paths:
+        try:
+            trajectories.extend(read_jsonl(path))
+        except OSError as e:
+            print(f"{parser.prog}: error: cannot read {path}: {e.strerror or e}", file=sys.stderr)
+            return 2
+        except RefereeError as e:
+            print(f"{parser.prog}: error: {e}", file=sys.stderr)
+            return 1
+    print(shift_table(compare_shifts(trajectories)))
     return 0
 
 
