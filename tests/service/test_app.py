@@ -207,6 +207,38 @@ def test_hostile_bodies_get_4xx_json_never_a_500(server: Any) -> None:
         assert c.get("/no/such/route").status_code == 404
 
 
+def test_a_body_not_sent_as_json_gets_a_415_that_names_the_header(
+    server: Any, gold: list[dict[str, str]]
+) -> None:
+    """``curl -d`` sends a form content type: the answer names the header to send, not a
+    pydantic "valid dictionary" problem (and the body is never read as JSON: a browser page
+    could send such a request to a local server without a CORS preflight)."""
+    import json
+
+    body = json.dumps({"samples": gold[:1]}).encode()
+    with server() as url:
+        c = client(url)
+        for headers, named in [
+            ({"content-type": "application/x-www-form-urlencoded"}, "x-www-form-urlencoded"),
+            ({"content-type": "text/plain;charset=UTF-8"}, "text/plain"),
+            ({}, "no Content-Type"),
+        ]:
+            for path in ("/v1/verify", "/v1/exec", "/v1/sessions"):
+                r = c.post(path, content=body, headers=headers)
+                assert r.status_code == 415, (path, headers, r.status_code, r.text[:300])
+                answer = r.json()
+                assert answer["error"] == "unsupported_media_type"
+                assert "Content-Type: application/json" in answer["message"], answer
+                assert named in answer["message"], answer
+        # JSON's own types are read as before.
+        for kind in ("application/json", "application/json; charset=utf-8"):
+            r = c.post("/v1/verify", content=body, headers={"content-type": kind})
+            assert r.status_code == 200, (kind, r.text[:300])
+        # A malformed body sent as JSON is still the 422 that says so.
+        r = c.post("/v1/verify", json={"samples": "all"})
+        assert r.status_code == 422 and r.json()["error"] == "invalid_body"
+
+
 def test_metrics_count_requests_verdicts_and_workers(
     server: Any, gold: list[dict[str, str]]
 ) -> None:

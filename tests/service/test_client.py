@@ -97,6 +97,15 @@ def test_errors_are_typed_and_carry_the_servers_answer(
         c.close()
 
 
+def test_a_body_the_server_would_not_read_as_json_is_an_invalid_request() -> None:
+    from referee.service.errors import error_for_status
+
+    body = {"error": "unsupported_media_type", "message": "send Content-Type: application/json"}
+    e = error_for_status(415, body, "POST http://h/v1/verify")
+    assert isinstance(e, InvalidRequest) and e.status == 415
+    assert "Content-Type: application/json" in str(e)
+
+
 def test_a_full_server_is_retried_until_it_admits_and_a_budget_gives_up(
     server: Any, gold: list[dict[str, str]]
 ) -> None:

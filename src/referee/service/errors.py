@@ -6,7 +6,7 @@ class                    when                        what the caller does
 =======================  ==========================  ============================================
 ``Unauthorized``         401                         fix the token
 ``RemoteNotFound``       404                         the session (or snapshot) is gone: open one
-``InvalidRequest``       409, 413, 422               change the request (``unknown_task_ids``...)
+``InvalidRequest``       409, 413, 415, 422          change the request (``unknown_task_ids``...)
 ``ServerBusy``           429, retries used up        slow down, or a larger ``--queue``
 ``ServerUnavailable``    no connection; 503 after    start the server or wait; sessions are gone
                          retries
@@ -69,8 +69,9 @@ class RemoteNotFound(ServiceError, NotFoundError):
 
 
 class InvalidRequest(ServiceError):
-    """409, 413, 422: the request itself must change (an unknown task id, a malformed body,
-    more work than the server admits at once, a step after the episode ended)."""
+    """409, 413, 415, 422: the request itself must change (an unknown task id, a malformed body
+    or one not sent as JSON, more work than the server admits at once, a step after the episode
+    ended)."""
 
     @property
     def unknown_task_ids(self) -> list[str]:
@@ -102,6 +103,7 @@ _BY_STATUS: dict[int, type[ServiceError]] = {
     404: RemoteNotFound,
     409: InvalidRequest,
     413: InvalidRequest,
+    415: InvalidRequest,
     422: InvalidRequest,
     429: ServerBusy,
     503: ServerUnavailable,

@@ -3,10 +3,16 @@
 ``{"error": "<kind>", "message": "<what to do>"}`` plus fields of the kind (``unknown_task_ids``,
 ``errors`` for a malformed body). No handler ever shows a traceback: an unexpected exception is
 logged here and answered with a 500 that says so.
+
+A body sent with a content type other than JSON's (``curl -d`` sends
+``application/x-www-form-urlencoded``) is a 415 that names the header to send. It is not read as
+JSON anyway: a web page can send such a request to a server on localhost without a CORS
+preflight, and a ``--no-auth`` server would then run what the page sent.
 """
 
 from __future__ import annotations
 
+import email.message
 import logging
 from typing import Any
 
@@ -59,6 +65,39 @@ def _location(loc: tuple[Any, ...]) -> str:
     return ".".join(parts) or "body"
 
 
+def _is_json(content_type: str | None) -> bool:
+    """Whether FastAPI reads a body with this ``Content-Type`` as JSON (``application/json``,
+    ``application/*+json``, with any parameters)."""
+    if not content_type:
+        return False
+    header = email.message.Message()
+    header["content-type"] = content_type
+    subtype = header.get_content_subtype()
+    return header.get_content_maintype() == "application" and (
+        subtype == "json" or subtype.endswith("+json")
+    )
+
+
+def _not_json(request: Request, exc: RequestValidationError) -> JSONResponse | None:
+    """The 415 for a body that failed validation because it was never read as JSON (sent as a
+    form, as text, or with no ``Content-Type``), else None."""
+    content_type = request.headers.get("content-type")
+    if not isinstance(exc.body, bytes | bytearray) or not exc.body or _is_json(content_type):
+        return None
+    sent = (
+        f"with Content-Type: {content_type.split(';')[0].strip()}"
+        if content_type
+        else "with no Content-Type"
+    )
+    return _reply(
+        415,
+        "unsupported_media_type",
+        f"the request body was sent {sent}, so it was not read as JSON; send it with the "
+        "header Content-Type: application/json (curl: -H 'Content-Type: application/json', "
+        "or --json instead of -d)",
+    )
+
+
 def as_api_error(exc: BaseException) -> ApiError:
     """The HTTP form of a referee exception (used by every protocol's routes)."""
     if isinstance(exc, ApiError):
@@ -104,7 +143,10 @@ def as_api_error(exc: BaseException) -> ApiError:
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
-    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        not_json = _not_json(request, exc)
+        if not_json is not None:
+            return not_json
         raw = exc.errors()
         if raw and raw[0].get("type") == "json_invalid":
             where = raw[0].get("loc", ("body", 0))[-1]
