@@ -53,3 +53,13 @@ def test_stats_lines_read_as_text_largest_count_first():
     assert "difficulty mean: 0.5" in lines and "tests: 8 (per task 2 to 3)" in lines
     assert not any(c in "".join(lines) for c in "{}'")  # never a Python dict
     assert "by split: none" in stats_lines(task_stats([], count_tests))
+
+
+def test_stats_lines_say_the_kinds_once_when_both_counts_agree():
+    # issue 33: "by kind" and "by task kind" printed the same counts twice.
+    lines = stats_lines(task_stats([FUNC, FUNC], count_tests))
+    kinds = [line for line in lines if " kind: " in line]
+    assert kinds == ["by kind: function 2"], lines
+    # Synthesized tasks: what synth made differs from their typed kinds, so both are shown.
+    lines = stats_lines(task_stats([FUNC, REPO, GEN], count_tests))
+    assert "by task kind: function 1, repo-patch 1, test-writing 1" in lines

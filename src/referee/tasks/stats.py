@@ -67,13 +67,19 @@ def _counts(counts: dict[str, int]) -> str:
 
 def stats_lines(stats: dict[str, Any]) -> list[str]:
     """:func:`task_stats` for a person: one ``name: value`` line each, counts as
-    ``name count`` pairs, never a Python dict (``referee tasks stats`` without ``--json``)."""
+    ``name count`` pairs, never a Python dict (``referee tasks stats`` without ``--json``);
+    ``by task kind`` only where it differs from ``by kind`` (``--json`` keeps both)."""
     mean = stats["difficulty_mean"]
+    # The typed kinds only when they say something the first line does not (synthesized
+    # tasks: bugfix, testgen... against repo-patch, test-writing); else the same counts twice.
+    typed = stats["by_task_kind"]
+    kinds = [f"by kind: {_counts(stats['by_kind'])}"]
+    if typed != stats["by_kind"]:
+        kinds.append(f"by task kind: {_counts(typed)}")
     return [
         f"tasks: {stats['tasks']}",
         f"by split: {_counts(stats['by_split'])}",
-        f"by kind: {_counts(stats['by_kind'])}",
-        f"by task kind: {_counts(stats['by_task_kind'])}",
+        *kinds,
         f"by domain: {_counts(stats['by_domain'])}",
         f"by answer format: {_counts(stats['by_answer_format'])}",
         f"difficulty mean: {'unknown' if mean is None else mean}",
