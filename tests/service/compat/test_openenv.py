@@ -243,7 +243,7 @@ def test_idle_connections_capacity_and_oversized_messages(he_file: Path) -> None
         with connect(ws_url(url)) as first, connect(ws_url(url)) as second:
             first.send(reset)
             assert json.loads(first.recv(timeout=30))["type"] == "observation"
-            second.send(reset)  # over --max-sessions: the error, then the connection closes
+            second.send(reset)  # over the session cap: the error, then the connection closes
             refused = json.loads(second.recv(timeout=30))
             assert refused["data"]["code"] == "CAPACITY_REACHED"
             with pytest.raises(ConnectionClosed):

@@ -50,13 +50,13 @@ it, with the environment's first messages and tools.
 
 Sessions
 --------
-``/seed_session`` opens a session of the server's store (``--max-sessions``, ``--session-ttl``)
-and sets the cookie ``referee_nemo_gym`` to its id. NeMo Gym's agent keeps no cookie jar: it
-forwards the ``Set-Cookie`` of each reply by hand on its next call, so **every reply of a
-session sets the cookie again**, tool replies and their errors included. A call with no cookie,
-or one naming no open session, gets a 404 JSON body. Each tool call is one turn of the episode
-(its ``max_turns``). ``/verify`` closes the session; a repeated ``/verify`` with the same cookie
-(the agent retries a dropped connection) gets the same answer.
+``/seed_session`` opens a session of the server's store (at most ``ServeConfig.max_sessions``,
+256, open; ``--session-ttl``) and sets the cookie ``referee_nemo_gym`` to its id. NeMo Gym's
+agent keeps no cookie jar: it forwards the ``Set-Cookie`` of each reply by hand on its next
+call, so **every reply of a session sets the cookie again**, tool replies and their errors
+included. A call with no cookie, or one naming no open session, gets a 404 JSON body. Each tool
+call is one turn of the episode (its ``max_turns``). ``/verify`` closes the session; a repeated
+``/verify`` with the same cookie (the agent retries a dropped connection) gets the same answer.
 
 Tool replies are the tool's output as ``text/plain``: the agent hands the body, whatever its
 status, to the model as the ``function_call_output``. A tool's own failure (bad arguments, a
