@@ -27,7 +27,7 @@ from referee.errors import ConfigError, PolicyError, RefereeError
 from referee.policy import Sampling, policy_from_spec
 from referee.policy.spec import FORMS
 from referee.rollout.batched import Progress, judge_batched
-from referee.rollout.pass_at_k import mean_pass_at_k, pass_ks
+from referee.rollout.pass_at_k import pass_at_ks
 from referee.rollout.runner import RolloutRunner
 from referee.rollout.trajectory import Trajectory
 from referee.tasks.compact import compact_prompt
@@ -226,9 +226,7 @@ def evaluate_policy(
         outcomes: dict[str, list[bool]] = {t.id: [] for t in tasks}
         for tr in sampled:
             outcomes[tr.task_id].append(tr.passed)
-        for k in pass_ks(samples) if ks is None else ks:
-            if k <= samples:
-                pass_k[k] = mean_pass_at_k(outcomes, k)
+        pass_k = pass_at_ks(outcomes, samples, ks)
     return EvalResult(
         task_ids=[t.id for t in tasks],
         passed=[tr.passed for tr in greedy],
@@ -285,9 +283,7 @@ def evaluate_batched(
         )  # fmt: skip
         infra_errors += sum(j.infra_error is not None for row in sampled for j in row)
         outcomes = {t.id: [j.passed for j in row] for t, row in zip(tasks, sampled, strict=True)}
-        for k in pass_ks(samples) if ks is None else ks:
-            if k <= samples:
-                pass_k[k] = mean_pass_at_k(outcomes, k)
+        pass_k = pass_at_ks(outcomes, samples, ks)
     return EvalResult(
         task_ids=[t.id for t in tasks],
         passed=[j.passed for j in greedy],

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from referee.errors import ConfigError
 
-__all__ = ["mean_pass_at_k", "pass_at_k", "pass_ks", "whole_number"]
+__all__ = ["mean_pass_at_k", "pass_at_k", "pass_at_ks", "pass_ks", "whole_number"]
 
 
 def whole_number(name: str, value: object, low: int) -> int:
@@ -90,3 +90,15 @@ def mean_pass_at_k(
     if not values:
         raise ConfigError("no tasks to average pass@k over")
     return math.fsum(values) / len(values)
+
+
+def pass_at_ks(
+    outcomes: Mapping[str, Sequence[bool]], samples: int, ks: Sequence[int] | None = None
+) -> dict[int, float]:
+    """pass@k over tasks for each k of ``ks`` up to ``samples`` (default :func:`pass_ks`).
+
+    >>> pass_at_ks({"a": [True, False], "b": [False, False]}, 2)
+    {1: 0.25, 2: 0.5}
+    """
+    return {k: mean_pass_at_k(outcomes, k) for k in (pass_ks(samples) if ks is None else ks)
+            if k <= samples}  # fmt: skip

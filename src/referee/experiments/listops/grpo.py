@@ -94,6 +94,24 @@ class StepRecord:
         self.zero_variance.append(report.n_dropped / max(1, len(groups)))
         return int(report.n_dropped)
 
+    def log_verdicts(
+        self, batch: Sequence[Task], prompts: Sequence[str], texts: Sequence[str],
+        verdicts: Sequence[Any], *, prompt_tokens: Sequence[int],
+        completion_tokens: Sequence[int], binary: bool,
+    ) -> None:  # fmt: skip
+        """One reward call's verdicts (rows in TRL's group order): into the run's store (its
+        detectors' alerts logged), then :meth:`scored` with what GRPO was given (pass/fail when
+        ``binary``, else partial credit; None for an infrastructure error)."""
+        scores = [
+            None if v.infra_error else float(v.passed) if binary else v.reward for v in verdicts
+        ]
+        alerts = self.tracking.log_batch(
+            self.step, batch, prompts, texts, verdicts, completion_tokens=completion_tokens,
+            prompt_tokens=prompt_tokens,
+        )  # fmt: skip
+        rewards = [None if v.infra_error else v.reward for v in verdicts]
+        self.scored(batch, scores, rewards, alerts)
+
 
 class Rollouts(Protocol):
     """How TRL makes one mode's episodes and scores them."""

@@ -65,19 +65,13 @@ class CompletionRollouts:
 
         def on_verdicts(batch: list[Task], texts: list[str], verdicts: list[Any]) -> None:
             # The reward GRPO was given (pass/fail by default), as TRL saw it.
-            scores = [
-                None if v.infra_error else float(v.passed) if self.binary else v.reward
-                for v in verdicts
-            ]
             lengths = [len(self.tokenizer(c, add_special_tokens=False)["input_ids"]) for c in texts]
             prompts = [task_prompt(t, self.prompt) for t in batch]
             prompt_lengths = [len(self.tokenizer(p)["input_ids"]) for p in prompts]
-            alerts = record.tracking.log_batch(
-                record.step, batch, prompts, texts, verdicts, completion_tokens=lengths,
-                prompt_tokens=prompt_lengths,
+            record.log_verdicts(
+                batch, prompts, texts, verdicts, prompt_tokens=prompt_lengths,
+                completion_tokens=lengths, binary=self.binary,
             )  # fmt: skip
-            rewards = [None if v.infra_error else v.reward for v in verdicts]
-            record.scored(batch, scores, rewards, alerts)
 
         return reward_function(
             self.verifier, self.pool, on_verdicts=on_verdicts, binary=self.binary

@@ -62,6 +62,7 @@ __all__ = [
     "paired_test",
     "paired_test_scores",
     "pass_at_k",
+    "wilson_interval",
 ]
 
 
@@ -99,6 +100,15 @@ def _wilson(x: int, n: int, z: float) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def wilson_interval(x: int, n: int, *, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval for a pass rate of ``x`` in ``n`` (``(0, 1)`` when ``n`` is 0).
+
+    >>> [round(v, 4) for v in wilson_interval(3, 200)]
+    [0.0051, 0.0432]
+    """
+    return _wilson(x, n, _confidence(confidence)) if n else (0.0, 1.0)
 
 
 def newcombe_paired_ci(

@@ -103,12 +103,11 @@ def _completion_loss(model: Any, tokenizer: Any, rows: list[tuple[Task, str]]) -
     as TRL's SFT computes a completion-only loss."""
     import torch
 
+    from referee.experiments.lm.rollouts import chat_prompt
+
     ids, labels = [], []
     for task, text in rows:
-        prompt = tokenizer.apply_chat_template(
-            [m.model_dump() for m in task.prompt], add_generation_prompt=True, tokenize=False
-        )
-        p = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        p = tokenizer(chat_prompt(tokenizer, task), add_special_tokens=False)["input_ids"]
         c = tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
         ids.append(p + c)
         labels.append([-100] * len(p) + c)

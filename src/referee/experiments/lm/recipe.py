@@ -58,23 +58,16 @@ def _split(tasks: Sequence[Task], cfg: LMConfig) -> tuple[list[Task], list[Task]
 
 
 def _summary(result: EvalResult) -> dict[str, Any]:
+    from referee.experiments.listops.stats import wilson_interval
+
     n = len(result.passed)
     return {
         "pass_at_1": result.pass_at_1,
         "ran": sum(result.ran) / n if n else None,
-        "interval_95": list(_wilson(sum(result.passed), n)),
+        "interval_95": [round(v, 4) for v in wilson_interval(sum(result.passed), n)],
         "infra_errors": result.infra_errors,
         "greedy_s": result.greedy_s,
     }
-
-
-def _wilson(x: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    if n == 0:
-        return (0.0, 1.0)
-    p = x / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
-    return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))
 
 
 def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[str, Any]:
@@ -148,7 +141,6 @@ def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[st
             log(f"curriculum: {len(prior)} of {len(train)} training tasks start from their "
                 f"calibrated pass rates for {cfg.model}")  # fmt: skip
         rollouts = ChatRollouts(pool, verifiers, tokenizer)
-        t0 = time.perf_counter()
         grpo, rl = run_grpo(
             model, tokenizer, rollouts, pool=pool, heldout=heldout, cfg=grpo_cfg,
             tracking_cfg=TrackingConfig(), layout=layout, seed=cfg.seed, env="chat-single",

@@ -14,7 +14,7 @@ from typing import Any
 from referee.experiments.listops.grpo import StepRecord
 from referee.tasks.model import Task
 
-__all__ = ["ChatRollouts"]
+__all__ = ["ChatRollouts", "chat_prompt"]
 
 
 class ChatRollouts:
@@ -37,19 +37,15 @@ class ChatRollouts:
         from referee.train.trl_adapter import reward_function
 
         def on_verdicts(batch: list[Task], texts: list[str], verdicts: list[Any]) -> None:
-            scores = [None if v.infra_error else float(v.passed) for v in verdicts]
-            lengths = [len(self.tokenizer(c, add_special_tokens=False)["input_ids"]) for c in texts]
-            prompts = [_prompt_text(self.tokenizer, t) for t in batch]
-            prompt_lengths = [
-                len(self.tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts
-            ]
-            alerts = record.tracking.log_batch(
-                record.step, batch, prompts, texts, verdicts, completion_tokens=lengths,
-                prompt_tokens=prompt_lengths,
-            )  # fmt: skip
+            def count(text: str) -> int:
+                return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+            prompts = [chat_prompt(self.tokenizer, t) for t in batch]
             self.answers_ran.append(sum(answer_ran(v) for v in verdicts) / max(1, len(verdicts)))
-            rewards = [None if v.infra_error else v.reward for v in verdicts]
-            record.scored(batch, scores, rewards, alerts)
+            record.log_verdicts(
+                batch, prompts, texts, verdicts, prompt_tokens=[count(p) for p in prompts],
+                completion_tokens=[count(c) for c in texts], binary=True,
+            )  # fmt: skip
 
         return reward_function(self.verifiers, self.pool, on_verdicts=on_verdicts, binary=True)
 
@@ -63,7 +59,9 @@ class ChatRollouts:
         return {}
 
 
-def _prompt_text(tokenizer: Any, task: Task) -> str:
+def chat_prompt(tokenizer: Any, task: Task) -> str:
+    """The text a chat model continues for ``task``: its prompt messages through the model's
+    chat template, with the assistant's turn opened (what TRL generates from)."""
     text = tokenizer.apply_chat_template(
         [m.model_dump() for m in task.prompt], add_generation_prompt=True, tokenize=False
     )
