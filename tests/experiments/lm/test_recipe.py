@@ -133,5 +133,9 @@ def test_a_task_file_needs_a_model_and_list_ops_options_are_refused(task_file: P
         app, ["train", "--tasks", str(task_file), "--model", "x", "--sft-steps", "3"]
     )
     assert r.exit_code == 2 and "--sft-steps applies to the list-ops experiment" in r.output
+    r = CliRunner().invoke(
+        app, ["train", "--tasks", str(task_file), "--model", "x", "--env", "code"]
+    )
+    assert r.exit_code == 2 and "only single-turn GRPO" in r.output
     r = CliRunner().invoke(app, ["train", "--budget-minutes", "3"])
     assert r.exit_code == 2 and "--budget-minutes applies to --tasks FILE" in r.output
