@@ -92,3 +92,44 @@ def test_a_failed_blob_write_leaves_nothing_under_the_content_name(tmp_path, mon
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
     monkeypatch.undo()
     assert store.get(store.put("a.txt", b"hello")) == b"hello"
+
+
+def test_a_store_named_by_a_relative_path_is_recorded_absolute(tmp_path, monkeypatch):
+    # `referee synth ... --store store` records ArtifactStore(store).url in every task: a
+    # relative "store" would name another folder (or none) when verified from elsewhere.
+    monkeypatch.chdir(tmp_path)
+    assert ArtifactStore("store").url == f"file://{tmp_path.resolve()}/store"
+    assert ArtifactStore.at("store/").url == f"file://{tmp_path.resolve()}/store"
+    assert ArtifactStore("memory://x/").url == "memory://x"  # URLs are kept as given
+
+
+def _repo_task(store: str, digest: str):
+    from referee.tasks.model import Task
+
+    return Task.create(
+        name="t1",
+        kind="repo-patch",
+        prompt="fix it",
+        payload={"repo": {"snapshot": digest, "store": store, "source_roots": [""]}},
+        hidden={"fail_to_pass": ["test_a.py::test_a"]},
+        answer_format="patch",
+    )
+
+
+def test_a_task_whose_store_is_not_there_is_found_through_referee_artifacts(
+    tmp_path, monkeypatch
+):
+    from referee.verify.pytest_verifier import repo_state
+
+    real = tmp_path / "real"
+    digest = ArtifactStore(str(real)).put_files({"a.py": b"X = 1\n"})
+    task = _repo_task("store", digest)  # as an older synth recorded it: relative
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("REFEREE_ARTIFACTS", raising=False)
+    with pytest.raises(StoreError, match="point REFEREE_ARTIFACTS at the store"):
+        repo_state(task)
+    monkeypatch.setenv("REFEREE_ARTIFACTS", str(real))  # the error's own advice
+    assert repo_state(task).files["a.py"] == b"X = 1\n"
+    monkeypatch.setenv("REFEREE_ARTIFACTS", str(tmp_path / "elsewhere"))
+    with pytest.raises(StoreError, match=r"neither in the task's store .* nor in REFEREE_ARTIF"):
+        repo_state(task)

@@ -48,9 +48,16 @@ import fsspec
 
 from referee.errors import ConfigError, StoreError
 from referee.optional import require_fsspec_backend
-from referee.storage import fs_exists, fs_read, fs_write, read_bytes
+from referee.storage import fs_exists, fs_read, fs_write, is_url, read_bytes
 
-__all__ = ["DEFAULT_STORE", "REF_KEY", "ArtifactStore", "default_store_url"]
+__all__ = [
+    "DEFAULT_STORE",
+    "REF_KEY",
+    "ArtifactStore",
+    "SnapshotMissingError",
+    "default_store_url",
+    "task_snapshot",
+]
 
 #: The key of a blob reference in a record: ``{"$artifact": url, "sha256": hex, "bytes": n}``.
 REF_KEY = "$artifact"
@@ -62,6 +69,21 @@ DEFAULT_STORE = "file://" + str(Path("~/.cache/referee/artifacts").expanduser())
 def default_store_url() -> str:
     """``REFEREE_ARTIFACTS`` if set, else a folder in the user's cache."""
     return os.environ.get("REFEREE_ARTIFACTS") or DEFAULT_STORE
+
+
+def store_url(url: str | None = None) -> str:
+    """The store's URL as tasks record it: a plain path (``--store store``) becomes the
+    absolute ``file://`` URL of that folder, so that the tasks name the same store when they
+    are verified from another folder; URLs are kept as given (no trailing ``/``)."""
+    url = (url or default_store_url()).rstrip("/")
+    if is_url(url):
+        return url
+    # Not Path.as_uri(): fsspec does not undo its percent-encoding ("my%20store").
+    return "file://" + Path(url).expanduser().resolve().as_posix()
+
+
+class SnapshotMissingError(StoreError):
+    """A snapshot that is not in the store looked in (as opposed to an unreadable store)."""
 
 
 _SHARED: dict[str, ArtifactStore] = {}
@@ -96,7 +118,7 @@ class ArtifactStore:
     """
 
     def __init__(self, url: str | None = None, *, cache_entries: int = 8) -> None:
-        self.url = (url or default_store_url()).rstrip("/")
+        self.url = store_url(url)
         # A scheme with no backend installed (s3:// without s3fs) is the user's to fix.
         require_fsspec_backend(self.url, option="artifact store")
         try:
@@ -115,7 +137,7 @@ class ArtifactStore:
         """The shared store for ``url``: verifiers call this per task, and one instance per URL
         keeps its cache of recent snapshots (otherwise every verification re-reads,
         decompresses and re-hashes the repository)."""
-        key = (url or default_store_url()).rstrip("/")
+        key = store_url(url)
         with _SHARED_LOCK:
             if key not in _SHARED:
                 _SHARED[key] = cls(key)
@@ -201,9 +223,9 @@ class ArtifactStore:
         try:
             tar = gzip.decompress(fs_read(self.fs, path, shown))
         except FileNotFoundError:
-            raise StoreError(
+            raise SnapshotMissingError(
                 f"snapshot {digest} is not in the artifact store {self.url}; point "
-                "REFEREE_ARTIFACTS (or --store) at the store the tasks were made with"
+                "REFEREE_ARTIFACTS at the store the tasks were made with (their --store)"
             ) from None
         except (OSError, EOFError) as e:
             raise StoreError(f"snapshot {digest} in {self.url} is unreadable: {e}") from e
@@ -226,6 +248,32 @@ class ArtifactStore:
         self._cache.move_to_end(digest)
         while len(self._cache) > self._cache_entries:
             self._cache.popitem(last=False)
+
+
+def task_snapshot(
+    recorded: str | None, digest: str, store: ArtifactStore | None = None
+) -> dict[str, bytes]:
+    """The files of a repository task's snapshot ``digest``: from ``store`` when the caller
+    gives one; else from the store the task recorded (``payload.repo.store``) and, where that
+    store lacks it (moved, or recorded as a path relative to another folder by an older
+    referee), from ``REFEREE_ARTIFACTS``'s store, as the error advises."""
+    if store is not None:
+        return store.get_files(digest)
+    first = ArtifactStore.at(recorded)
+    try:
+        return first.get_files(digest)
+    except SnapshotMissingError:
+        given = os.environ.get("REFEREE_ARTIFACTS")
+        if not given or store_url(given) == first.url:
+            raise
+    try:
+        return ArtifactStore.at(given).get_files(digest)
+    except SnapshotMissingError:
+        raise SnapshotMissingError(
+            f"snapshot {digest} is neither in the task's store {first.url} nor in "
+            f"REFEREE_ARTIFACTS={given}; point REFEREE_ARTIFACTS at the store the tasks were "
+            "made with (their --store)"
+        ) from None
 
 
 def _try(read: Callable[[], bytes]) -> bytes | None:

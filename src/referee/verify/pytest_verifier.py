@@ -371,10 +371,14 @@ def repo_state(task: Task, store: ArtifactStore | None = None) -> RepoState:
         raise VerifierError(f"task {task.id!r} lists no FAIL_TO_PASS or PASS_TO_PASS tests")
     repo = task.payload.get("repo")
     if isinstance(repo, dict):
-        from referee.tasks.artifacts import ArtifactStore  # fsspec: only when needed
+        from referee.tasks.artifacts import task_snapshot  # fsspec: only when needed
 
-        store = store or ArtifactStore.at(repo.get("store"))
-        snapshot: dict[str, bytes | str] = dict(store.get_files(str(repo.get("snapshot"))))
+        recorded = repo.get("store")
+        snapshot: dict[str, bytes | str] = dict(
+            task_snapshot(
+                None if recorded is None else str(recorded), str(repo.get("snapshot")), store
+            )
+        )
         overrides = task.payload.get("overrides", {})
         if not isinstance(overrides, dict):
             raise VerifierError(f"task {task.id!r}: payload.overrides must map paths to text")

@@ -61,10 +61,12 @@ class TestgenVerifier:
         if not isinstance(repo, dict) or task.kind != "test-writing":
             return Verdict.infra(task.id, f"task {task.id!r} is not a test-writing task", VERSION)
         try:
-            from referee.tasks.artifacts import ArtifactStore  # fsspec: only when needed
+            from referee.tasks.artifacts import task_snapshot  # fsspec: only when needed
 
-            store = self.store or ArtifactStore.at(repo.get("store"))
-            snapshot = store.get_files(str(repo["snapshot"]))
+            recorded = repo.get("store")
+            snapshot = task_snapshot(
+                None if recorded is None else str(recorded), str(repo["snapshot"]), self.store
+            )
             env = RepoVenv(tuple(repo.get("environment", {}).get("requirements", [])))
             sandbox = self._boxes.get(env.ensure())
         except (StoreError, ConfigError, KeyError, VerifierError, RefereeError) as e:
