@@ -116,9 +116,7 @@ def _repo_task(store: str, digest: str):
     )
 
 
-def test_a_task_whose_store_is_not_there_is_found_through_referee_artifacts(
-    tmp_path, monkeypatch
-):
+def test_a_task_whose_store_is_not_there_is_found_through_referee_artifacts(tmp_path, monkeypatch):
     from referee.verify.pytest_verifier import repo_state
 
     real = tmp_path / "real"
