@@ -57,3 +57,29 @@ def test_tasks_split_report_is_on_stdout(gold):
     tasks, _ = gold
     r = _run("tasks", "split", str(tasks), "--by", "structure")
     assert "leaking units" in r.stdout and "leaking units" not in r.stderr
+
+
+def test_verify_exits_1_when_no_sample_reached_a_verdict(tmp_path, monkeypatch):
+    # issue 33: every sample an infrastructure error (here: the task's snapshot is in no
+    # store) is no result, as `eval` says; the summary is still written.
+    from referee.tasks.artifacts import ArtifactStore
+    from referee.tasks.model import Task, write_tasks
+
+    digest = ArtifactStore(str(tmp_path / "made")).put_files({"a.py": b"X = 1\n"})
+    task = Task.create(
+        name="repo/t1",
+        kind="repo-patch",
+        prompt="fix it",
+        payload={"repo": {"snapshot": digest, "store": str(tmp_path / "gone")}},
+        hidden={"fail_to_pass": ["test_a.py::test_a"]},
+        answer_format="patch",
+    )
+    tasks, samples = tmp_path / "t.jsonl", tmp_path / "s.jsonl"
+    write_tasks(tasks, [task])
+    samples.write_text('{"task_id": "repo/t1", "completion": ""}\n')
+    monkeypatch.delenv("REFEREE_ARTIFACTS", raising=False)
+    r = _run("verify", "--tasks", str(tasks), "--samples", str(samples))
+    assert r.exit_code == 1, r.output
+    assert "1 samples: 0 passed, 0 failed, 1 infra errors" in r.stdout
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("referee:")]
+    assert len(errors) == 1 and "no sample reached a verdict: all 1 were infra" in errors[0]

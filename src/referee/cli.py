@@ -35,6 +35,7 @@ from referee.errors import (
     NotFoundError,
     RefereeError,
     SandboxError,
+    VerifierError,
     exec_exit_status,
     exit_code_for,
 )
@@ -797,7 +798,7 @@ def verify(
     ] = None,
 ) -> None:
     """Verify samples against tasks: a summary on stdout (--json: one verdict per line there,
-    the summary on stderr)."""
+    the summary on stderr); exit 1 when every sample was an infrastructure error."""
     if actors is not None and ray_address is None:
         raise ConfigError("--actors works with --ray only; add --ray local (or a cluster address)")
     from referee.verify.function import harness_sandbox
@@ -864,6 +865,12 @@ def verify(
         markup=False,
         highlight=False,
     )
+    if verdicts and infra == len(verdicts):  # as `eval`: no verdict at all is no result
+        first = next(v for v in verdicts if v.infra_error is not None)
+        raise VerifierError(
+            f"no sample reached a verdict: all {infra} were infrastructure errors; the first "
+            f"({first.task_id}): {first.infra_error}"
+        )
 
 
 def _verify_on_ray(
