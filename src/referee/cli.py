@@ -1289,8 +1289,9 @@ def eval_(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Evaluate a policy: greedy pass@1 (and pass@k with --samples); a local: model on tasks of
-    any kind, in padded batches, other policies on code tasks through CodeEnv."""
+    """Evaluate a policy: greedy pass@1 (and pass@k with --samples) on tasks of any kind with
+    a verifier, each answer judged by its task's own verifier (a local: model in padded
+    batches)."""
     from referee.policy.device import pick_device
     from referee.rollout.evaluate import evaluate_policy
 

@@ -9,6 +9,11 @@ the tasks' order, each answer read as every route reads raw model text
 block, a query, a plan...) and judged by the task's own verifier
 (:class:`~referee.verify.dispatch.VerifierSet`). It serves every task kind, not only code.
 
+A policy without ``generate_batch`` (an OpenAI-compatible server, a scripted policy) answers
+the same conversations one request each, a few at a time; a request that fails (the server is
+down, it ran past ``sampling.timeout_s``) is that answer's infrastructure error, never a
+verdict of 0.
+
 The chunks are fixed (tasks ``0..batch-1``, then ``batch..2*batch-1``, ...) so a greedy run is
 reproducible: the same tasks, batch size and model give the same padded batches and the same
 answers, whoever calls (``referee eval``, ``referee train``'s held-out evaluations,
@@ -67,7 +72,8 @@ def generate_batched(
 ) -> list[list[Generation]]:  # fmt: skip
     """``samples`` generations per task (``[task][sample]``), in fixed chunks of ``batch``
     conversations. Sample ``s`` of a chunk is seeded ``sampling.seed + s`` (when seeded), so a
-    seeded run is reproducible too. ``policy`` needs ``generate_batch`` (a local model)."""
+    seeded run is reproducible too. ``policy`` with ``generate_batch`` (a local model) answers a
+    chunk in one padded batch; any other policy answers each conversation with ``generate``."""
     if batch < 1 or samples < 1:
         raise ValueError("batch and samples must be at least 1")
     conversations = [[m.model_dump() for m in t.prompt] for t in tasks]
@@ -76,21 +82,60 @@ def generate_batched(
 
     async def run() -> None:
         nonlocal done
+        gate = asyncio.Semaphore(_CONCURRENT)  # for a policy without generate_batch
         for start in range(0, len(tasks), batch):
             chunk = conversations[start : start + batch]
             for s in range(samples):
                 seeded = sampling
                 if sampling.seed is not None:
                     seeded = Sampling(**{**sampling.__dict__, "seed": sampling.seed + s})
-                gens = await policy.generate_batch(chunk, seeded)
+                if hasattr(policy, "generate_batch"):
+                    gens = await policy.generate_batch(chunk, seeded)
+                else:
+                    gens = await asyncio.gather(*(_one(policy, c, seeded, gate) for c in chunk))
                 for i, g in enumerate(gens):
                     out[start + i].append(g)
                 done += len(chunk)
                 if progress is not None:
                     progress(done, total)
 
-    asyncio.run(run())
+    async def run_and_close() -> None:
+        try:
+            await run()
+        finally:  # a client opened on this loop is closed on it (a later call opens another)
+            aclose = getattr(policy, "aclose", None)
+            if callable(aclose) and not hasattr(policy, "generate_batch"):
+                await aclose()
+
+    asyncio.run(run_and_close())
     return out
+
+
+#: Requests in flight at once to a policy without ``generate_batch``.
+_CONCURRENT = 8
+
+
+async def _one(
+    policy: Any, conversation: list[dict[str, Any]], sampling: Sampling, gate: asyncio.Semaphore
+) -> Generation:
+    """One answer of a policy without ``generate_batch``; a failed request is a
+    :class:`Generation` carrying the fault in ``extra["policy_error"]``."""
+    from referee.errors import RefereeError
+
+    async with gate:
+        try:
+            return await asyncio.wait_for(
+                policy.generate(conversation, sampling=sampling), sampling.timeout_s
+            )
+        except TimeoutError:
+            why = f"the policy gave no answer in {sampling.timeout_s:g} s"
+        except RefereeError as e:
+            why = str(e)
+    return Generation(
+        message={"role": "assistant", "content": ""},
+        finish_reason="error",
+        extra={"policy_error": why},
+    )
 
 
 def judge_batched(
@@ -113,8 +158,9 @@ def judge_batched(
         pairs: list[tuple[Task, str]] = []
         for task, per_task in zip(tasks, gens, strict=True):
             for g in per_task:
-                pairs.append((task, answer_for(task, _text(g))))
-        verdicts = list(verifiers.verify_many(pairs))
+                if "policy_error" not in g.extra:  # no answer to judge
+                    pairs.append((task, answer_for(task, _text(g))))
+        verdicts = list(verifiers.verify_many(pairs)) if pairs else []
     finally:
         if owned:
             verifiers.close()
@@ -123,6 +169,15 @@ def judge_batched(
     for task, per_task in zip(tasks, gens, strict=True):
         row = []
         for s, g in enumerate(per_task):
+            if "policy_error" in g.extra:
+                row.append(
+                    Judged(
+                        task_id=task.id, text="", passed=False, reward=0.0, ran=False,
+                        infra_error=f"policy: {g.extra['policy_error']}", completion_tokens=0,
+                        sample=s,
+                    )
+                )  # fmt: skip
+                continue
             v = verdicts[k]
             k += 1
             row.append(

@@ -1,8 +1,13 @@
-"""``referee eval``: any policy on function tasks, through the rollout runner and ``CodeEnv``.
+"""``referee eval``: any policy on tasks of any kind with a verifier.
 
 A policy spec (:func:`referee.policy.policy_from_spec`) names the policy. Each task is one
 single-turn episode (the task's prompt, the policy's answer, the verifier's verdict), greedy
 for pass@1; with ``samples``, that many more episodes per task at temperature 1 give pass@k.
+Code tasks (function, program, repository) of a remote or scripted policy run through the
+rollout runner and ``CodeEnv``; a local model's tasks, and any policy's tasks of the other
+kinds (a domain's: SQL, dataframe, shell...), go the batched route
+(:mod:`referee.rollout.batched`): the answer read from the policy's text and judged by the
+task's own verifier. A kind with no verifier (``custom``) is refused before any work.
 
 A local model without a chat template (like the one ``referee train`` makes) was trained to
 continue a task's description (:func:`referee.tasks.compact.compact_prompt`), not a
@@ -31,10 +36,12 @@ from referee.rollout.pass_at_k import pass_at_ks
 from referee.rollout.runner import RolloutRunner
 from referee.rollout.trajectory import Trajectory
 from referee.tasks.compact import compact_prompt
+from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Task
 
 __all__ = [
     "EvalResult",
+    "check_judgeable",
     "compact_prompt_format",
     "evaluate_batched",
     "evaluate_policy",
@@ -70,6 +77,27 @@ class EvalResult:
     def pass_at_1(self) -> float:
         """The share of tasks whose greedy answer passed."""
         return sum(self.passed) / len(self.passed) if self.passed else 0.0
+
+
+#: The kinds a ``code-single`` episode (``CodeEnv``) runs; the others go the batched route.
+_CODE_ENV_KINDS = frozenset(
+    {TaskKind.FUNCTION, TaskKind.PROGRAM, TaskKind.REPO_PATCH, TaskKind.TEST_WRITING}
+)
+
+
+def check_judgeable(tasks: Sequence[Task]) -> None:
+    """A :class:`~referee.errors.ConfigError` unless every task's kind has a verifier: a kind
+    judged only by its own environment (``custom``) has no single answer to evaluate."""
+    from referee.verify.dispatch import kind_spec
+
+    for kind in sorted({t.kind for t in tasks}, key=lambda k: k.value):
+        try:
+            kind_spec(kind)
+        except ConfigError as e:
+            first = next(t.id for t in tasks if t.kind == kind)
+            raise ConfigError(
+                f"cannot evaluate task {first!r}: {e}; leave such tasks out of --tasks"
+            ) from None
 
 
 def compact_prompt_format(messages: list[dict[str, Any]], tools: Any = None) -> str:
@@ -148,18 +176,23 @@ def evaluate_policy(
         raise ConfigError(f"samples must be 0 (greedy only) or more, got {samples}")
     if concurrency < 1 or max_tokens < 1:
         raise ConfigError("concurrency and max_tokens must be at least 1")
+    check_judgeable(tasks)
     policy = policy_for_eval(spec, device=device, adapter=adapter)
     if threads is not None and hasattr(policy, "num_threads"):
         policy.num_threads = threads  # a local model's torch threads (one on a CPU by default)
-    if getattr(policy, "serial", False) and hasattr(policy, "generate_batch"):
-        # A local model: padded batches, ~8x the tokens/s of one answer at a time
+    local = getattr(policy, "serial", False) and hasattr(policy, "generate_batch")
+    if local or any(t.kind not in _CODE_ENV_KINDS for t in tasks):
+        # A local model: padded batches, ~8x the tokens/s of one answer at a time; any other
+        # policy on a domain's tasks (which CodeEnv does not run): its answers judged so too
         try:
             return evaluate_batched(
                 policy, tasks, samples=samples, ks=ks, max_tokens=max_tokens, batch=batch,
                 progress=progress,
             )  # fmt: skip
         finally:
-            policy.close()
+            close = getattr(policy, "close", None)
+            if callable(close):
+                close()
     # A local model generates one answer at a time: episodes queued behind it would spend
     # their policy watchdog waiting (issue 14: 3 of 40 HumanEval answers of SmolLM2 were
     # "infrastructure faults" so), so they run one by one, with a CPU's pace in the watchdogs.
