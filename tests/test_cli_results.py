@@ -83,3 +83,33 @@ def test_verify_exits_1_when_no_sample_reached_a_verdict(tmp_path, monkeypatch):
     assert "1 samples: 0 passed, 0 failed, 1 infra errors" in r.stdout
     errors = [ln for ln in r.stderr.splitlines() if ln.startswith("referee:")]
     assert len(errors) == 1 and "no sample reached a verdict: all 1 were infra" in errors[0]
+
+
+def test_a_reader_that_closes_the_pipe_early_ends_the_command_quietly_with_0(tmp_path):
+    # issue 33: `referee tasks list FILE | head -1` exited 1 (an infrastructure failure).
+    import os
+    import subprocess
+    import sys
+
+    from referee.tasks.model import Task, write_tasks
+
+    many = [
+        Task.create(name=f"t/{i:05d}-{'x' * 60}", kind="custom", prompt="p", answer_format="text")
+        for i in range(3000)
+    ]  # ~250 kB of rows: more than a pipe holds, so the writer meets the closed end
+    path = tmp_path / "many.jsonl"
+    write_tasks(path, many)
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    p = subprocess.Popen(
+        [sys.executable, "-m", "referee", "tasks", "list", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert p.stdout is not None and p.stderr is not None
+    assert p.stdout.readline().startswith(b"t/00000-")
+    p.stdout.close()  # as `head -1` does
+    err = p.stderr.read()
+    assert p.wait(timeout=120) == 0, err
+    assert err == b""

@@ -71,11 +71,28 @@ class _RefereeGroup(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:  # `referee tasks list F | head -1`: the reader had enough
+            _silence_stdout()
+            raise typer.Exit(0) from None
         except (RefereeError, typer.TyperException) as e:
             code = _report(ctx, e)
             if code is None:
                 raise
             raise typer.Exit(code) from None
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush of what is still
+    buffered for a reader that has gone does not fail again (Python's recipe for SIGPIPE)."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test's capture): nothing to flush
+        pass
+    finally:
+        os.close(devnull)
 
 
 def _report(ctx: Any, e: Exception) -> int | None:
@@ -1778,12 +1795,16 @@ def _app_for(args: list[str]) -> typer.Typer:
 def main() -> None:
     """The console entry point (``referee``, ``python -m referee``)."""
     one = _app_for(sys.argv[1:])
-    if one is app:
-        app()
-    else:
-        # Always a group, as the whole app is (typer makes an app of one command that command
-        # itself, which would take the command's name for an argument).
-        typer.main.get_group(one)()
+    try:
+        if one is app:
+            app()
+        else:
+            # Always a group, as the whole app is (typer makes an app of one command that
+            # command itself, which would take the command's name for an argument).
+            typer.main.get_group(one)()
+    except BrokenPipeError:  # closed while Click wrote (help piped into `head`)
+        _silence_stdout()
+        sys.exit(0)
 
 
 if __name__ == "__main__":  # pragma: no cover
