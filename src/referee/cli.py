@@ -1697,6 +1697,12 @@ def serve(
     session_ttl: Annotated[
         float, typer.Option(help="Seconds before an idle session expires.")
     ] = 600.0,
+    max_sessions: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Sessions open at once (every protocol's together); past it: 429."
+        ),
+    ] = 256,
     compat: Annotated[
         list[str] | None,
         typer.Option(
@@ -1738,6 +1744,7 @@ def serve(
         queue=queue,
         deadline_cap_s=deadline,
         session_ttl_s=session_ttl,
+        max_sessions=max_sessions,
         compat=tuple(compat or ()),
         drain_timeout_s=drain_timeout,
         ray=ray,

@@ -102,3 +102,26 @@ def test_a_client_connecting_at_the_announcement_is_not_refused(he_file: Path) -
         with socket.create_connection((host, int(port)), timeout=30) as conn:
             conn.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             assert conn.recv(64).startswith(b"HTTP/1.1 200")
+
+
+def test_max_sessions_caps_the_open_sessions_and_the_next_gets_429(
+    he_file: Path, tmp_path: Path
+) -> None:
+    # issue 33: the cap was fixed at 256 (ServeConfig.max_sessions had no option).
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+    from referee.tasks.model import read_tasks
+
+    for bad in ("0", "-1"):
+        r = CliRunner().invoke(app, ["serve", "--tasks", str(he_file), "--no-auth",
+                                     "--max-sessions", bad])  # fmt: skip
+        assert r.exit_code == 2 and "--max-sessions" in r.output, r.output
+    ids = [t.id for t in read_tasks(he_file)]
+    args = ["--tasks", str(he_file), "--no-auth", "--workers", "1", "--max-sessions", "2"]
+    with serve_process(args) as sp, httpx.Client(base_url=sp.url, timeout=60) as c:
+        for i in range(2):
+            r = c.post("/v1/sessions", json={"task_id": ids[i]})
+            assert r.status_code == 200, r.text
+        full = c.post("/v1/sessions", json={"task_id": ids[2]})
+        assert full.status_code == 429 and full.json()["error"] == "too_many_sessions"

@@ -38,6 +38,7 @@ class ServeConfig:
     #: The longest any request may run; a request's own deadline is capped by it.
     deadline_cap_s: float = 60.0
     session_ttl_s: float = 600.0  # idle sessions expire and free their sandboxes
+    #: Sessions open at once, every protocol's together; the next one gets a 429.
     max_sessions: int = 256
     max_json_depth: int = 64
     compat: tuple[str, ...] = ()
@@ -79,6 +80,8 @@ class ServeConfig:
             raise ConfigError(
                 f"--deadline must be above 0 and at most 3600 seconds, got {self.deadline_cap_s:g}"
             )
+        if self.max_sessions < 1:
+            raise ConfigError(f"--max-sessions must be at least 1, got {self.max_sessions}")
         if not self.session_ttl_s > 0:
             raise ConfigError(f"--session-ttl must be above 0 seconds, got {self.session_ttl_s:g}")
         unknown = [c for c in self.compat if c not in COMPAT_PROTOCOLS]

@@ -4,7 +4,7 @@ sessions opened and closed the same way, and sandbox work bounded by the server'
 The native session routes (:mod:`referee.service.app`) and the trainer protocols that keep
 episodes (NeMo Gym's resources server, OpenEnv's WebSocket) all go through here, so a session is
 a session whoever opened it: it counts against the server's session cap
-(``ServeConfig.max_sessions``, 256; ``referee serve`` has no option for it), expires after
+(``ServeConfig.max_sessions``, ``referee serve --max-sessions``, 256 by default), expires after
 ``--session-ttl`` idle, and shows in ``/health`` and ``/metrics``.
 """
 
