@@ -50,8 +50,8 @@ it, with the environment's first messages and tools.
 
 Sessions
 --------
-``/seed_session`` opens a session of the server's store (at most ``ServeConfig.max_sessions``,
-``--max-sessions``, open; ``--session-ttl``) and sets the cookie ``referee_nemo_gym`` to its id. NeMo Gym's
+``/seed_session`` opens a session of the server's store (at most ``--max-sessions`` open;
+``--session-ttl``) and sets the cookie ``referee_nemo_gym`` to its id. NeMo Gym's
 agent keeps no cookie jar: it forwards the ``Set-Cookie`` of each reply by hand on its next
 call, so **every reply of a session sets the cookie again**, tool replies and their errors
 included. A call with no cookie, or one naming no open session, gets a 404 JSON body. Each tool
