@@ -113,3 +113,27 @@ def test_a_reader_that_closes_the_pipe_early_ends_the_command_quietly_with_0(tmp
     err = p.stderr.read()
     assert p.wait(timeout=120) == 0, err
     assert err == b""
+
+
+def test_synth_writes_its_report_on_stdout_and_progress_on_stderr(tmp_path, monkeypatch):
+    # issue 33: the README says "the result on stdout"; the tables and summary went to stderr.
+    from collections import Counter
+
+    import referee.synth.pipeline as pipeline
+
+    def fake(source, *, progress, **kw):
+        progress("intake", 1, 1)
+        return pipeline.SynthReport(
+            source=source,
+            candidates_by_kind=Counter(bugfix=3),
+            kept_by_kind=Counter(bugfix=0),
+            rejected=Counter({"no test fails": 3}),
+        )
+
+    monkeypatch.setattr(pipeline, "synthesize", fake)
+    out = tmp_path / "tasks.jsonl"
+    r = _run("synth", str(tmp_path), "--out", str(out), "--kinds", "bugfix")
+    assert r.exit_code == 0, r.output
+    assert "no test fails" in r.stdout and "0 tasks ->" in r.stdout
+    assert "synth: intake 1/1" in r.stderr
+    assert "no test fails" not in r.stderr and "tasks ->" not in r.stderr

@@ -780,17 +780,22 @@ def synth(
         )
     for op, n in sorted(report.candidates_by_operator.items()):
         table.add_row(f"  refactor: {op}", str(n), str(report.kept_by_operator[op]), "")
-    print_table(err, table)
+    # The report is the result, on stdout (`referee synth ... > report.txt` keeps it); the
+    # progress lines stay on stderr.
+    result = Console(soft_wrap=True)
+    print_table(result, table)
     rej = Table("rejected because", "count")
     for reason, n in report.rejected.most_common():
         rej.add_row(reason, str(n))
-    print_table(err, rej)
+    print_table(result, rej)
     kept = len(report.tasks)
-    err.print(
+    result.print(
         f"{kept} tasks -> {out} in {elapsed:.1f} s; baseline {report.baseline_tests} stable "
         f"tests ({len(report.baseline_excluded)} excluded), suite {report.suite_wall_s:.2f} s; "
         f"validation test time {report.validation_test_s:.1f} s"
-        + (f" ({report.validation_test_s / kept:.2f} s per kept task)" if kept else "")
+        + (f" ({report.validation_test_s / kept:.2f} s per kept task)" if kept else ""),
+        markup=False,
+        highlight=False,
     )
 
 
