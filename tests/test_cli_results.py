@@ -137,3 +137,15 @@ def test_synth_writes_its_report_on_stdout_and_progress_on_stderr(tmp_path, monk
     assert "no test fails" in r.stdout and "0 tasks ->" in r.stdout
     assert "synth: intake 1/1" in r.stderr
     assert "no test fails" not in r.stderr and "tasks ->" not in r.stderr
+
+
+def test_redteam_refuses_an_unknown_verifier_naming_every_accepted_one():
+    # issue 33: the refusal listed only the domains' corpora, not function, pytest, program.
+    from referee.domains import corpus_names
+
+    r = _run("redteam", "--verifier", "nosuch")
+    lines = [line for line in r.output.splitlines() if line.strip()]
+    assert r.exit_code == 2, r.output
+    assert len(lines) == 1 and "'nosuch'" in lines[0]
+    for name in ("function", "pytest", "program", *corpus_names()):
+        assert name in lines[0], name

@@ -978,7 +978,14 @@ def redteam(
     else:  # a domain's corpus (referee.domains.register_corpus); unknown names list them all
         from types import SimpleNamespace
 
+        from referee.domains import corpus_names
         from referee.domains import run_corpus as run_domain_corpus
+
+        if verifier not in corpus_names():
+            raise ConfigError(
+                f"--verifier {verifier!r} has no red-team corpus; choose one of function, "
+                f"pytest, program, {', '.join(corpus_names())}"
+            )
 
         results = [
             SimpleNamespace(
