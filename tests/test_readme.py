@@ -194,3 +194,23 @@ def test_the_cheap_command_lines_run(tmp_path: Path) -> None:
 def task_id(folder: Path) -> str:
     first = (folder / "train.jsonl").read_text().splitlines()[0]
     return str(json.loads(first)["id"])
+
+
+# Each system package scripts/bootstrap.sh may install, and how the README's set-up names it.
+_BOOTSTRAP_PACKAGES = {
+    "bubblewrap": "bubblewrap", "libseccomp2": "libseccomp2", "chromium": "chromium",
+    "gcc": "gcc", "g++": "g++", "default-jdk-headless": "a JDK", "nodejs": "node",
+    "golang-go": "Go", "rustc": "rustc", "iverilog": "iverilog",
+}  # fmt: skip
+
+
+def test_the_set_up_section_names_every_system_package_bootstrap_installs():
+    # issue 33: iverilog was installed by the bootstrap but missing from the README's list.
+    script = (SRC.parent / "scripts" / "bootstrap.sh").read_text()
+    installed = set(re.findall(r"need_apt\+=\(([^)\s]+)\)", script))
+    assert installed == set(_BOOTSTRAP_PACKAGES), "a package without a README name here"
+    text = README.read_text()
+    start = text.index("## Set up and run")
+    section = text[start : text.index("\n## ", start + 1)]
+    missing = [p for p, name in _BOOTSTRAP_PACKAGES.items() if name not in section]
+    assert not missing, f"README's set-up section leaves out {missing}"
