@@ -53,3 +53,34 @@ def test_one_command_is_built_when_the_command_line_names_one() -> None:
     for argv in (["--help"], ["verfy"], [], ["--version"]):
         assert _app_for(argv) is app
     assert len(app.registered_commands) > 10  # the app itself is untouched
+
+
+def test_train_refuses_a_bad_option_before_importing_torch(tmp_path) -> None:
+    # issue 33: `referee train --steps -1` took 6.4 s (torch, for --device) to say exit 2.
+    import os
+    import subprocess
+    from pathlib import Path
+
+    tasks = tmp_path / "t.jsonl"
+    tasks.write_text("")
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from referee.cli import app\n"
+        f"for args in (['--steps', '-1'], ['--tasks', {str(tasks)!r}, '--model', 'm',\n"
+        "              '--steps', '-1']):\n"
+        "    r = CliRunner().invoke(app, ['train', *args])\n"
+        "    print(r.exit_code, 'torch' in sys.modules, r.output.strip())\n"
+    )
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": src},
+        timeout=120,
+    )
+    lines = p.stdout.splitlines()
+    assert len(lines) == 2, p.stdout + p.stderr
+    for line in lines:
+        assert line.startswith("2 False referee: --steps"), line

@@ -1166,14 +1166,12 @@ def train(
 ) -> None:
     """GRPO with verifier rewards, a control and a held-out table: a pretrained --model on a
     --tasks FILE, or (by default) the list-ops experiment on a model made here."""
-    from referee.policy.device import pick_device
-
-    pick_device(device)  # a bad or unavailable --device: exit 2 before any work
+    # Every option is checked before torch is imported (seconds): a mistyped option is refused
+    # at once; then the device (which needs torch), then the work.
     if not tasks.isdigit():
         _train_lm(ctx, tasks, model, run_dir, as_json)
         return
-    from referee.experiments.listops import experiment_config, results_table, run_experiment
-    from referee.ui.tables import print_table
+    from referee.experiments.listops import experiment_config
 
     lm_only = ("budget_minutes", "lora_rank", "train_layers", "max_tokens", "lr",
                "control_kind", "eval_limit", "threads")  # fmt: skip
@@ -1202,6 +1200,10 @@ def train(
     if "quarantine_from" in given:
         given["quarantine_from"] = tuple(str(p) for p in given["quarantine_from"] or ())
     cfg = experiment_config(given, env=env)
+    _check_device(device)
+    from referee.experiments.listops import results_table, run_experiment
+    from referee.ui.tables import print_table
+
     # A SIGTERM (`timeout`, a scheduler) unwinds like Ctrl-C, so the run folder is marked
     # cancelled or removed instead of left half-made.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
@@ -1215,11 +1217,18 @@ def train(
         print(json.dumps(data))
 
 
+def _check_device(device: str) -> None:
+    """A bad or unavailable --device: exit 2 before any work (this imports torch)."""
+    from referee.policy.device import pick_device
+
+    pick_device(device)
+
+
 def _train_lm(
     ctx: typer.Context, tasks: str, model: str | None, run_dir: Path | None, as_json: bool
 ) -> None:
     """``referee train --model SPEC --tasks FILE``: :func:`referee.experiments.lm.run_lm`."""
-    from referee.experiments.lm import LMConfig, run_lm
+    from referee.experiments.lm import LMConfig
 
     if model is None:
         raise ConfigError(
@@ -1260,6 +1269,9 @@ def _train_lm(
         model=model, tasks=tasks,
         run_dir=str(run_dir or Path("runs") / time.strftime("train-lm-%Y%m%d-%H%M%S")), **given,
     )  # fmt: skip
+    _check_device(ctx.params["device"])
+    from referee.experiments.lm import run_lm
+
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     summary = run_lm(cfg, log=lambda m: err.print(m, markup=False, highlight=False))
     out = err if as_json else Console(soft_wrap=True)
