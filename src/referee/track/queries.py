@@ -28,6 +28,8 @@ from referee.track.database import Database
 from referee.track.rows import MetricRow, RunRow, TaskCostRow
 
 __all__ = [
+    "DIFFICULTY_BINS",
+    "HELDOUT_DIFFICULTY_SPLIT",
     "DifficultyBucket",
     "FlaggedTrajectory",
     "Heatmap",
@@ -37,6 +39,9 @@ __all__ = [
     "TrajectoryFilters",
     "TrajectoryRow",
     "TrajectorySubject",
+    "difficulty_bin",
+    "difficulty_label",
+    "heldout_by_difficulty",
 ]
 
 Points = list[tuple[int, float]]
@@ -70,6 +75,40 @@ class RunSummary:
     pending_audit: int
     #: The train pass rate by step, for a sparkline.
     trend: Points = field(default_factory=list)
+
+
+#: The split of the metrics a held-out evaluation logs per difficulty bin
+#: (``heldout_pass_rate <label>`` and ``heldout_tasks <label>``: :func:`heldout_by_difficulty`):
+#: the held-out bars of :meth:`StoreQueries.pass_by_difficulty` where no held-out trajectory
+#: is kept.
+HELDOUT_DIFFICULTY_SPLIT = "heldout-difficulty"
+DIFFICULTY_BINS = 5
+
+
+def difficulty_bin(estimate: float | None, bins: int = DIFFICULTY_BINS) -> int:
+    """The bin of a difficulty estimate in ``bins`` equal bins of 0..1 (-1: no estimate)."""
+    return -1 if estimate is None else min(int(estimate * bins), bins - 1)
+
+
+def difficulty_label(b: int, bins: int = DIFFICULTY_BINS) -> str:
+    """``0.2\u20130.4`` (an en dash) for bin 1 of 5; ``unknown`` for -1."""
+    return "unknown" if b < 0 else f"{b / bins:.1f}\u2013{(b + 1) / bins:.1f}"
+
+
+def heldout_by_difficulty(
+    passed: dict[str, bool], difficulty: dict[str, float | None]
+) -> dict[str, float]:
+    """The metrics of one held-out evaluation by difficulty bin: for each bin of the tasks'
+    estimates, ``heldout_pass_rate <label>`` and ``heldout_tasks <label>`` (log them under
+    :data:`HELDOUT_DIFFICULTY_SPLIT`)."""
+    cells: dict[int, list[bool]] = defaultdict(list)
+    for task_id, ok in passed.items():
+        cells[difficulty_bin(difficulty.get(task_id))].append(ok)
+    out: dict[str, float] = {}
+    for b, oks in cells.items():
+        out[f"heldout_pass_rate {difficulty_label(b)}"] = sum(oks) / len(oks)
+        out[f"heldout_tasks {difficulty_label(b)}"] = len(oks)
+    return out
 
 
 @dataclass(frozen=True)
@@ -253,11 +292,32 @@ class StoreQueries(Database):
             (bins, bins, run_id),
         ):
             cells[(int(b), split)] = (float(rate), int(n))
+        if bins == DIFFICULTY_BINS and not any(split == "heldout" for _, split in cells):
+            cells.update(self._heldout_by_difficulty(run_id))
         used = sorted({b for b, _ in cells})
         out = []
         for b in used:
-            label = "unknown" if b < 0 else f"{b / bins:.1f}\u2013{(b + 1) / bins:.1f}"
-            out.append(DifficultyBucket(label, cells.get((b, "train")), cells.get((b, "heldout"))))
+            out.append(
+                DifficultyBucket(
+                    difficulty_label(b, bins), cells.get((b, "train")), cells.get((b, "heldout"))
+                )
+            )
+        return out
+
+    def _heldout_by_difficulty(self, run_id: str) -> dict[tuple[int, str], tuple[float, int]]:
+        """The latest held-out evaluation's pass rate per difficulty bin, from the metrics a
+        training run logs (it keeps no held-out trajectories)."""
+        rows = [r for r in self.metrics(run_id) if r.split == HELDOUT_DIFFICULTY_SPLIT]
+        if not rows:
+            return {}
+        last = max(r.step for r in rows)
+        values = {r.name: r.value for r in rows if r.step == last}
+        out: dict[tuple[int, str], tuple[float, int]] = {}
+        for b in range(-1, DIFFICULTY_BINS):
+            label = difficulty_label(b)
+            rate, n = values.get(f"heldout_pass_rate {label}"), values.get(f"heldout_tasks {label}")
+            if rate is not None and n:
+                out[(b, "heldout")] = (rate, int(n))
         return out
 
     # --- the task heatmap ----------------------------------------------------------------------

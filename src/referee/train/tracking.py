@@ -31,6 +31,7 @@ from referee.rollout.trajectory import Trajectory, Turn
 from referee.sandbox.metering import SandboxUsage
 from referee.tasks.model import Task
 from referee.track.detectors import Alert
+from referee.track.queries import HELDOUT_DIFFICULTY_SPLIT, heldout_by_difficulty
 from referee.track.store import TrackStore
 from referee.track.tracker import MetricsSink, Tracker
 from referee.verify.verdict import Verdict
@@ -68,11 +69,19 @@ class RunTracking:
         # Held-out pass rates arrive between batches; the next batch's step carries them to
         # the detectors (the divergence detector compares them with the training reward).
         self._heldout: tuple[float, int] | None = None
+        self._difficulty = {t.id: t.difficulty.estimate for t in tasks}
         self.alerts: list[Alert] = []
 
-    def heldout(self, step: int, *, pass_rate: float, n: int) -> None:
-        """A held-out evaluation at ``step``: stored now, shown to the detectors next batch."""
+    def heldout(
+        self, step: int, *, pass_rate: float, n: int, passed: Mapping[str, bool] | None = None
+    ) -> None:
+        """A held-out evaluation at ``step``: stored now, shown to the detectors next batch.
+        ``passed``, each task's outcome, adds its pass rate by difficulty (the dashboard's
+        held-out bars)."""
         self.store.log_metrics(self.run_id, step, {"heldout_pass_rate": pass_rate}, "heldout")
+        if passed:
+            by_bin = heldout_by_difficulty(dict(passed), self._difficulty)
+            self.store.log_metrics(self.run_id, step, by_bin, HELDOUT_DIFFICULTY_SPLIT)
         self._heldout = (pass_rate, n)
 
     def log_batch(

@@ -33,7 +33,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from referee.errors import ConfigError, StoreError
 from referee.track.audit import LABELS, AuditQueue, is_flagged
 from referee.track.cost import cost_report
-from referee.track.queries import TrajectoryFilters
+from referee.track.queries import HELDOUT_DIFFICULTY_SPLIT, TrajectoryFilters
 from referee.track.store import TrackStore
 from referee.ui import charts
 from referee.ui.views import trajectory_view
@@ -54,6 +54,17 @@ def _num(v: float | None, digits: int = 3) -> str:
     return f"{v:.{digits}g}" if isinstance(v, float) else str(v)
 
 
+def _setting(v: Any) -> str:
+    """A run's setting for its header: unset (None) is "none", a mapping lists its set items
+    (a budget of which only tokens is set: ``tokens 1000``), never Python's ``None``."""
+    if v is None:
+        return "none"
+    if isinstance(v, dict):
+        items = [f"{k} {_setting(x)}" for k, x in sorted(v.items()) if x is not None]
+        return ", ".join(items) or "none"
+    return str(v)
+
+
 def _when(ts: float | None) -> str:
     return "\u2013" if not ts else time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
 
@@ -62,7 +73,7 @@ def _templates() -> Jinja2Templates:
     templates = Jinja2Templates(directory=str(_HERE / "templates"))
     env = templates.env
     env.autoescape = True  # every value is escaped; charts are marked safe where made
-    env.filters.update(pct=_pct, num=_num, when=_when)
+    env.filters.update(pct=_pct, num=_num, when=_when, setting=_setting)
     env.globals.update(labels=LABELS, pass_colour=charts.pass_colour, is_flagged=is_flagged)
     return templates
 
@@ -387,7 +398,9 @@ def _run_charts(db: TrackStore, run_id: str) -> dict[str, str]:
         title="Pass rate by task over training (hardest first)",
     )
     minis = []
-    for name, points in sorted(db.metric_series(run_id).items())[:24]:
+    series = db.metric_series(run_id)  # the held-out bars' metrics are drawn above, not here
+    shown = [(n, p) for n, p in series.items() if not n.endswith(f"[{HELDOUT_DIFFICULTY_SPLIT}]")]
+    for name, points in sorted(shown)[:24]:
         svg = charts.line_chart(
             [charts.Series(name, points)], title=name, y_range=None, width=300, height=150
         )

@@ -141,6 +141,11 @@ class Rollouts(Protocol):
 HeldoutEval = Callable[[Any, str], EvalResult]
 
 
+def _by_task(result: EvalResult) -> dict[str, bool]:
+    """Each held-out task's greedy outcome (the dashboard's held-out bars by difficulty)."""
+    return dict(zip(result.task_ids, result.passed, strict=True))
+
+
 def grpo_stage(
     model: Any, tokenizer: Any, rollouts: Rollouts, cfg: ExperimentConfig, layout: RunLayout, *,
     pool: Sequence[Task], heldout: Sequence[Task], heldout_eval: HeldoutEval, start: EvalResult,
@@ -194,7 +199,7 @@ def run_grpo(
     )  # fmt: skip
     status = "failed"
     try:
-        tracking.heldout(0, pass_rate=start.pass_at_1, n=len(start.passed))
+        tracking.heldout(0, pass_rate=start.pass_at_1, n=len(start.passed), passed=_by_task(start))
         mode = CurriculumConfig() if cfg.sampler == "curriculum" else CurriculumConfig.uniform()
         # The held-out tasks are given to the sampler too, so that it knows (and refuses) them.
         sampler = TrainingSampler(
@@ -226,7 +231,10 @@ def run_grpo(
                 if cfg.eval_every and state.global_step % cfg.eval_every == 0:
                     res = heldout_eval(kw["model"], f"rl-step{state.global_step}")
                     curve.append({"step": state.global_step, "heldout_pass_at_1": res.pass_at_1})
-                    tracking.heldout(state.global_step, pass_rate=res.pass_at_1, n=len(res.passed))
+                    tracking.heldout(
+                        state.global_step, pass_rate=res.pass_at_1, n=len(res.passed),
+                        passed=_by_task(res),
+                    )  # fmt: skip
                 return control
 
         class Budget(TrainerCallback):
@@ -295,7 +303,9 @@ def run_grpo(
         model.save_pretrained(layout.model_rl)
         tokenizer.save_pretrained(layout.model_rl)
         on_rl = heldout_eval(model, "rl")
-        tracking.heldout(result.steps, pass_rate=on_rl.pass_at_1, n=len(on_rl.passed))
+        tracking.heldout(
+            result.steps, pass_rate=on_rl.pass_at_1, n=len(on_rl.passed), passed=_by_task(on_rl)
+        )
         status = "finished" if tracking.ledger.exhausted() is None else "stopped"
         return result, on_rl
     finally:
