@@ -1,5 +1,6 @@
 """`referee doctor` on a machine without bubblewrap: the advice names what a user can type."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,3 +23,15 @@ def test_doctor_without_bubblewrap_names_the_cli_flag(tmp_path: Path) -> None:
     assert "--backend local" in p.stderr  # the flag `referee exec` has
     assert "backend='local' for" not in p.stderr  # not a Python keyword as if it were a flag
     assert "Traceback" not in p.stderr
+
+
+def test_doctor_reports_the_shell_tools_in_the_sandbox() -> None:
+    from referee.sandbox.tools import SHELL_TOOLS
+
+    p = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "doctor"],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": SRC}, timeout=120,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("shell tools: "))
+    assert line.endswith(f"/{len(SHELL_TOOLS)} run in the sandbox"), p.stdout

@@ -1035,11 +1035,15 @@ def doctor(
 ) -> None:
     """Show which isolation layers this machine provides."""
     from referee.sandbox import Sandbox
+    from referee.sandbox.tools import check_tools
 
     with Sandbox(python_workers=1) as sb:
         layers = sb.isolation()
         probe = sb.run_python("print('ok')")
-    info = {"layers": layers, "fast_path_ok": probe.stdout == "ok\n", "probe": probe.summary()}
+        tools = check_tools(sb)
+    bad = [c.line() for c in tools if not c.ok]
+    info = {"layers": layers, "fast_path_ok": probe.stdout == "ok\n", "probe": probe.summary(),
+            "shell_tools_ok": sum(c.ok for c in tools), "shell_tools_bad": bad}  # fmt: skip
     if as_json:
         print(json.dumps(info))
         return
@@ -1047,6 +1051,8 @@ def doctor(
     for layer in layers:
         out.print(f"[green]✓[/] {escape(layer)}")
     out.print(f"fast path: {probe.summary()}", markup=False, highlight=False)
+    out.print(f"shell tools: {len(tools) - len(bad)}/{len(tools)} run in the sandbox"
+              + "".join(f"\n  {line}" for line in bad), markup=False, highlight=False)  # fmt: skip
 
 
 _DEVICE_HELP = "auto (CUDA where torch sees a GPU, bf16 where supported; else the CPU), cpu or cuda"

@@ -2,7 +2,8 @@
 
 The view is deliberately small. The root is an empty tmpfs remounted read-only; into it go a
 read-only ``/usr`` (programs and shared libraries; ``/usr/local`` and Debian's Python packages are
-not there), a handful of synthesised ``/etc`` files, a new ``/proc``, a minimal ``/dev``, a
+not there), a handful of synthesised ``/etc`` files, Debian's ``/etc/alternatives`` links and
+libmagic's database link (see :func:`alternatives`), a new ``/proc``, a minimal ``/dev``, a
 size-capped tmpfs ``/tmp`` and ``/dev/shm``, the interpreter referee runs on at ``/opt/python`` with
 its standard library but **without** its site-packages, and the run's workspace at ``/workspace``.
 Nothing else of the host exists inside: no home directory, no project checkout, no task file.
@@ -23,7 +24,15 @@ from pathlib import Path
 
 from referee.errors import SandboxUnavailable
 
-__all__ = ["PYTHON_MOUNT", "WORKSPACE_MOUNT", "BwrapCommand", "SandboxView", "find_bwrap"]
+__all__ = [
+    "PYTHON_MOUNT",
+    "WORKSPACE_MOUNT",
+    "BwrapCommand",
+    "SandboxView",
+    "alternatives",
+    "find_bwrap",
+    "share_links",
+]
 
 PYTHON_MOUNT = "/opt/python"
 WORKSPACE_MOUNT = "/workspace"
@@ -47,6 +56,57 @@ def find_bwrap() -> str:
             "`Sandbox(backend='local')` in Python."
         )
     return path
+
+
+#: Links under ``/usr/share`` (which the view leaves out) that lead back into it and a command
+#: needs: libmagic's database (``file``), ``/usr/share/misc/magic.mgc`` -> ``/usr/lib/file/...``.
+SHARE_LINKS = ("/usr/share/misc/magic.mgc",)
+
+
+def _inside(path: str, visible: tuple[str, ...]) -> bool:
+    return any(path.startswith(root.rstrip("/") + "/") for root in visible)
+
+
+def alternatives(
+    visible: tuple[str, ...], directory: Path = Path("/etc/alternatives")
+) -> tuple[tuple[str, str], ...]:
+    """Debian's alternatives links as (name, target) pairs, for those whose target is visible.
+
+    Many of the commands a shell task needs are a link into ``/etc/alternatives`` (``/usr/bin/awk``
+    -> ``/etc/alternatives/awk`` -> ``/usr/bin/mawk``; ``which``, ``cc``, ``vi``, ``nodejs`` too),
+    so without it they are "not found" in the sandbox. The view re-creates these links itself
+    (bubblewrap's ``--symlink``) rather than binding the host directory: only the link *texts*
+    come in, never the contents of a file someone left there (the directory holds a README
+    already), and the sandbox sees no more of the host than before, since a link only leads to
+    what its view holds. A link comes in when its target lies under one of the ``visible``
+    directories (the ones the view binds); the rest (mostly manual pages) would dangle anyway.
+    """
+    try:
+        entries = sorted(directory.iterdir())
+    except OSError:  # not a Debian system: nothing to re-create
+        return ()
+    links = []
+    for entry in entries:
+        try:
+            target = os.readlink(entry)
+        except OSError:  # not a link (the README): never comes in
+            continue
+        if _inside(os.path.normpath(os.path.join(directory, target)), visible):
+            links.append((entry.name, target))
+    return tuple(links)
+
+
+def share_links(visible: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """The :data:`SHARE_LINKS` this host has, as (path, link text), whose targets are visible."""
+    links = []
+    for path in SHARE_LINKS:
+        try:
+            target = os.readlink(path)
+        except OSError:
+            continue
+        if _inside(os.path.normpath(os.path.join(os.path.dirname(path), target)), visible):
+            links.append((path, target))
+    return tuple(links)
 
 
 def _memfd(name: str, data: bytes) -> int:
@@ -96,6 +156,10 @@ class SandboxView:
         if not (stdlib / "os.py").exists():
             raise SandboxUnavailable(f"no standard library found under {self.python_prefix}")
         self._has_lib64 = Path("/usr/lib64").is_dir()
+        visible: tuple[str, ...] = ("/usr/bin", "/usr/lib", "/usr/lib64", "/etc/alternatives")
+        visible += tuple(dest for _, dest in self.extra_ro_binds)
+        self._alternatives = alternatives(visible)
+        self._share_links = share_links(visible)
         # The base filter never changes; compile it once and copy the bytes into each spawn.
         from referee.sandbox.seccomp_policy import base_filter_bpf
 
@@ -181,6 +245,12 @@ class SandboxView:
             fd = _memfd("etc", data.encode())
             fds.append(fd)
             a += ["--ro-bind-data", str(fd), dest]
+        if self._alternatives:
+            a += ["--dir", "/etc/alternatives"]
+            for name, target in self._alternatives:
+                a += ["--symlink", target, f"/etc/alternatives/{name}"]
+        for path, target in self._share_links:
+            a += ["--dir", os.path.dirname(path), "--symlink", target, path]
         # The interpreter with its standard library; its site-packages are hidden.
         source = str(self.python_source or self.python_prefix)
         a += ["--ro-bind", source, PYTHON_MOUNT, "--tmpfs", self._site_packages]
