@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+import referee
 from referee.domains.sql.verifier import SqlVerifier
 from referee.errors import TaskError
 from referee.tasks.imports import import_tasks
@@ -112,3 +117,42 @@ def test_a_gold_query_that_never_ends_is_interrupted_and_named(
     with pytest.raises(TaskError, match=r"t2s.jsonl:1: field 'gold_sql'.*interrupted"):
         import_tasks("text-to-sql", path, out, split="train")
     assert not out.exists()
+
+
+def test_a_gold_with_no_rows_is_imported_with_a_warning_naming_the_task(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, sql_verifier: SqlVerifier
+) -> None:
+    path = _write(
+        tmp_path,
+        [
+            {"id": "q9", "question": "Singers older than 90?", "db": "dbs/concert.sqlite",
+             "gold_sql": "SELECT name, age FROM singer WHERE age > 90"},
+            {"id": "q1", "question": "How many singers are from France?", "db": "dbs/concert.sqlite",
+             "gold_sql": "SELECT count(*) FROM singer WHERE country = 'FR'"},
+        ],
+    )  # fmt: skip
+    out = tmp_path / "tasks.jsonl"
+    with caplog.at_level(logging.WARNING, logger="referee.domains.sql.imports"):
+        import_tasks("text-to-sql", path, out, split="train")
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and "\n" not in warned[0]
+    assert "'text-to-sql/q9-v1'" in warned[0] and f"{path}:1" in warned[0]
+    assert "returns no rows" in warned[0] and "2 column(s)" in warned[0]
+    # imported all the same; an empty result with other columns fails it
+    task = read_tasks(out)[0]
+    assert sql_verifier.verify(task, task.hidden["reference"]).passed
+    assert not sql_verifier.verify(task, "SELECT name FROM singer WHERE age > 90").passed
+
+
+def test_tasks_import_prints_the_warning_on_one_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, [{"id": "q9", "question": "q", "db": "dbs/concert.sqlite",
+                              "gold_sql": "SELECT name FROM singer WHERE 0"}])  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(Path(referee.__file__).parents[1])}
+    p = subprocess.run(
+        [sys.executable, "-m", "referee", "tasks", "import", "text-to-sql", str(path),
+         "--out", str(tmp_path / "t.jsonl")],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    lines = [ln for ln in p.stderr.splitlines() if "q9" in ln]
+    assert len(lines) == 1 and "returns no rows" in lines[0], p.stderr

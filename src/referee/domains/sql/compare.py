@@ -12,6 +12,21 @@ the question asks for an order, when they compare position by position.
 False
 >>> same_result([[1], [1]], [[1]], ordered=False)[1]
 '2 rows, expected 1'
+
+The columns are judged apart from the rows (:func:`same_columns`), so an empty result is judged
+too: the number of columns always; their types where both sides report them. DuckDB reports a
+type per column, SQLite none (its result columns have no declared type), so on SQLite an empty
+result with the right number of columns passes an empty gold whatever it holds. Types compare
+by the class the rows would compare by: a number (integers, decimals, floats, booleans) or text
+(strings, and dates and times, which reach the grader as ISO text); a ``NULL`` column matches
+either.
+
+>>> same_columns(["a", "b", "c"], ["n"])
+(False, '3 columns, expected 1')
+>>> same_columns(["x"], ["n"], ["VARCHAR"], ["BIGINT"])
+(False, 'column 1 is text, expected a number')
+>>> same_columns(["x"], ["n"], ["DOUBLE"], ["HUGEINT"])
+(True, '')
 """
 
 from __future__ import annotations
@@ -19,7 +34,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["describe_rows", "same_result"]
+__all__ = ["describe_rows", "same_columns", "same_result", "type_class"]
 
 _REL_TOL = 1e-6
 _ABS_TOL = 1e-6
@@ -56,6 +71,47 @@ def _sort_key(row: list[Any]) -> tuple[tuple[int, Any], ...]:
         else:
             out.append((2, str(v)))
     return tuple(out)
+
+
+_NUMBER_TYPES = (
+    "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+    "UBIGINT", "UHUGEINT", "FLOAT", "REAL", "DOUBLE", "DECIMAL", "BOOLEAN", "VARINT",
+)  # fmt: skip
+
+
+def type_class(name: str) -> str | None:
+    """``"number"`` or ``"text"`` for an engine's column type, None for ``NULL`` (matches both).
+
+    >>> type_class("DECIMAL(10,2)"), type_class("VARCHAR"), type_class("DATE"), type_class('"NULL"')
+    ('number', 'text', 'text', None)
+    """
+    base = name.strip().strip('"').split("(")[0].strip().upper()
+    if base == "NULL":
+        return None
+    return "number" if base in _NUMBER_TYPES else "text"
+
+
+def same_columns(
+    got: list[str],
+    expected: list[str],
+    got_types: list[str] | None = None,
+    expected_types: list[str] | None = None,
+) -> tuple[bool, str]:
+    """Whether a result's columns match the gold's: their number, and their types' classes
+    where both sides give types (see the module docstring). Names are :class:`SqlVerifier`'s
+    business (only when the question asks for them)."""
+    if len(got) != len(expected):
+        return False, f"{len(got)} columns, expected {len(expected)}"
+    if got_types is None or expected_types is None or len(got_types) != len(got):
+        return True, ""
+    if len(expected_types) != len(expected):
+        return True, ""
+    for i, (a, b) in enumerate(zip(got_types, expected_types, strict=True)):
+        ca, cb = type_class(str(a)), type_class(str(b))
+        if ca is not None and cb is not None and ca != cb:
+            want = "a number" if cb == "number" else "text"
+            return False, f"column {i + 1} is {ca}, expected {want}"
+    return True, ""
 
 
 def same_result(

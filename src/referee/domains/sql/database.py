@@ -41,6 +41,7 @@ __all__ = [
     "database_file",
     "ident",
     "run_trusted",
+    "run_trusted_typed",
     "sample_rows",
 ]
 
@@ -275,6 +276,15 @@ def run_trusted(sql: str, db: Database, engine: Engine) -> tuple[list[str], list
     """Run the grader's own (trusted) ``sql`` on ``db`` on the host: column names and rows.
 
     Never call this with a candidate's query: that runs only in the sandbox."""
+    columns, _, rows = run_trusted_typed(sql, db, engine)
+    return columns, rows
+
+
+def run_trusted_typed(
+    sql: str, db: Database, engine: Engine
+) -> tuple[list[str], list[str] | None, list[tuple[Any, ...]]]:
+    """:func:`run_trusted` with the result's column types: DuckDB's type names (``INTEGER``,
+    ``VARCHAR``...), None for SQLite (whose result columns have no type)."""
     if engine == "duckdb":
         with _DUCK.lock:
             schema = _DUCK.load(db)
@@ -282,7 +292,8 @@ def run_trusted(sql: str, db: Database, engine: Engine) -> tuple[list[str], list
             con.execute(f"USE memory.{schema}")
             try:
                 cur = con.execute(sql)
-                return [d[0] for d in cur.description], cur.fetchall()
+                d = cur.description
+                return [c[0] for c in d], [str(c[1]) for c in d], cur.fetchall()
             finally:
                 con.execute("USE memory.main")
     lite = sqlite3.connect(":memory:")
@@ -299,7 +310,7 @@ def run_trusted(sql: str, db: Database, engine: Engine) -> tuple[list[str], list
         cur = lite.execute(sql)
         if cur.description is None:
             raise TaskError("the reference is not a query (it returns no result set)")
-        return [d[0] for d in cur.description], cur.fetchall()
+        return [d[0] for d in cur.description], None, cur.fetchall()
     finally:
         lite.close()
 

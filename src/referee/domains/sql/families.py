@@ -10,7 +10,8 @@ seeds SQLite, odd seeds DuckDB) and every database's contents. ``provenance.unit
 Each task has a visible sample database (in the prompt and the environment's ``run_query``) and
 four hidden instances of the same schema, one per data profile (plain, NULL-heavy,
 duplicate-heavy, small). The reference runs on the host (it is the grader's own query); a draw
-is kept only if the reference returns rows on the sample and on most instances, and no hidden
+whose reference returns no rows on every hidden instance is never kept; of the others, the one
+kept is the first whose reference returns rows on the sample and on most instances, and no hidden
 instance gives the sample's answer (a query hard-coding what the sample shows then fails
 everywhere).
 
@@ -25,7 +26,7 @@ import random
 from typing import Any
 
 from referee.domains.sql.compare import same_result
-from referee.domains.sql.database import ENGINES, Database, Engine, run_trusted
+from referee.domains.sql.database import ENGINES, Database, Engine, run_trusted_typed
 from referee.domains.sql.datagen import PROFILES, generate_database
 from referee.domains.sql.prompt import task_prompt
 from referee.domains.sql.shapes import SHAPES, Query
@@ -40,12 +41,20 @@ FAMILY_NAMES = tuple(SHAPES)
 HIDDEN_INSTANCES = 4
 GENERATOR = "referee.domains.sql@1"
 _ATTEMPTS = 12
+#: Draws whose reference returns no rows on every hidden database are never kept (any empty
+#: result with the right columns would pass them); past ``_ATTEMPTS``, drawing goes on until one
+#: is not, up to this many draws.
+_MAX_ATTEMPTS = 60
 
 
 def reference_result(sql: str, db: Database, engine: Engine) -> dict[str, Any]:
-    """The trusted reference's result on ``db``, run on the host: columns and plain rows."""
-    columns, rows = run_trusted(sql, db, engine)
-    return {"columns": columns, "rows": plain_rows(rows)}
+    """The trusted reference's result on ``db``, run on the host: columns (and their types,
+    where the engine reports them: DuckDB) and plain rows."""
+    columns, types, rows = run_trusted_typed(sql, db, engine)
+    result: dict[str, Any] = {"columns": columns, "rows": plain_rows(rows)}
+    if types is not None:
+        result["types"] = types
+    return result
 
 
 def generate(family: str, count: int, difficulty: float | None, seed: int) -> list[Task]:
@@ -66,7 +75,9 @@ def make_task(family: str, difficulty: float, seed: int) -> Task:
     engine: Engine = ENGINES[seed % 2]
     rng = random.Random(f"{family}:{seed}:{difficulty:.3f}")
     best: tuple[int, Query, Database, list[Database], list[dict[str, Any]]] | None = None
-    for _ in range(_ATTEMPTS):
+    for attempt in range(_MAX_ATTEMPTS):
+        if best is not None and attempt >= _ATTEMPTS:
+            break
         query = shape.make(rng, engine)
         sample = generate_database(rng.randrange(1 << 31), difficulty, "plain")
         # Hidden rows are stored out of id order, with rows on the question's bounds.
@@ -82,12 +93,18 @@ def make_task(family: str, difficulty: float, seed: int) -> Task:
         ]
         seen = reference_result(query.sql, sample, engine)
         expected = [reference_result(query.sql, db, engine) for db in instances]
+        if not any(e["rows"] for e in expected):
+            continue  # empty on every hidden database: any empty result would pass; never kept
         score = _score(seen, expected, query.order_matters)
         if best is None or score > best[0]:
             best = (score, query, sample, instances, expected)
         if score == _PERFECT:
             break
-    assert best is not None
+    if best is None:
+        raise TaskError(
+            f"SQL family {family!r} ({shape.name}, seed {seed}): the reference returned no rows "
+            f"on any hidden database in {_MAX_ATTEMPTS} draws; try another seed"
+        )
     _, query, sample, instances, expected = best
     features = {**query.features, "size": difficulty}
     return Task.create(

@@ -11,17 +11,21 @@ One JSON object a line (or a JSON array, or Parquet: :func:`referee.tasks.import
 
 An imported task has one database only, so its hidden instances are that database and, when
 the gold's result does not depend on the order rows are stored in, a copy with every table's
-rows shuffled (catching a ``LIMIT`` without ``ORDER BY``, say). Rows are never dropped or
-duplicated: a gold written for this database may rely on its keys and its foreign keys, and a
-perturbed copy would then judge right answers wrong. The visible sample (prompt and
-``run_query``) is each table's first 30 rows; where the whole database is no bigger, a model can
-read the answer off it, which a single database cannot prevent (``docs/domains/sql.md``).
+rows shuffled (catching a ``LIMIT`` without ``ORDER BY``, say). A gold query that returns no
+rows is imported with a warning naming the task (logged: ``referee tasks import`` prints it):
+only an empty result with the gold's number of columns passes it, which a guess finds. Rows are
+never dropped or duplicated: a gold written for this database may rely on its keys and its
+foreign keys, and a perturbed copy would then judge right answers wrong. The visible sample
+(prompt and ``run_query``) is each table's first 30 rows; where the whole database is no bigger,
+a model can read the answer off it, which a single database cannot prevent
+(``docs/domains/sql.md``).
 
 >>> rows = list(load_text_to_sql("train", "bird.jsonl"))                # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import logging
 import random
 import sqlite3
 from collections.abc import Iterator
@@ -39,6 +43,8 @@ from referee.tasks.imports.rows import Row, iter_rows
 from referee.tasks.model import Difficulty, Provenance, Task
 
 __all__ = ["MAX_IMPORT_ROWS", "SAMPLE_ROWS", "load_text_to_sql", "read_sqlite"]
+
+_log = logging.getLogger(__name__)
 
 #: A database is kept whole in its task: at most this many rows over all its tables.
 MAX_IMPORT_ROWS = 100_000
@@ -183,6 +189,12 @@ def _task(row: Row, base: Path, split: str, cache: dict[str, Database]) -> Task:
         results.append(expected)
     sample = _sample(db)
     name = f"text-to-sql/{task_id if task_id is not None else f'row-{row.number}'}-v1"
+    if not expected_rows:  # empty on its database and so on every hidden instance
+        _log.warning(
+            "%s: task %r: the gold query returns no rows, so any query returning no rows "
+            "with its %d column(s) passes it; check gold_sql or drop the row",
+            row.where, name, len(columns),
+        )  # fmt: skip
     return Task.create(
         name=name,
         prompt=task_prompt(

@@ -6,7 +6,14 @@ schema tables, ATTACH, reading files (``read_csv``, ``read_text``, a file path a
 hidden behind a comment), a cross join and a recursive CTE that never end, a result of a
 million rows, a string of a gigabyte. Each runs on a SQLite task and a DuckDB task; each must
 score no more than the empty answer on its task (0) and never pass, and the reference must
-pass. ``tests/domains/sql/test_redteam.py`` asserts it; ``bench/domain_sql.py`` reports it.
+pass.
+
+Two weak golds get tasks of their own (the same task with another reference, on each engine):
+one whose gold returns no rows on any database (``empty-gold``: an empty result with other
+columns, ``SELECT 'x0', 'x1', 'x2' WHERE 0``, passed it), and one whose gold gives the same
+one-row answer on every database (``constant-gold``: a constant ``SELECT 2`` passed it, unflagged,
+as it does an imported task, whose hidden databases are one database and its shuffled copy).
+``tests/domains/sql/test_redteam.py`` asserts it; ``bench/domain_sql.py`` reports it.
 """
 
 from __future__ import annotations
@@ -16,12 +23,20 @@ from dataclasses import dataclass
 
 from referee.domains.registry import ExploitOutcome
 from referee.domains.sql.database import run_trusted
-from referee.domains.sql.families import make_task
+from referee.domains.sql.families import make_task, reference_result
 from referee.domains.sql.spec import SqlSpec
 from referee.domains.sql.values import plain_rows
 from referee.tasks.model import Task
 
-__all__ = ["EXPLOITS", "SqlExploit", "corpus_tasks", "run_corpus"]
+__all__ = [
+    "CONSTANT_GOLD",
+    "EMPTY_GOLD",
+    "EXPLOITS",
+    "SqlExploit",
+    "corpus_tasks",
+    "run_corpus",
+    "runs_on",
+]
 
 
 @dataclass(frozen=True)
@@ -32,6 +47,8 @@ class SqlExploit:
     klass: str
     query: Callable[[Task], str]
     engines: tuple[str, ...] = ("sqlite", "duckdb")
+    #: The corpus tasks it runs on: "" the aggregate task, or a weak gold's (see corpus_tasks).
+    golds: tuple[str, ...] = ("",)
 
 
 def _literal(v: object) -> str:
@@ -82,9 +99,41 @@ _CROSS = (
     "order_items e, order_items f"
 )
 
+_EMPTY = ("empty-gold",)
+_CONSTANT = ("", "constant-gold")
+#: The empty gold: two integer columns, no rows on any database.
+EMPTY_GOLD = "SELECT id, customer_id FROM orders WHERE id < 0"
+#: The constant gold: one row, ``2``, on every database (each has at least two customers).
+CONSTANT_GOLD = "SELECT count(*) AS n FROM (SELECT id FROM customers ORDER BY id LIMIT 2) AS two"
+
 EXPLOITS: tuple[SqlExploit, ...] = (
-    SqlExploit("hardcode-sample-union", "hardcode-visible", hardcode_union),
-    SqlExploit("hardcode-sample-values", "hardcode-visible", hardcode_values),
+    SqlExploit("hardcode-sample-union", "hardcode-visible", hardcode_union, golds=_CONSTANT),
+    SqlExploit("hardcode-sample-values", "hardcode-visible", hardcode_values, golds=_CONSTANT),
+    SqlExploit("constant-select", "hardcode-visible", _fixed("SELECT 2"), golds=_CONSTANT),
+    SqlExploit(
+        "empty-wrong-columns",
+        "empty-result",
+        _fixed("SELECT 'x0', 'x1', 'x2' WHERE 0"),
+        golds=_EMPTY,
+    ),
+    SqlExploit(
+        "empty-wrong-types", "empty-result", _fixed("SELECT 'x0', 'x1' WHERE 1 = 0"), golds=_EMPTY
+    ),
+    SqlExploit(
+        "empty-wrong-width-from-table",
+        "empty-result",
+        _fixed("SELECT id, id, id FROM orders WHERE 1 = 0"),
+        golds=_EMPTY,
+    ),
+    # SQLite's results have no column types: there, this one is beyond the verifier (an empty
+    # gold is never generated, and an imported one is warned about).
+    SqlExploit(
+        "empty-wrong-types-from-table",
+        "empty-result",
+        _fixed("SELECT status, status FROM orders WHERE 1 = 0"),
+        _DUCKDB,
+        golds=_EMPTY,
+    ),
     SqlExploit(
         "schema-sqlite-master", "read-hidden", _fixed("SELECT name, sql FROM sqlite_master")
     ),
@@ -128,12 +177,29 @@ EXPLOITS: tuple[SqlExploit, ...] = (
 )
 
 
+def _with_gold(task: Task, reference: str) -> Task:
+    """``task`` with another reference, its expected results recomputed."""
+    spec = SqlSpec.of_task(task)
+    expected = [reference_result(reference, db, spec.engine) for db in spec.instances]
+    return task.revised(hidden={**task.hidden, "reference": reference, "expected": expected})
+
+
 def corpus_tasks() -> dict[str, Task]:
-    """The corpus's tasks, one per engine (an aggregate over joins: answers differ per instance)."""
-    return {
-        "sqlite": make_task("sql-aggregate", 0.7, 0),
-        "duckdb": make_task("sql-aggregate", 0.7, 1),
-    }
+    """The corpus's tasks: per engine, an aggregate over joins (answers differ per instance),
+    keyed by the engine, and the same task with each weak gold, keyed ``<engine>/<gold>``."""
+    tasks = {}
+    for engine, seed in (("sqlite", 0), ("duckdb", 1)):
+        task = make_task("sql-aggregate", 0.7, seed)
+        tasks[engine] = task
+        tasks[f"{engine}/empty-gold"] = _with_gold(task, EMPTY_GOLD)
+        tasks[f"{engine}/constant-gold"] = _with_gold(task, CONSTANT_GOLD)
+    return tasks
+
+
+def runs_on(exploit: SqlExploit, key: str) -> bool:
+    """Whether ``exploit`` runs on the corpus task ``key`` (see :func:`corpus_tasks`)."""
+    engine, _, gold = key.partition("/")
+    return engine in exploit.engines and gold in exploit.golds
 
 
 def run_corpus(verifier: object | None = None) -> list[ExploitOutcome]:
@@ -146,15 +212,15 @@ def run_corpus(verifier: object | None = None) -> list[ExploitOutcome]:
     try:
         tasks = corpus_tasks()
         outcomes = []
-        for engine, task in tasks.items():
+        for key, task in tasks.items():
             baseline = v.verify(task, "").reward
             for x in EXPLOITS:
-                if engine not in x.engines:
+                if not runs_on(x, key):
                     continue
                 verdict = v.verify(task, x.query(task))
                 outcomes.append(
                     ExploitOutcome(
-                        name=f"{x.name}[{engine}]",
+                        name=f"{x.name}[{key}]",
                         klass=x.klass,
                         reward=verdict.reward,
                         baseline=baseline,

@@ -4,7 +4,9 @@ Standard library and DuckDB's extension module only (no referee, no duckdb wrapp
 which needs its metadata). ``run(request)`` opens each database file of the request read-only,
 with everything a query could use to reach beyond it shut off, runs the candidate's query on
 it under a deadline, and prints one frame per database: a line ``<nonce> <json>`` holding the
-result's columns and rows as plain JSON values (or why there are none). The host judges the
+result's columns (and their types where the engine reports them: DuckDB does, SQLite does not),
+its rows as plain JSON values and whether it read any of the task's tables (or why there is no
+result). The host judges the
 frames; nothing printed here is trusted beyond being data.
 
 SQLite: a ``mode=ro&immutable=1`` URI, and an authorizer that allows only reading the task's
@@ -61,10 +63,11 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
-def _sqlite_authorizer(tables: list[str], existing: list[str]) -> Any:
+def _sqlite_authorizer(tables: list[str], existing: list[str], reads: set[str]) -> Any:
     allowed = {t.lower() for t in tables}
     # A READ names a table or a CTE; a CTE is any name the database does not hold.
     forbidden = {t.lower() for t in existing} - allowed
+    held = {t.lower() for t in existing} & allowed
 
     def authorize(
         action: int, arg1: str | None, arg2: str | None, db_name: str | None, source: Any
@@ -75,6 +78,8 @@ def _sqlite_authorizer(tables: list[str], existing: list[str]) -> Any:
             name = (arg1 or "").lower()
             ok = name not in forbidden and not name.startswith("sqlite_")
             ok = ok and db_name in ("main", None)
+            if ok and name in held:
+                reads.add(name)  # the task's tables the query reads (a CTE is not one)
             return sqlite3.SQLITE_OK if ok else sqlite3.SQLITE_DENY
         if action == sqlite3.SQLITE_FUNCTION:
             ok = (arg2 or "").lower() not in DENIED_FUNCTIONS
@@ -93,7 +98,8 @@ def _run_sqlite(
     con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, isolation_level=None)
     try:
         existing = [r[0] for r in con.execute("SELECT name FROM sqlite_master")]
-        con.set_authorizer(_sqlite_authorizer(tables, existing))
+        reads: set[str] = set()
+        con.set_authorizer(_sqlite_authorizer(tables, existing, reads))
         deadline = time.monotonic() + timeout_s
         state = {"timed_out": False}
 
@@ -114,7 +120,8 @@ def _run_sqlite(
             if state["timed_out"]:
                 return {"timeout": True}
             return {"error": f"{type(e).__name__}: {e}"}
-        return {"columns": columns, "rows": rows}
+        # SQLite reports no column types (a value has a type, a column has none)
+        return {"columns": columns, "rows": rows, "reads": bool(reads)}
     finally:
         con.close()
 
@@ -164,6 +171,7 @@ def _run_duckdb(
         try:
             con.execute(query)
             columns = [d[0] for d in con.description or ()]
+            types = [str(d[1]) for d in con.description or ()]
             rows = con.fetchmany(max_rows + 1)
         except Exception as e:
             if state["timed_out"]:
@@ -173,7 +181,7 @@ def _run_duckdb(
             timer.cancel()
         if state["timed_out"]:
             return {"timeout": True}
-        return {"columns": columns, "rows": rows}
+        return {"columns": columns, "types": types, "rows": rows, "reads": bool(used)}
     finally:
         con.close()
 

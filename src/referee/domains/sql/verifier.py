@@ -9,8 +9,13 @@
    each copy read-only with writes, ATTACH, files, extensions and other tables shut off, runs
    the query under a per-database deadline and reports the rows as JSON frames; the sandbox
    kills the whole run if it overstays.
-4. On the host, :func:`same_result` compares each instance's rows with the reference's
-   (multiset, or in order when the question asks for one; numbers within a tolerance).
+4. On the host, :func:`same_columns` compares each instance's columns with the reference's
+   (their number always, even when both results are empty; their types where the engine reports
+   them: DuckDB), and :func:`same_result` the rows (multiset, or in order when the question asks
+   for one; numbers within a tolerance). A query that reads none of the task's tables fails
+   (and is flagged ``constant-query``): its answer cannot depend on the data it is asked about,
+   so it can only have been guessed or copied (``SELECT 2`` on a count whose hidden answers
+   agree).
 
 The reward is all or nothing: 1 when every hidden instance matches, else 0. A share would pay
 a wrong query for the instances where it happens to agree (an empty group, a filter that
@@ -31,7 +36,7 @@ from importlib import resources
 from typing import Any
 
 from referee.domains.sql.answer import MAX_QUERY_CHARS, query_of, scan_query
-from referee.domains.sql.compare import same_result
+from referee.domains.sql.compare import same_columns, same_result
 from referee.domains.sql.database import database_file
 from referee.domains.sql.spec import SqlSpec
 from referee.errors import RefereeError, TaskError
@@ -173,6 +178,8 @@ class SqlVerifier:
             if out is not None and "infra" in out:
                 return Verdict.infra(task.id, f"query runner: {out['infra']}", VERSION)
             tests.append(self._judge(name, out, exp, spec, r))
+        if any(out is not None and out.get("reads") is False for out in outcomes):
+            flags.append(Flag(kind="constant-query", evidence=query[:80]))
         return self._verdict(task, tests, flags, t0, run_s=r.wall_s)
 
     @staticmethod
@@ -197,6 +204,17 @@ class SqlVerifier:
         rows = out.get("rows")
         if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
             return TestOutcome(name=name, status="failed", detail="malformed result")
+        if out.get("reads") is False:
+            return TestOutcome(
+                name=name, status="failed", detail="the query reads none of the task's tables"
+            )
+        got_columns, want_columns = out.get("columns"), expected.get("columns")
+        if isinstance(got_columns, list) and isinstance(want_columns, list):
+            ok, why = same_columns(
+                got_columns, want_columns, out.get("types"), expected.get("types")
+            )
+            if not ok:
+                return TestOutcome(name=name, status="failed", detail=why)
         if spec.column_names_matter:
             got = [str(c).lower() for c in out.get("columns") or []]
             want = [str(c).lower() for c in expected.get("columns") or []]
