@@ -38,6 +38,7 @@ from referee.errors import (
     exec_exit_status,
     exit_code_for,
 )
+from referee.optional import require_extra
 
 err = Console(stderr=True, soft_wrap=True)  # messages stay on one line, for grep and logs
 
@@ -590,6 +591,7 @@ def tasks_calibrate(
         raise ConfigError(f"--split must be heldout, train or all, got {split!r}")
     bounds = parse_keep(keep) if keep is not None else None
     _out_file("--out", out)
+    require_extra("train", needed_for="referee tasks calibrate")
     pick_device(device)
     loaded = _load(file)
     chosen = [t for t in loaded if split == "all" or t.split == split]
@@ -712,6 +714,7 @@ def synth(
 ) -> None:
     """Synthesize validated repository tasks (bug fixing, implementation, test writing,
     refactoring)."""
+    require_extra("synth", needed_for="referee synth")
     from rich.progress import Progress
     from rich.table import Table
 
@@ -1130,6 +1133,7 @@ def train(
 ) -> None:
     """GRPO with verifier rewards, a control and a held-out table: a pretrained --model on a
     --tasks FILE, or (by default) the list-ops experiment on a model made here."""
+    require_extra("train", needed_for="referee train")
     from referee.policy.device import pick_device
 
     pick_device(device)  # a bad or unavailable --device: exit 2 before any work
@@ -1288,6 +1292,7 @@ def eval_(
     from referee.rollout.evaluate import evaluate_policy
 
     if policy.startswith("local:"):
+        require_extra("train", needed_for="--policy local:")
         pick_device(device)  # a bad or unavailable --device: exit 2 before any loading
 
     if split not in ("heldout", "train", "all"):
@@ -1627,6 +1632,7 @@ def ui(
     ] = "127.0.0.1",
 ) -> None:
     """Serve the dashboard of a run folder: runs, curves, trajectories, the audit queue."""
+    require_extra("ui", needed_for="referee ui")
     from referee.ui.server import serve
 
     _track_store(run).close()  # a wrong --run fails here, with the fix, not in the browser
@@ -1696,6 +1702,7 @@ def serve(
 
     Routes: GET /health, GET /metrics, POST /v1/verify, POST /v1/exec, /v1/sessions/...
     (see referee.service.app)."""
+    require_extra("serve", needed_for="referee serve")
     from referee.service.compat import compat_warnings
     from referee.service.config import ServeConfig
     from referee.service.server import bind
