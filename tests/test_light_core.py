@@ -117,6 +117,7 @@ def test_importing_the_core_loads_no_extra():
 def test_doctor_runs_without_the_extras(core_env):
     out = _ok(_referee(core_env, "doctor"))
     assert "seccomp" in out
+    assert "extras: none installed; not installed: serve ui ray train" in out
 
 
 def test_exec_runs_a_program_without_the_extras(core_env, tmp_path):

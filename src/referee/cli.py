@@ -1000,13 +1000,17 @@ def redteam(
 def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Show which isolation layers this machine provides."""
+    """Show which isolation layers this machine provides, and which of referee's extras are
+    installed."""
+    from referee.optional import installed_extras
     from referee.sandbox import Sandbox
 
     with Sandbox(python_workers=1) as sb:
         layers = sb.isolation()
         probe = sb.run_python("print('ok')")
-    info = {"layers": layers, "fast_path_ok": probe.stdout == "ok\n", "probe": probe.summary()}
+    extras = installed_extras()
+    info = {"layers": layers, "fast_path_ok": probe.stdout == "ok\n", "probe": probe.summary(),
+            "extras": extras}  # fmt: skip
     if as_json:
         print(json.dumps(info))
         return
@@ -1014,6 +1018,17 @@ def doctor(
     for layer in layers:
         out.print(f"[green]✓[/] {escape(layer)}")
     out.print(f"fast path: {probe.summary()}", markup=False, highlight=False)
+    missing = [name for name, ok in extras.items() if not ok]
+    out.print(
+        f"extras: {' '.join(name for name, ok in extras.items() if ok) or 'none'} installed"
+        + (
+            f"; not installed: {' '.join(missing)} (pip install 'referee[EXTRA]')"
+            if missing
+            else ""
+        ),
+        markup=False,
+        highlight=False,
+    )
 
 
 _DEVICE_HELP = "auto (CUDA where torch sees a GPU, bf16 where supported; else the CPU), cpu or cuda"

@@ -27,7 +27,14 @@ from collections.abc import Sequence
 
 from referee.errors import ConfigError
 
-__all__ = ["EXTRAS", "installed", "require_extra", "require_fsspec_backend", "require_module"]
+__all__ = [
+    "EXTRAS",
+    "installed",
+    "installed_extras",
+    "require_extra",
+    "require_fsspec_backend",
+    "require_module",
+]
 
 #: Each extra of pyproject.toml's ``[project.optional-dependencies]`` and the top-level modules
 #: it brings (its packages' import names); tests/test_packaging.py keeps the two in step.
@@ -91,6 +98,12 @@ def require_extra(extra: str, modules: Sequence[str] | None = None, *, needed_fo
             f"{needed_for} needs referee's {extra} extra ({', '.join(missing)} {verb} not "
             f"installed): run `pip install 'referee[{extra}]'`"
         )
+
+
+def installed_extras() -> dict[str, bool]:
+    """Each extra of :data:`EXTRAS` and whether all its modules can be imported
+    (``referee doctor`` lists them)."""
+    return {extra: all(installed(m) for m in modules) for extra, modules in EXTRAS.items()}
 
 
 def require_fsspec_backend(url: str, *, option: str) -> None:
