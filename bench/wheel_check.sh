@@ -22,6 +22,7 @@ say() { printf '%s\n' "$*"; }
 fail() { printf 'wheel_check: FAILED: %s\n' "$*" >&2; exit 1; }
 
 say "wheel_check: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -srm), $(nproc) CPUs, $("$PYTHON" --version)"
+say "wheel_check: command: bench/wheel_check.sh${1:+ $1}"
 say "wheel_check: commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src pyproject.toml || echo '+changes')"
 
 # The wheel, with the build backend pyproject names (from the project's venv: no download).
