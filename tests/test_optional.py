@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.errors import ConfigError
-from referee.optional import require_fsspec_backend, require_module
+from referee.optional import require_extra, require_fsspec_backend, require_module
 from referee.tasks.artifacts import ArtifactStore
 
 
@@ -75,3 +75,28 @@ def test_an_out_file_in_a_missing_folder_is_refused_before_any_work(tmp_path, co
     assert result.exit_code == 2, result.output
     assert f"the folder {out.parent} does not exist" in " ".join(result.output.split())
     assert not Path(out.parent).exists()
+
+
+def test_a_missing_extra_is_named_with_its_pip_install_in_one_line():
+    require_extra("ray", ["json"], needed_for="--ray")  # installed: nothing to say
+    with pytest.raises(ConfigError) as caught:
+        require_extra("serve", ["json", "no_such_module_x", "no_such_module_y"], needed_for="serve")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message == (
+        "serve needs referee's serve extra (no_such_module_x, no_such_module_y are not "
+        "installed): run `pip install 'referee[serve]'`"
+    )
+    with pytest.raises(ValueError, match="unknown extra 'nope'"):
+        require_extra("nope", needed_for="x")
+
+
+def test_a_domain_part_registered_with_an_extra_checks_it_before_importing(monkeypatch):
+    from referee import optional
+    from referee.domains.registry import lazy
+
+    call = lazy("json:dumps", extra="numeric", needed_for="the numeric domain")
+    assert call([1]) == "[1]"
+    monkeypatch.setattr(optional, "installed", lambda module: module != "scipy")
+    with pytest.raises(ConfigError, match=r"the numeric domain needs .*scipy is not installed"):
+        call([1])

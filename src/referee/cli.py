@@ -39,6 +39,7 @@ from referee.errors import (
     exec_exit_status,
     exit_code_for,
 )
+from referee.optional import require_extra
 
 err = Console(stderr=True, soft_wrap=True)  # messages stay on one line, for grep and logs
 
@@ -608,6 +609,7 @@ def tasks_calibrate(
         raise ConfigError(f"--split must be heldout, train or all, got {split!r}")
     bounds = parse_keep(keep) if keep is not None else None
     _out_file("--out", out)
+    require_extra("train", needed_for="referee tasks calibrate")
     pick_device(device)
     loaded = _load(file)
     chosen = [t for t in loaded if split == "all" or t.split == split]
@@ -730,6 +732,7 @@ def synth(
 ) -> None:
     """Synthesize validated repository tasks (bug fixing, implementation, test writing,
     refactoring)."""
+    require_extra("synth", needed_for="referee synth")
     from rich.progress import Progress
     from rich.table import Table
 
@@ -1033,7 +1036,9 @@ def redteam(
 def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Show which isolation layers this machine provides."""
+    """Show which isolation layers this machine provides, and which of referee's extras are
+    installed."""
+    from referee.optional import installed_extras
     from referee.sandbox import Sandbox
     from referee.sandbox.tools import check_tools
 
@@ -1042,8 +1047,10 @@ def doctor(
         probe = sb.run_python("print('ok')")
         tools = check_tools(sb)
     bad = [c.line() for c in tools if not c.ok]
+    extras = installed_extras()
     info = {"layers": layers, "fast_path_ok": probe.stdout == "ok\n", "probe": probe.summary(),
-            "shell_tools_ok": sum(c.ok for c in tools), "shell_tools_bad": bad}  # fmt: skip
+            "shell_tools_ok": sum(c.ok for c in tools), "shell_tools_bad": bad,
+            "extras": extras}  # fmt: skip
     if as_json:
         print(json.dumps(info))
         return
@@ -1053,6 +1060,17 @@ def doctor(
     out.print(f"fast path: {probe.summary()}", markup=False, highlight=False)
     out.print(f"shell tools: {len(tools) - len(bad)}/{len(tools)} run in the sandbox"
               + "".join(f"\n  {line}" for line in bad), markup=False, highlight=False)  # fmt: skip
+    missing = [name for name, ok in extras.items() if not ok]
+    out.print(
+        f"extras: {' '.join(name for name, ok in extras.items() if ok) or 'none'} installed"
+        + (
+            f"; not installed: {' '.join(missing)} (pip install 'referee[EXTRA]')"
+            if missing
+            else ""
+        ),
+        markup=False,
+        highlight=False,
+    )
 
 
 _DEVICE_HELP = "auto (CUDA where torch sees a GPU, bf16 where supported; else the CPU), cpu or cuda"
@@ -1173,7 +1191,7 @@ def train(
     """GRPO with verifier rewards, a control and a held-out table: a pretrained --model on a
     --tasks FILE, or (by default) the list-ops experiment on a model made here."""
     # Every option is checked before torch is imported (seconds): a mistyped option is refused
-    # at once; then the device (which needs torch), then the work.
+    # at once; then the extra and the device (which needs torch), then the work.
     if not tasks.isdigit():
         _train_lm(ctx, tasks, model, run_dir, as_json)
         return
@@ -1224,7 +1242,9 @@ def train(
 
 
 def _check_device(device: str) -> None:
-    """A bad or unavailable --device: exit 2 before any work (this imports torch)."""
+    """Without the train extra, or with a bad or unavailable --device: exit 2 before any work
+    (this imports torch)."""
+    require_extra("train", needed_for="referee train")
     from referee.policy.device import pick_device
 
     pick_device(device)
@@ -1343,6 +1363,7 @@ def eval_(
     from referee.rollout.evaluate import evaluate_policy
 
     if policy.startswith("local:"):
+        require_extra("train", needed_for="--policy local:")
         pick_device(device)  # a bad or unavailable --device: exit 2 before any loading
 
     if split not in ("heldout", "train", "all"):
@@ -1682,6 +1703,7 @@ def ui(
     ] = "127.0.0.1",
 ) -> None:
     """Serve the dashboard of a run folder: runs, curves, trajectories, the audit queue."""
+    require_extra("ui", needed_for="referee ui")
     from referee.ui.server import serve
 
     _track_store(run).close()  # a wrong --run fails here, with the fix, not in the browser
@@ -1757,6 +1779,7 @@ def serve(
 
     Routes: GET /health, GET /metrics, POST /v1/verify, POST /v1/exec, /v1/sessions/...
     (see referee.service.app)."""
+    require_extra("serve", needed_for="referee serve")
     from referee.service.compat import compat_warnings
     from referee.service.config import ServeConfig
     from referee.service.server import bind

@@ -1,6 +1,12 @@
 """Optional dependencies: each one checked before any work starts, refused in one line that
 names the fix.
 
+``pip install referee`` installs the light core (the sandbox, tasks, the verifiers that need no
+heavy library, the service client, the CLI); the rest comes in extras (:data:`EXTRAS`,
+``pip install 'referee[serve]'``). A command or domain that needs an extra calls
+:func:`require_extra` first, so a core install refuses it in one line naming the extra instead
+of a traceback from deep inside.
+
 An option that needs a package referee does not pin (``--report-to wandb``, an ``s3://``
 store) used to fail with the library's traceback, minutes in: after the fine-tuning, after the
 repository's environment was built. The commands call these checks first, so a missing package
@@ -21,10 +27,34 @@ from collections.abc import Sequence
 
 from referee.errors import ConfigError
 
-__all__ = ["require_fsspec_backend", "require_module"]
+__all__ = [
+    "EXTRAS",
+    "installed",
+    "installed_extras",
+    "require_extra",
+    "require_fsspec_backend",
+    "require_module",
+]
+
+#: Each extra of pyproject.toml's ``[project.optional-dependencies]`` and the top-level modules
+#: it brings (its packages' import names); tests/test_packaging.py keeps the two in step.
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "serve": ("fastapi", "uvicorn", "websockets", "prometheus_client"),
+    "ui": ("fastapi", "uvicorn", "jinja2"),
+    "ray": ("ray",),
+    "train": ("torch", "transformers", "tokenizers", "trl", "peft", "accelerate", "datasets"),
+    "sql": ("duckdb", "pyarrow"),
+    "dataframe": ("pandas", "numpy"),
+    "numeric": ("numpy", "scipy"),
+    "synth": ("libcst",),
+    "parquet": ("pyarrow",),
+    "s3": ("s3fs",),
+    "gguf": ("gguf",),
+}
 
 
-def _installed(module: str) -> bool:
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported (found without importing it)."""
     try:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):  # a parent package missing, or a broken leftover
@@ -39,13 +69,41 @@ def require_module(
     ``needed_for`` names the option that needs it; ``package`` the one to install (default:
     the first module's name)."""
     modules = [module] if isinstance(module, str) else list(module)
-    if any(_installed(m) for m in modules):
+    if any(installed(m) for m in modules):
         return
     name = package or modules[0]
     raise ConfigError(
         f"{needed_for} needs the Python package {name}, which is not installed: run "
         f"`pip install {name}` in referee's environment (.venv/bin/pip), or leave the option out"
     )
+
+
+def require_extra(extra: str, modules: Sequence[str] | None = None, *, needed_for: str) -> None:
+    """Refuse (:class:`ConfigError`) unless every one of ``modules`` (default: all of the
+    extra's, :data:`EXTRAS`) can be imported; the message names ``pip install 'referee[EXTRA]'``.
+
+    >>> require_extra("ray", ["json"], needed_for="--ray")
+    >>> try:
+    ...     require_extra("serve", ["nopkg"], needed_for="serve")
+    ... except ConfigError as e:
+    ...     print(e)
+    serve needs referee's serve extra (nopkg is not installed): run `pip install 'referee[serve]'`
+    """
+    if extra not in EXTRAS:
+        raise ValueError(f"unknown extra {extra!r}; referee's extras: {', '.join(EXTRAS)}")
+    missing = [m for m in (EXTRAS[extra] if modules is None else modules) if not installed(m)]
+    if missing:
+        verb = "is" if len(missing) == 1 else "are"
+        raise ConfigError(
+            f"{needed_for} needs referee's {extra} extra ({', '.join(missing)} {verb} not "
+            f"installed): run `pip install 'referee[{extra}]'`"
+        )
+
+
+def installed_extras() -> dict[str, bool]:
+    """Each extra of :data:`EXTRAS` and whether all its modules can be imported
+    (``referee doctor`` lists them)."""
+    return {extra: all(installed(m) for m in modules) for extra, modules in EXTRAS.items()}
 
 
 def require_fsspec_backend(url: str, *, option: str) -> None:

@@ -32,7 +32,7 @@ def test_referee_imports_and_refuses_cluster_work_when_ray_is_missing():
         "    print(e)\n"
     )
     assert p.returncode == 0, p.stderr
-    assert "pip install ray==2.60.0" in p.stdout
+    assert "pip install 'referee[ray]'" in p.stdout
 
 
 def test_an_unreachable_address_is_a_config_error_naming_the_fix():

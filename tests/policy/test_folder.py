@@ -162,8 +162,8 @@ def test_a_gguf_without_the_gguf_package_names_the_install(
     from referee import optional
     from referee.policy.local import TransformersPolicy
 
-    real = optional._installed
-    monkeypatch.setattr(optional, "_installed", lambda m: m != "gguf" and real(m))
+    real = optional.installed
+    monkeypatch.setattr(optional, "installed", lambda m: m != "gguf" and real(m))
     folder = gguf_folder(tmp_path / "m", "a.gguf")
-    with pytest.raises(ConfigError, match=r"pip install gguf==0\.19\.0"):
+    with pytest.raises(ConfigError, match=r"pip install 'referee\[gguf\]'"):
         TransformersPolicy(str(folder), gguf_file="a.gguf", device="cpu")

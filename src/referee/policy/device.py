@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from referee.errors import ConfigError
+from referee.optional import require_extra
 
 if TYPE_CHECKING:
     import torch
@@ -72,6 +73,7 @@ class Device:
 def pick_device(requested: str | None = None) -> Device:
     """The :class:`Device` for ``requested`` (``auto``/None, ``cpu``, ``cuda``, ``cuda:N``);
     see the module docstring for the rule."""
+    require_extra("train", ("torch",), needed_for="a model on a device (--device)")
     import torch
 
     want = (requested or "auto").strip().lower()

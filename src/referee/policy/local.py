@@ -62,7 +62,7 @@ from transformers import (
 )
 
 from referee.errors import ConfigError, PolicyError
-from referee.optional import require_module
+from referee.optional import require_extra
 from referee.policy.base import Generation, Sampling
 from referee.policy.device import pick_device
 
@@ -127,7 +127,7 @@ class TransformersPolicy:
             self._set_threads()
             extra: dict[str, Any] = {}
             if gguf_file is not None:
-                require_module("gguf", needed_for="a .gguf model", package="gguf==0.19.0")
+                require_extra("gguf", needed_for="a .gguf model")
                 extra["gguf_file"] = gguf_file
             try:
                 model = AutoModelForCausalLM.from_pretrained(
@@ -406,7 +406,7 @@ def _with_adapter(model: PreTrainedModel, adapter: str) -> Any:
             f"--adapter {adapter}: no adapter_config.json there; pass the folder a PEFT adapter "
             "was saved to (a `referee train --model` run folder's adapter/)"
         )
-    require_module("peft", needed_for="--adapter", package="peft")
+    require_extra("train", ("peft",), needed_for="--adapter")
     from peft import PeftModel
 
     try:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.errors import ConfigError
+from referee.optional import require_extra
 from referee.policy.base import Policy
 from referee.policy.folder import locate_model
 
@@ -66,6 +67,7 @@ def policy_from_spec(spec: str, *, device: str | None = None, adapter: str | Non
         source = locate_model(path)
         if isinstance(source, str):  # before transformers takes it for a hub id and goes online
             raise _bad(spec, source)
+        require_extra("train", needed_for="a local: policy")
         from referee.policy.local import TransformersPolicy  # imports torch: only when asked
 
         options: dict[str, Any] = {"adapter": adapter} if adapter is not None else {}

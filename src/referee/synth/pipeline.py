@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from referee.errors import ConfigError
-from referee.optional import require_fsspec_backend
+from referee.optional import require_extra, require_fsspec_backend
 from referee.synth.baseline import run_baseline
 from referee.synth.build import RepoRef, bugfix_task
 from referee.synth.candidates import bugfix_candidates, combine, implement_candidates
@@ -105,6 +105,7 @@ def synthesize(
     (sampled with ``seed``);
     ``combos`` the number of combined bugs (default: a quarter of the single bugs kept).
     """
+    require_extra("synth", needed_for="task synthesis (referee synth)")
     unknown = set(kinds) - set(KINDS)
     if unknown:
         raise ConfigError(f"unknown task kinds {sorted(unknown)}; choose from {', '.join(KINDS)}")

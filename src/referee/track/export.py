@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from referee.errors import ConfigError, NotFoundError, StoreError
+from referee.optional import require_extra
 from referee.rollout.trajectory import Trajectory
 from referee.storage import atomic_writer
 from referee.tasks.model import Task
@@ -97,6 +98,7 @@ def export_parquet(
     store: TrackStore, path: str | os.PathLike[str], run_id: str | None = None
 ) -> int:
     """Every trajectory as one flat Parquet row (artifacts inlined in ``json``)."""
+    require_extra("parquet", needed_for="writing Parquet")
     import pyarrow as pa  # type: ignore[import-untyped]
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
@@ -395,6 +397,7 @@ def write_dataset(rows: Sequence[Row], path: str | os.PathLike[str]) -> int:
     """
     suffix = Path(path).suffix.lower()
     if suffix == ".parquet":
+        require_extra("parquet", needed_for="writing Parquet")
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -442,6 +445,8 @@ def check_export_path(fmt: str, out: str | os.PathLike[str]) -> None:
             hint += f", or use --format {'parquet' if suffix == '.parquet' else 'jsonl'}"
         kinds = " or ".join(w[1:] for w in wanted)
         raise ConfigError(f"--format {fmt} writes {kinds} files, not {Path(out).name}: {hint}")
+    if suffix == ".parquet":  # before the store is opened
+        require_extra("parquet", needed_for=f"--format {fmt} to {Path(out).name}")
 
 
 def export_run(

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from referee.errors import ConfigError
+from referee.optional import require_extra
 
 __all__ = ["running", "serve"]
 
@@ -48,6 +49,7 @@ def serve(
 
     ``on_listening`` gets the dashboard's URL once the port is bound, never before: a busy
     port is a :class:`ConfigError` with nothing announced."""
+    require_extra("ui", needed_for="the dashboard (referee ui)")
     import uvicorn
 
     from referee.ui.app import create_app

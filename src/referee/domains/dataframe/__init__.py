@@ -22,14 +22,20 @@ True
 
 from __future__ import annotations
 
+from typing import Any
+
 from referee.domains.registry import FamilyGenerator, lazy, register_corpus, register_family
 from referee.envs.registry import register_env
+from referee.optional import require_extra
 from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Task
 from referee.tasks.sources import register_source
 from referee.verify.dispatch import register_kind
 
 __all__ = ["FAMILY_NAMES"]
+
+#: pandas and numpy, on the host and in the sandbox: ``pip install 'referee[dataframe]'``.
+_NEEDS: dict[str, Any] = {"extra": "dataframe", "needed_for": "the dataframe domain"}
 
 #: The families this domain registers, with what each makes.
 FAMILY_NAMES = {
@@ -43,6 +49,7 @@ FAMILY_NAMES = {
 
 def _family(name: str) -> FamilyGenerator:
     def generate(count: int, difficulty: float | None, seed: int) -> list[Task]:
+        require_extra(**_NEEDS)
         from referee.domains.dataframe.families import generate as make
 
         return make(name, count, difficulty, seed)
@@ -55,14 +62,14 @@ for _name, _description in FAMILY_NAMES.items():
 
 register_kind(
     TaskKind.DATAFRAME,
-    lazy("referee.domains.dataframe.verifier:make_verifier"),
+    lazy("referee.domains.dataframe.verifier:make_verifier", **_NEEDS),
     lazy("referee.domains.dataframe.verifier:count_tests"),
 )
-register_env("dataframe", lazy("referee.domains.dataframe.env:DataframeEnv"))
+register_env("dataframe", lazy("referee.domains.dataframe.env:DataframeEnv", **_NEEDS))
 register_source(
     "dataframe-rows",
-    lazy("referee.domains.dataframe.imports:load_rows"),
+    lazy("referee.domains.dataframe.imports:load_rows", **_NEEDS),
     description="dataframe pipeline tasks: instruction, input tables, reference (JSONL)",
     reads_file=True,
 )
-register_corpus("dataframe", lazy("referee.domains.dataframe.redteam:run_corpus"))
+register_corpus("dataframe", lazy("referee.domains.dataframe.redteam:run_corpus", **_NEEDS))

@@ -28,12 +28,16 @@ from typing import Any
 
 from referee.domains.registry import lazy, register_corpus, register_family
 from referee.envs.registry import register_env
+from referee.optional import require_extra
 from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Task
 from referee.tasks.sources import register_source
 from referee.verify.dispatch import Verifier, VerifierSetup, register_kind
 
 __all__ = ["FAMILIES"]
+
+#: numpy and scipy, on the host and in the sandbox: ``pip install 'referee[numeric]'``.
+_NEEDS: dict[str, Any] = {"extra": "numeric", "needed_for": "the numeric domain"}
 
 #: The families and what each makes.
 FAMILIES = {
@@ -48,7 +52,7 @@ FAMILIES = {
 
 
 def _family(name: str) -> Any:
-    generate = lazy("referee.domains.numeric.families:generate")
+    generate = lazy("referee.domains.numeric.families:generate", **_NEEDS)
 
     def make(count: int, difficulty: float | None, seed: int) -> list[Task]:
         return generate(name, count, difficulty, seed)  # type: ignore[no-any-return]
@@ -58,6 +62,7 @@ def _family(name: str) -> Any:
 
 def _verifier(setup: VerifierSetup) -> Verifier:
     # Numeric tasks need numpy and scipy in the sandbox's view: a sandbox of their own.
+    require_extra(**_NEEDS)
     from referee.domains.numeric.verifier import NumericVerifier
 
     return NumericVerifier()
@@ -71,11 +76,11 @@ def _count_tests(task: Task) -> int:
 for _name, _description in FAMILIES.items():
     register_family(_name, _family(_name), domain="numeric", description=_description)
 register_kind(TaskKind.NUMERIC, _verifier, _count_tests)
-register_env("numeric", lazy("referee.domains.numeric.env:NumericEnv"))
+register_env("numeric", lazy("referee.domains.numeric.env:NumericEnv", **_NEEDS))
 register_source(
     "numeric-rows",
-    lazy("referee.domains.numeric.imports:numeric_rows_tasks"),
+    lazy("referee.domains.numeric.imports:numeric_rows_tasks", **_NEEDS),
     description="numeric problems: JSONL rows (problem, reference, parameter_sets, tolerance)",
     reads_file=True,
 )
-register_corpus("numeric", lazy("referee.domains.numeric.redteam:run_corpus"))
+register_corpus("numeric", lazy("referee.domains.numeric.redteam:run_corpus", **_NEEDS))

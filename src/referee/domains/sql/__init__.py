@@ -70,4 +70,11 @@ register_source(
     description="text-to-SQL JSONL (BIRD/Spider shape): question, db or ddl+inserts, gold_sql",
     reads_file=True,
 )
-register_corpus("sql", lazy("referee.domains.sql.redteam:run_corpus"))
+register_corpus(
+    "sql",
+    lazy(
+        "referee.domains.sql.redteam:run_corpus",
+        extra="sql",
+        needed_for="the SQL red-team corpus (it attacks DuckDB too)",
+    ),
+)

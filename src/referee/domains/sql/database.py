@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from referee.errors import TaskError
+from referee.optional import require_extra
 
 __all__ = [
     "COLUMN_TYPES",
@@ -215,6 +216,7 @@ class _DuckHost:
 
     def load(self, db: Database) -> str:
         """The schema holding ``db`` (loaded now if it is not); call under ``lock``."""
+        require_extra("sql", needed_for="a DuckDB SQL task (SQLite ones need no extra)")
         import pyarrow as pa  # type: ignore[import-untyped]
 
         schema = f"s_{db.fingerprint()[:20]}"

@@ -40,6 +40,7 @@ from referee.domains.sql.compare import same_columns, same_result
 from referee.domains.sql.database import database_file
 from referee.domains.sql.spec import SqlSpec
 from referee.errors import RefereeError, TaskError
+from referee.optional import installed
 from referee.sandbox import ExecResult, Limits, Sandbox
 from referee.tasks.model import Task
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict, metered_verdict
@@ -61,7 +62,9 @@ def sql_sandbox(**kwargs: Any) -> Sandbox:
     preload[RUNNER_MODULE] = _RUNNER_SOURCE
     packages = tuple(kwargs.pop("python_packages", ()))
     kwargs.setdefault("python_workers", 2)
-    return Sandbox(preload=preload, python_packages=(*packages, "_duckdb"), **kwargs)
+    # DuckDB's extension module where referee[sql] is installed; SQLite tasks need nothing more.
+    duck = ("_duckdb",) if installed("_duckdb") else ()
+    return Sandbox(preload=preload, python_packages=(*packages, *duck), **kwargs)
 
 
 RunOutcome = dict[str, Any]

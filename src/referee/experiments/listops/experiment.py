@@ -23,6 +23,7 @@ from referee.experiments.listops.config import ExperimentConfig
 from referee.experiments.listops.preflight import check_before_work
 from referee.experiments.listops.results import ExperimentResults
 from referee.experiments.listops.tasks import quarantined_tasks
+from referee.optional import require_extra
 from referee.track.layout import RunLayout
 
 __all__ = ["run_experiment", "run_folder"]
@@ -37,6 +38,7 @@ def run_experiment(cfg: ExperimentConfig, log: Callable[[str], None] = print) ->
     :class:`~referee.errors.StoreError` when a ``quarantine_from`` folder has no store,
     :class:`~referee.errors.SandboxUnavailable` without a sandbox. A run that fails later is
     marked failed in its folder's store (:func:`run_folder`)."""
+    require_extra("train", needed_for="the list-ops experiment (run_experiment)")
     check_before_work(cfg)
     # The earlier runs' labels are read first: a folder without a store fails in a second,
     # not after the fine-tuning.

@@ -17,7 +17,7 @@ from pathlib import Path
 from referee.errors import ConfigError
 from referee.experiments.listops.config import ExperimentConfig
 from referee.experiments.listops.tasks import check_generated_splits
-from referee.optional import require_module
+from referee.optional import require_extra, require_module
 from referee.policy.folder import model_folder_problem
 from referee.track.layout import RunLayout
 
@@ -38,6 +38,7 @@ def check_before_work(cfg: ExperimentConfig) -> None:
         require_module(modules, needed_for=f"--report-to {report_to}", package=modules[-1])
     port = cfg.tracking.metrics_port
     if port:
+        require_extra("train", ("prometheus_client",), needed_for="--metrics-port")
         _check_port_free("--metrics-port", port)
     _check_run_dir_free(RunLayout(cfg.run_dir))
     check_generated_splits(cfg.tasks, cfg.seed)  # both splits, or nothing measures the run

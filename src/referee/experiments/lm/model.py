@@ -76,9 +76,9 @@ def make_trainable(model: Any, cfg: LMConfig) -> Any:
     top = n_layers if cfg.train_layers is None else min(cfg.train_layers, n_layers)
     chosen = list(range(n_layers - top, n_layers))
     if cfg.lora_rank > 0:
-        from referee.optional import require_module
+        from referee.optional import require_extra
 
-        require_module("peft", needed_for="LoRA (--lora-rank > 0)", package="peft")
+        require_extra("train", ("peft",), needed_for="LoRA (--lora-rank > 0)")
         from peft import LoraConfig, get_peft_model
 
         config = LoraConfig(

@@ -32,6 +32,7 @@ from typing import Any
 
 from referee.errors import ConfigError
 from referee.experiments.lm.config import LMConfig
+from referee.optional import require_extra
 from referee.rollout.evaluate import EvalResult
 from referee.tasks.model import Task
 
@@ -75,6 +76,7 @@ def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[st
 
     ``verifiers``: what judges the answers (a :class:`~referee.verify.dispatch.VerifierSet`,
     made here and closed when None)."""
+    require_extra("train", needed_for="training a model (run_lm)")
     from referee.experiments.listops.config import GRPOConfig, TrackingConfig
     from referee.experiments.listops.grpo import grpo_pool, run_grpo
     from referee.experiments.listops.process import prepare_process

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from referee.errors import TaskError
+from referee.optional import require_extra
 
 __all__ = ["MISSING", "Row", "iter_rows"]
 
@@ -146,6 +147,7 @@ def _array_rows(shown: str, f: IO[str]) -> Iterator[Row]:
 
 
 def _parquet_rows(path: Path) -> Iterator[Row]:
+    require_extra("parquet", needed_for=f"reading {path} (Parquet)")
     import pyarrow as pa  # type: ignore[import-untyped]
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
