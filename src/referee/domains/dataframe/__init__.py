@@ -29,7 +29,7 @@ from referee.tasks.model import Task
 from referee.tasks.sources import register_source
 from referee.verify.dispatch import register_kind
 
-__all__ = ["FAMILY_NAMES"]
+__all__ = ["FAMILY_NAMES", "register"]
 
 #: The families this domain registers, with what each makes.
 FAMILY_NAMES = {
@@ -50,19 +50,20 @@ def _family(name: str) -> FamilyGenerator:
     return generate
 
 
-for _name, _description in FAMILY_NAMES.items():
-    register_family(_name, _family(_name), domain="dataframe", description=_description)
-
-register_kind(
-    TaskKind.DATAFRAME,
-    lazy("referee.domains.dataframe.verifier:make_verifier"),
-    lazy("referee.domains.dataframe.verifier:count_tests"),
-)
-register_env("dataframe", lazy("referee.domains.dataframe.env:DataframeEnv"))
-register_source(
-    "dataframe-rows",
-    lazy("referee.domains.dataframe.imports:load_rows"),
-    description="dataframe pipeline tasks: instruction, input tables, reference (JSONL)",
-    reads_file=True,
-)
-register_corpus("dataframe", lazy("referee.domains.dataframe.redteam:run_corpus"))
+def register() -> None:
+    """Dataframe pipelines over input tables, judged on hidden inputs of the same schema."""
+    for _name, _description in FAMILY_NAMES.items():
+        register_family(_name, _family(_name), domain="dataframe", description=_description)
+    register_kind(
+        TaskKind.DATAFRAME,
+        lazy("referee.domains.dataframe.verifier:make_verifier"),
+        lazy("referee.domains.dataframe.verifier:count_tests"),
+    )
+    register_env("dataframe", lazy("referee.domains.dataframe.env:DataframeEnv"))
+    register_source(
+        "dataframe-rows",
+        lazy("referee.domains.dataframe.imports:load_rows"),
+        description="dataframe pipeline tasks: instruction, input tables, reference (JSONL)",
+        reads_file=True,
+    )
+    register_corpus("dataframe", lazy("referee.domains.dataframe.redteam:run_corpus"))
