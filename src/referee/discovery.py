@@ -195,10 +195,13 @@ _FINDER: list[Callable[[], Iterable[Found]]] = [_installed]
 
 
 @contextmanager
-def isolated_discovery(points: Iterable[EntryPoint]) -> Iterator[list[DomainRecord]]:
+def isolated_discovery(
+    points: Iterable[EntryPoint], *, load: bool = True
+) -> Iterator[list[DomainRecord]]:
     """Discover ``points`` (distribution ``"?"``) instead of the installed entry points, on
-    fresh records, and give the records; the process's records come back after. For tests of
-    discovery: what the points' ``register`` registered stays registered.
+    fresh records, and give the records (none yet unless ``load``: the first lookup loads);
+    the process's records come back after. For tests of discovery: what the points'
+    ``register`` registered stays registered.
 
     >>> from importlib.metadata import EntryPoint
     >>> bad = EntryPoint("bad", "no_such_module:register", ENTRY_POINT_GROUP)
@@ -211,9 +214,10 @@ def isolated_discovery(points: Iterable[EntryPoint]) -> Iterator[list[DomainReco
         _RECORDS.clear()
         _STATE["started"] = False
         _FINDER[0] = lambda: ((ep, "?", "?") for ep in points)
-        try:
-            yield domain_records()
-        finally:
+    try:
+        yield domain_records() if load else []
+    finally:
+        with _LOCK:
             _RECORDS.clear()
             _RECORDS.update(saved_records)
             _STATE.update(saved_state)

@@ -6,10 +6,10 @@
 3. **empty fails**: the empty answer passes none of them, and earns nothing;
 4. **exploits held**: no exploit of its red-team corpus passes or earns more than doing nothing
    on the same task (:class:`~referee.domains.registry.ExploitOutcome`);
-5. **hidden not in view**: no string of a task's ``hidden`` data (16 characters or more, and
-   not also in its ``payload``, which is visible by definition) appears in what the model is
-   shown: the prompt, and the first messages and tool schemas of the environment named by the
-   task's kind.
+5. **hidden not in view**: what the model is shown (the prompt, and the first messages and
+   tool schemas of the environment named by the task's kind) holds neither the reference nor
+   any other string of the task's ``hidden`` data (16 characters or more) that its payload and
+   prompt do not state themselves (:func:`hidden_in_view`).
 
 A check that cannot run (no families, no corpus) fails: it is part of the contract.
 
@@ -157,16 +157,24 @@ def _model_view(task: Task) -> str:
 
 
 def hidden_in_view(task: Task, view: str) -> list[str]:
-    """The strings of ``task.hidden``, and their lines, at least :data:`SECRET_MIN_CHARS` long
-    and not in its payload, that appear in ``view``, each cut to 60 characters.
+    """What of ``task.hidden`` appears in ``view``, each cut to 60 characters: its reference
+    (``reference``, ``reference_patch``), and its other strings and their lines at least
+    :data:`SECRET_MIN_CHARS` long that neither the payload nor the prompt states (a path the
+    task names, a subject its goal asks for: those are the task, not a leak).
 
     >>> t = Task.create(name="d/x-v1", prompt="p", hidden={"reference": "return a + b  # x"})
     >>> hidden_in_view(t, "...return a + b  # x..."), hidden_in_view(t, "return a + b")
     (['reference: return a + b  # x'], [])
     """
-    public = "\n".join(text for _, text in _strings(task.payload, ""))
+    public = "\n".join(text for _, text in _strings([task.payload, [m.content for m in task.prompt]], ""))
     found = []
+    for key in ("reference", "reference_patch"):
+        ref = task.hidden.get(key)
+        if isinstance(ref, str) and len(ref.strip()) >= SECRET_MIN_CHARS and ref.strip() in view:
+            found.append(f"{key}: {ref.strip()[:60]}")
     for where, text in _strings(task.hidden, ""):
+        if where in ("reference", "reference_patch"):
+            continue
         for secret in dict.fromkeys([text.strip(), *(line.strip() for line in text.splitlines())]):
             if len(secret) >= SECRET_MIN_CHARS and secret not in public and secret in view:
                 found.append(f"{where}: {secret[:60]}")
