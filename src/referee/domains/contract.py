@@ -166,7 +166,8 @@ def hidden_in_view(task: Task, view: str) -> list[str]:
     >>> hidden_in_view(t, "...return a + b  # x..."), hidden_in_view(t, "return a + b")
     (['reference: return a + b  # x'], [])
     """
-    public = "\n".join(text for _, text in _strings([task.payload, [m.content for m in task.prompt]], ""))
+    stated = [task.payload, [m.content for m in task.prompt]]
+    public = "\n".join(text for _, text in _strings(stated, ""))
     found = []
     for key in ("reference", "reference_patch"):
         ref = task.hidden.get(key)
