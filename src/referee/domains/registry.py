@@ -143,8 +143,7 @@ def get_family(name: str) -> Family:
         return _FAMILIES[name]
     except KeyError:
         raise ConfigError(
-            f"unknown task family {name!r}; available: {', '.join(family_names())}"
-            f"{broken_note()}"
+            f"unknown task family {name!r}; available: {', '.join(family_names())}{broken_note()}"
         ) from None
 
 

@@ -112,8 +112,7 @@ def get_source(name: str) -> TaskSource:
         return _SOURCES[name]
     except KeyError:
         raise ConfigError(
-            f"unknown task source {name!r}; available: {', '.join(source_names())}"
-            f"{broken_note()}"
+            f"unknown task source {name!r}; available: {', '.join(source_names())}{broken_note()}"
         ) from None
 
 
