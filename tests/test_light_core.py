@@ -99,8 +99,8 @@ def test_importing_the_core_loads_no_extra():
         import referee, referee.cli, referee.service.client, referee.verify.dispatch
         import referee.sandbox, referee.envs.code, referee.tasks, referee.rollout.evaluate
         import referee.policy.spec, referee.track.store, referee.optional
-        from referee.domains import load_domains
-        load_domains()
+        from referee.discovery import discover_domains
+        discover_domains()
         print(sorted(m for m in {HEAVY!r} if m in sys.modules))
         """
     )

@@ -270,6 +270,89 @@ tasks_app = typer.Typer(
 app.add_typer(tasks_app, name="tasks")
 
 
+domains_app = typer.Typer(
+    help="Domains (referee.domains entry points): list them, check their contract, start one.",
+    no_args_is_help=True,
+)
+app.add_typer(domains_app, name="domains")
+
+
+@domains_app.command("list")
+def domains_list() -> None:
+    """The domains found: name, version, distribution, families, verifier kinds, environments,
+    red-team corpus, and status (ok, or why it failed to load)."""
+    from referee.discovery import domain_records
+    from referee.ui.tables import print_rows
+
+    rows = [
+        (
+            r.name,
+            r.version,
+            r.distribution,
+            ", ".join(r.parts["family"]),
+            ", ".join(r.parts["kind"]),
+            ", ".join(r.parts["env"]),
+            ", ".join(r.parts["corpus"]),
+            "ok" if r.ok else f"error: {r.error}",
+        )
+        for r in domain_records()
+    ]
+    header = ("domain", "version", "distribution", "families", "kinds", "env", "corpus", "status")
+    print_rows(Console(soft_wrap=True), header, rows)
+
+
+@domains_app.command("check")
+def domains_check(
+    name: Annotated[str, typer.Argument(help="The domain (`referee domains list`).")],
+    per_family: Annotated[
+        int, typer.Option("--per-family", min=1, help="Tasks made of each family.")
+    ] = 2,
+    seed: Annotated[int, typer.Option(help="First seed of the tasks.")] = 0,
+) -> None:
+    """Check the contract every domain keeps: it loads, gold answers pass, the empty answer
+    fails, its exploit corpus is held, hidden data is never in the model's view. Exit 0 when
+    all hold, 1 when one fails, 2 for an unknown domain."""
+    from rich.text import Text
+
+    from referee.domains.contract import check_domain
+    from referee.ui.tables import print_rows
+
+    results = check_domain(name, per_family=per_family, seed=seed)
+    rows = [
+        (
+            r.name,
+            Text("ok", style="green") if r.ok else Text("FAIL", style="red"),
+            f"{r.seconds:.1f}s",
+            r.detail,
+        )
+        for r in results
+    ]
+    print_rows(Console(soft_wrap=True), ("check", "result", "time", "detail"), rows)
+    failed = [r.name for r in results if not r.ok]
+    err.print(
+        f"{name}: {len(results) - len(failed)}/{len(results)} checks hold"
+        + (f"; failed: {', '.join(failed)}" if failed else "")
+    )
+    if failed:
+        raise typer.Exit(1)
+
+
+@domains_app.command("new")
+def domains_new(
+    name: Annotated[str, typer.Argument(help="The new domain's name (lower-case, '-' joins).")],
+    out: Annotated[str, typer.Option("--out", help="A new (or empty) folder for the package.")],
+) -> None:
+    """Write a pip-installable domain package: a task family, a sandboxed verifier, an
+    environment, an exploit corpus, tests and a README (docs/domains.md)."""
+    from referee.domains.scaffold import write_domain
+
+    paths = write_domain(name, out)
+    err.print(
+        f"wrote {len(paths)} files to {out}; next: pip install -e {out} && "
+        f"referee domains check {name}"
+    )
+
+
 def _heldout_option(what: str) -> Any:
     return typer.Option(
         "--heldout",
@@ -1036,8 +1119,9 @@ def redteam(
 def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Show which isolation layers this machine provides, and which of referee's extras are
-    installed."""
+    """Show which isolation layers this machine provides, which of referee's extras are
+    installed and which domains loaded."""
+    from referee.discovery import domain_records
     from referee.optional import installed_extras
     from referee.sandbox import Sandbox
     from referee.sandbox.tools import check_tools
@@ -1047,10 +1131,16 @@ def doctor(
         probe = sb.run_python("print('ok')")
         tools = check_tools(sb)
     bad = [c.line() for c in tools if not c.ok]
-    extras = installed_extras()
-    info = {"layers": layers, "fast_path_ok": probe.stdout == "ok\n", "probe": probe.summary(),
-            "shell_tools_ok": sum(c.ok for c in tools), "shell_tools_bad": bad,
-            "extras": extras}  # fmt: skip
+    info: dict[str, Any] = {
+        "layers": layers,
+        "fast_path_ok": probe.stdout == "ok\n",
+        "probe": probe.summary(),
+        "shell_tools_ok": sum(c.ok for c in tools),
+        "shell_tools_bad": bad,
+        "extras": installed_extras(),
+        # Each domain found (referee.discovery) and why it failed to load, if it did.
+        "domains": {r.name: r.error for r in domain_records()},
+    }
     if as_json:
         print(json.dumps(info))
         return
@@ -1060,6 +1150,7 @@ def doctor(
     out.print(f"fast path: {probe.summary()}", markup=False, highlight=False)
     out.print(f"shell tools: {len(tools) - len(bad)}/{len(tools)} run in the sandbox"
               + "".join(f"\n  {line}" for line in bad), markup=False, highlight=False)  # fmt: skip
+    extras = info["extras"]
     missing = [name for name, ok in extras.items() if not ok]
     out.print(
         f"extras: {' '.join(name for name, ok in extras.items() if ok) or 'none'} installed"
@@ -1071,6 +1162,9 @@ def doctor(
         markup=False,
         highlight=False,
     )
+    for name, error in info["domains"].items():
+        mark = "[green]✓[/]" if error is None else "[red]✗[/]"
+        out.print(f"{mark} domain {escape(name)}" + (f": {escape(error)}" if error else ""))
 
 
 _DEVICE_HELP = "auto (CUDA where torch sees a GPU, bf16 where supported; else the CPU), cpu or cuda"

@@ -1,16 +1,17 @@
-"""Domains beyond code: one package each (sql, dataframe, numeric, shell, toolworld, verilog).
+"""Domains beyond code: one package each (sql, dataframe, numeric, shell, toolworld, verilog
+here; others from any installed distribution).
 
-Each domain's package holds its task families, verifier, environment, import and exploit corpus,
-and registers them into the registries of ``tasks``, ``verify`` and ``envs`` when imported;
-:func:`load_domains` imports them all. Those registries call it on a miss, so a task of any
-domain is judged, and its environment made, by name alone.
+Each domain's package holds its task families, verifier, environment, import and exploit corpus;
+its ``register()``, a ``referee.domains`` entry point, registers them into the registries of
+``tasks``, ``verify`` and ``envs`` (:mod:`referee.discovery` loads them all, once, when a
+registry misses), so a task of any domain is judged, and its environment made, by name alone.
+``docs/domains.md`` is the guide to writing one.
 
 >>> from referee.domains import generate_family                           # doctest: +SKIP
 >>> tasks = generate_family("sql-join", count=3, seed=0)                  # doctest: +SKIP
 """
 
 from referee.domains.registry import (
-    DOMAINS,
     ExploitOutcome,
     Family,
     FamilyGenerator,
@@ -19,14 +20,12 @@ from referee.domains.registry import (
     generate_family,
     get_family,
     lazy,
-    load_domains,
     register_corpus,
     register_family,
     run_corpus,
 )
 
 __all__ = [
-    "DOMAINS",
     "ExploitOutcome",
     "Family",
     "FamilyGenerator",
@@ -35,7 +34,6 @@ __all__ = [
     "generate_family",
     "get_family",
     "lazy",
-    "load_domains",
     "register_corpus",
     "register_family",
     "run_corpus",

@@ -3,35 +3,34 @@
 A *family* makes seeded, reproducible tasks with a difficulty knob: ``generate(count,
 difficulty, seed)`` returns finished tasks (references recorded, ``provenance.unit`` set to the
 family structure a held-out split keeps whole). The code domain's procedural families are
-registered here; every other domain registers its own families, verifier, environment and import
-source when its package is imported (:func:`load_domains`), so everything about a domain lives in
-its folder:
+registered here; every other domain is a package found through the ``referee.domains`` entry
+points (:mod:`referee.discovery`), whose ``register()`` registers its families, verifier,
+environment, import source and red-team corpus, so everything about a domain lives in its
+package:
 
 >>> from referee.domains import family_names
 >>> "list-ops" in family_names()
 True
 
-A new domain is a package ``referee.domains.<name>`` whose ``__init__`` registers, lazily (no
-heavy import at registration), with :func:`register_family`,
+A new domain (``referee domains new NAME``, ``docs/domains.md``) registers, lazily (no heavy
+import at registration), with :func:`register_family`, :func:`register_corpus`,
 :func:`referee.verify.dispatch.register_kind`, :func:`referee.envs.register_env` and
-:func:`referee.tasks.sources.register_source`, and is named in :data:`DOMAINS`.
+:func:`referee.tasks.sources.register_source`.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from referee.discovery import broken_note, discover_domains, note_part
 from referee.errors import ConfigError
 from referee.optional import require_extra
 from referee.tasks.model import Task
 
 __all__ = [
-    "DOMAINS",
     "ExploitOutcome",
     "Family",
     "FamilyGenerator",
@@ -40,15 +39,10 @@ __all__ = [
     "generate_family",
     "get_family",
     "lazy",
-    "load_domains",
     "register_corpus",
     "register_family",
     "run_corpus",
 ]
-
-#: The domain packages beyond code, imported by :func:`load_domains` (one that is not there yet
-#: is skipped).
-DOMAINS = ("sql", "dataframe", "numeric", "shell", "toolworld", "verilog")
 
 #: ``generate(count, difficulty, seed) -> tasks``: ``difficulty`` None spreads the tasks over
 #: 0, 0.1, ..., 1; task ``i`` uses seed ``seed + i``.
@@ -88,8 +82,6 @@ CorpusRunner = Callable[[], list[ExploitOutcome]]
 
 _FAMILIES: dict[str, Family] = {}
 _CORPORA: dict[str, CorpusRunner] = {}
-_LOADED = False
-_LOAD_LOCK = threading.RLock()
 
 
 def register_family(
@@ -108,6 +100,7 @@ def register_family(
         raise ConfigError(f"task family {name!r} is registered already; pass replace=True")
     family = Family(name, domain, description, generate)
     _FAMILIES[name] = family
+    note_part("family", name)
     return family
 
 
@@ -116,54 +109,42 @@ def register_corpus(domain: str, run: CorpusRunner, *, replace: bool = False) ->
     if domain in _CORPORA and not replace:
         raise ConfigError(f"domain {domain!r} has a red-team corpus already; pass replace=True")
     _CORPORA[domain] = run
+    note_part("corpus", domain)
 
 
 def corpus_names() -> list[str]:
     """The domains with a red-team corpus, sorted."""
-    load_domains()
+    discover_domains()
     return sorted(_CORPORA)
 
 
 def run_corpus(domain: str) -> list[ExploitOutcome]:
     """Run ``domain``'s red-team corpus; a :class:`ConfigError` naming the corpora if none."""
-    load_domains()
+    discover_domains()
     try:
         run = _CORPORA[domain]
     except KeyError:
         raise ConfigError(
             f"no red-team corpus for {domain!r}; domains with one: "
-            f"{', '.join(corpus_names()) or 'none'}"
+            f"{', '.join(corpus_names()) or 'none'}{broken_note()}"
         ) from None
     return run()
 
 
-def load_domains() -> None:
-    """Import every domain package of :data:`DOMAINS` once (each registers its parts)."""
-    global _LOADED
-    with _LOAD_LOCK:
-        if _LOADED:
-            return
-        _LOADED = True
-        for name in DOMAINS:
-            module = f"referee.domains.{name}"
-            if importlib.util.find_spec(module) is not None:
-                importlib.import_module(module)
-
-
 def family_names(domain: str | None = None) -> list[str]:
     """The registered families' names (of ``domain`` only, if given), sorted."""
-    load_domains()
+    discover_domains()
     return sorted(n for n, f in _FAMILIES.items() if domain is None or f.domain == domain)
 
 
 def get_family(name: str) -> Family:
     """The family ``name``; a :class:`ConfigError` listing the families otherwise."""
-    load_domains()
+    discover_domains()
     try:
         return _FAMILIES[name]
     except KeyError:
         raise ConfigError(
-            f"unknown task family {name!r}; available: {', '.join(family_names())}"
+            f"unknown task family {name!r}; available: {', '.join(family_names())}{broken_note()}"
         ) from None
 
 

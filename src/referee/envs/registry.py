@@ -21,7 +21,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from referee.discovery import discover_domains
+from referee.discovery import broken_note, discover_domains, note_part
 from referee.envs.base import Environment
 from referee.errors import ConfigError
 
@@ -40,6 +40,7 @@ def register_env(name: str, factory: EnvFactory, *, replace: bool = False) -> No
             f"an environment named {name!r} is registered already; pass replace=True to override"
         )
     _REGISTRY[name] = factory
+    note_part("env", name)
 
 
 def env_names() -> list[str]:
@@ -61,7 +62,7 @@ def env_keywords(name: str) -> frozenset[str] | None:
         factory: Any = _REGISTRY[name]
     except KeyError:
         raise ConfigError(
-            f"unknown environment {name!r}; available: {', '.join(env_names())}"
+            f"unknown environment {name!r}; available: {', '.join(env_names())}{broken_note()}"
         ) from None
     target = getattr(factory, "lazy_target", None)
     if isinstance(target, str):
@@ -86,7 +87,7 @@ def make_env(name: str, *, shift: Any = None, **kwargs: Any) -> Environment:
     except KeyError:
         raise ConfigError(
             f"unknown environment {name!r}; available: {', '.join(env_names())} "
-            "(register others with referee.envs.register_env)"
+            f"(register others with referee.envs.register_env){broken_note()}"
         ) from None
     if shift:
         from referee.envs.shift import parse_shifts, wrap_env

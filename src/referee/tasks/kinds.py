@@ -12,22 +12,35 @@ when the task is validated; the task then carries it, and a file written from it
 'patch'
 >>> infer_kind({"answer_format": "patch", "hidden": {"kind": "testgen"}})
 <TaskKind.TEST_WRITING: 'test-writing'>
+
+The enum lists referee's own kinds. A domain from another package adds its kind with
+:func:`register_task_kind`: ``TaskKind("its-name")`` is then a member of the enum like the
+others (a ``str``, equal to its value, the same object each time), so a task file of that kind
+reads, validates, hashes and writes as any other; an unknown value first discovers the domains
+(:func:`referee.discovery.discover_domains`), whose ``register`` adds their kinds.
+
+>>> kind = register_task_kind("doc-demo", answer_format="code")
+>>> TaskKind("doc-demo") is kind, kind.value, kind.answer_format, kind in list(TaskKind)
+(True, 'doc-demo', 'code', False)
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
-from referee.errors import TaskError
+from referee.discovery import broken_note, discover_domains
+from referee.errors import ConfigError, TaskError
 
-__all__ = ["TaskKind", "infer_kind", "parse_kind"]
+__all__ = ["TaskKind", "infer_kind", "parse_kind", "register_task_kind", "registered_task_kinds"]
 
 
 class TaskKind(StrEnum):
-    """The kinds of task referee knows. A new domain adds its kind here and registers its
-    verifier with :func:`referee.verify.dispatch.register_kind`."""
+    """The kinds of task referee knows, and those domains registered
+    (:func:`register_task_kind`); a kind's verifier is registered with
+    :func:`referee.verify.dispatch.register_kind`."""
 
     #: A Python function to complete (procedural families, HumanEval): the answer is the code
     #: that continues ``payload["code_prompt"]``; ``hidden`` holds the recorded inputs and the
@@ -71,6 +84,15 @@ class TaskKind(StrEnum):
     #: it, which has no verifier registered here (``examples/custom_env.py``).
     CUSTOM = "custom"
 
+    @classmethod
+    def _missing_(cls, value: object) -> TaskKind | None:
+        # A registered domain's kind; an unknown value loads the domains first (once).
+        if not isinstance(value, str):
+            return None
+        if value not in _REGISTERED:
+            discover_domains()
+        return _REGISTERED.get(value)
+
     @property
     def answer_format(self) -> str | None:
         """The answer format tasks of this kind have (None: any)."""
@@ -96,6 +118,42 @@ _ANSWER_FORMATS: dict[TaskKind, str] = {
 }
 
 
+_REGISTERED: dict[str, TaskKind] = {}
+_KIND_NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
+
+
+def register_task_kind(value: str, *, answer_format: str | None) -> TaskKind:
+    """Add the task kind ``value`` (lower-case words joined by ``-``), whose tasks answer with
+    ``answer_format`` (``"code"``, ``"patch"``, ``"text"``, ``"tool-state"``; None: any), and
+    return it. Registering the same kind again with the same format returns it again; a
+    built-in kind's name, or another format, is a :class:`ConfigError`."""
+    if not isinstance(value, str) or not _KIND_NAME.fullmatch(value):
+        raise ConfigError(f"a task kind is lower-case words joined by '-', got {value!r}")
+    if value in {k.value for k in TaskKind}:
+        raise ConfigError(f"task kind {value!r} is one of referee's own; choose another name")
+    kind = _REGISTERED.get(value)
+    if kind is not None:
+        if kind.answer_format != answer_format:
+            raise ConfigError(
+                f"task kind {value!r} is registered already, with answer format "
+                f"{kind.answer_format!r}"
+            )
+        return kind
+    kind = str.__new__(TaskKind, value)
+    kind._name_ = value.upper().replace("-", "_")
+    kind._value_ = value
+    if answer_format is not None:
+        _ANSWER_FORMATS[kind] = answer_format
+    _REGISTERED[value] = kind
+    return kind
+
+
+def registered_task_kinds() -> list[TaskKind]:
+    """The kinds domains registered (:func:`register_task_kind`), beyond the enum's own."""
+    discover_domains()
+    return [_REGISTERED[v] for v in sorted(_REGISTERED)]
+
+
 def parse_kind(value: object) -> TaskKind:
     """``value`` as a :class:`TaskKind`; anything else is a :class:`TaskError` naming the kinds."""
     if isinstance(value, str):  # a TaskKind is a str too
@@ -103,10 +161,10 @@ def parse_kind(value: object) -> TaskKind:
             return TaskKind(value)
         except ValueError:
             pass
-    kinds = ", ".join(repr(k.value) for k in TaskKind)
+    kinds = ", ".join(repr(k.value) for k in [*TaskKind, *registered_task_kinds()])
     raise TaskError(
-        f"unknown task kind {value!r}; the kinds are {kinds} (a new kind is added to "
-        "referee.tasks.kinds.TaskKind and its verifier registered in referee.verify.dispatch)"
+        f"unknown task kind {value!r}; the kinds are {kinds} (a domain adds its own with "
+        f"referee.tasks.kinds.register_task_kind){broken_note()}"
     )
 
 

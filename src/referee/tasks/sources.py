@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.discovery import discover_domains
+from referee.discovery import broken_note, discover_domains, note_part
 from referee.errors import ConfigError
 from referee.tasks.model import Task
 
@@ -87,6 +87,7 @@ def register_source(
         )
     entry = TaskSource(name, factory, description, reads_file, tuple(options))
     _SOURCES[name] = entry
+    note_part("source", name)
     return entry
 
 
@@ -111,7 +112,7 @@ def get_source(name: str) -> TaskSource:
         return _SOURCES[name]
     except KeyError:
         raise ConfigError(
-            f"unknown task source {name!r}; available: {', '.join(source_names())}"
+            f"unknown task source {name!r}; available: {', '.join(source_names())}{broken_note()}"
         ) from None
 
 

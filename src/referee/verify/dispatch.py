@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from referee.discovery import discover_domains
+from referee.discovery import broken_note, discover_domains, note_part
 from referee.errors import ConfigError
 from referee.sandbox.metering import metering
 from referee.tasks.kinds import TaskKind
@@ -111,6 +111,7 @@ def register_kind(
                 "pass replace=True to swap it"
             )
         _REGISTRY[kind] = spec
+    note_part("kind", kind.value)
     return spec
 
 
@@ -129,7 +130,7 @@ def kind_spec(kind: TaskKind) -> KindSpec:
         raise ConfigError(
             f"no verifier is registered for task kind {kind.value!r} (kinds with one: {judged}); "
             "such tasks are judged by their own environment, or register one with "
-            "referee.verify.dispatch.register_kind"
+            f"referee.verify.dispatch.register_kind{broken_note()}"
         )
     return spec
 

@@ -32,7 +32,7 @@ from referee.tasks.model import Task
 from referee.tasks.sources import register_source
 from referee.verify.dispatch import register_kind
 
-__all__ = ["FAMILY_NAMES"]
+__all__ = ["FAMILY_NAMES", "register"]
 
 #: pandas and numpy, on the host and in the sandbox: ``pip install 'referee[dataframe]'``.
 _NEEDS: dict[str, Any] = {"extra": "dataframe", "needed_for": "the dataframe domain"}
@@ -57,19 +57,20 @@ def _family(name: str) -> FamilyGenerator:
     return generate
 
 
-for _name, _description in FAMILY_NAMES.items():
-    register_family(_name, _family(_name), domain="dataframe", description=_description)
-
-register_kind(
-    TaskKind.DATAFRAME,
-    lazy("referee.domains.dataframe.verifier:make_verifier", **_NEEDS),
-    lazy("referee.domains.dataframe.verifier:count_tests"),
-)
-register_env("dataframe", lazy("referee.domains.dataframe.env:DataframeEnv", **_NEEDS))
-register_source(
-    "dataframe-rows",
-    lazy("referee.domains.dataframe.imports:load_rows", **_NEEDS),
-    description="dataframe pipeline tasks: instruction, input tables, reference (JSONL)",
-    reads_file=True,
-)
-register_corpus("dataframe", lazy("referee.domains.dataframe.redteam:run_corpus", **_NEEDS))
+def register() -> None:
+    """Dataframe pipelines over input tables, judged on hidden inputs of the same schema."""
+    for _name, _description in FAMILY_NAMES.items():
+        register_family(_name, _family(_name), domain="dataframe", description=_description)
+    register_kind(
+        TaskKind.DATAFRAME,
+        lazy("referee.domains.dataframe.verifier:make_verifier", **_NEEDS),
+        lazy("referee.domains.dataframe.verifier:count_tests"),
+    )
+    register_env("dataframe", lazy("referee.domains.dataframe.env:DataframeEnv", **_NEEDS))
+    register_source(
+        "dataframe-rows",
+        lazy("referee.domains.dataframe.imports:load_rows", **_NEEDS),
+        description="dataframe pipeline tasks: instruction, input tables, reference (JSONL)",
+        reads_file=True,
+    )
+    register_corpus("dataframe", lazy("referee.domains.dataframe.redteam:run_corpus", **_NEEDS))

@@ -34,7 +34,7 @@ from referee.tasks.model import Task
 from referee.tasks.sources import register_source
 from referee.verify.dispatch import Verifier, VerifierSetup, register_kind
 
-__all__ = ["FAMILIES"]
+__all__ = ["FAMILIES", "register"]
 
 #: numpy and scipy, on the host and in the sandbox: ``pip install 'referee[numeric]'``.
 _NEEDS: dict[str, Any] = {"extra": "numeric", "needed_for": "the numeric domain"}
@@ -73,14 +73,16 @@ def _count_tests(task: Task) -> int:
     return len(params) if isinstance(params, list) else 0
 
 
-for _name, _description in FAMILIES.items():
-    register_family(_name, _family(_name), domain="numeric", description=_description)
-register_kind(TaskKind.NUMERIC, _verifier, _count_tests)
-register_env("numeric", lazy("referee.domains.numeric.env:NumericEnv", **_NEEDS))
-register_source(
-    "numeric-rows",
-    lazy("referee.domains.numeric.imports:numeric_rows_tasks", **_NEEDS),
-    description="numeric problems: JSONL rows (problem, reference, parameter_sets, tolerance)",
-    reads_file=True,
-)
-register_corpus("numeric", lazy("referee.domains.numeric.redteam:run_corpus", **_NEEDS))
+def register() -> None:
+    """Scientific computing, judged by tolerance and invariants on hidden parameter sets."""
+    for _name, _description in FAMILIES.items():
+        register_family(_name, _family(_name), domain="numeric", description=_description)
+    register_kind(TaskKind.NUMERIC, _verifier, _count_tests)
+    register_env("numeric", lazy("referee.domains.numeric.env:NumericEnv", **_NEEDS))
+    register_source(
+        "numeric-rows",
+        lazy("referee.domains.numeric.imports:numeric_rows_tasks", **_NEEDS),
+        description="numeric problems: JSONL rows (problem, reference, parameter_sets, tolerance)",
+        reads_file=True,
+    )
+    register_corpus("numeric", lazy("referee.domains.numeric.redteam:run_corpus", **_NEEDS))

@@ -26,7 +26,7 @@ from referee.tasks.model import Task
 from referee.tasks.sources import register_source
 from referee.verify.dispatch import Verifier, VerifierSetup, register_kind
 
-__all__ = ["FAMILY_MODULES"]
+__all__ = ["FAMILY_MODULES", "register"]
 
 #: Each family and the module that builds it.
 FAMILY_MODULES = {
@@ -58,21 +58,23 @@ def _count_checks(task: Task) -> int:
     return len(checks) if isinstance(checks, list) else 0
 
 
-for _name, (_module, _description) in FAMILY_MODULES.items():
-    register_family(
-        _name,
-        lazy(f"referee.domains.shell.{_module}:generate"),
-        domain="shell",
-        description=_description,
+def register() -> None:
+    """Operations on a small Linux system, judged by checks of its final state."""
+    for _name, (_module, _description) in FAMILY_MODULES.items():
+        register_family(
+            _name,
+            lazy(f"referee.domains.shell.{_module}:generate"),
+            domain="shell",
+            description=_description,
+        )
+    register_kind(TaskKind.SHELL, _verifier, _count_checks)
+    # Lazy, like every domain's: its constructor's signature stays readable (the server's sessions
+    # give an environment only the keyword arguments it takes: referee.envs.env_keywords).
+    register_env("shell", lazy("referee.domains.shell.env:ShellEnv"))
+    register_source(
+        "shell-rows",
+        lazy("referee.domains.shell.imports:load_rows"),
+        description="shell operations tasks: JSONL rows of prompt, setup, check, reference",
+        reads_file=True,
     )
-register_kind(TaskKind.SHELL, _verifier, _count_checks)
-# Lazy, like every domain's: its constructor's signature stays readable (the server's sessions
-# give an environment only the keyword arguments it takes: referee.envs.env_keywords).
-register_env("shell", lazy("referee.domains.shell.env:ShellEnv"))
-register_source(
-    "shell-rows",
-    lazy("referee.domains.shell.imports:load_rows"),
-    description="shell operations tasks: JSONL rows of prompt, setup, check, reference",
-    reads_file=True,
-)
-register_corpus("shell", lazy("referee.domains.shell.redteam:run_corpus"))
+    register_corpus("shell", lazy("referee.domains.shell.redteam:run_corpus"))

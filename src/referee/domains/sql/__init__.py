@@ -26,7 +26,7 @@ from referee.tasks.model import Task
 from referee.tasks.sources import register_source
 from referee.verify.dispatch import VerifierSetup, register_kind
 
-__all__ = ["FAMILIES"]
+__all__ = ["FAMILIES", "register"]
 
 #: The families and what each asks for.
 FAMILIES = {
@@ -60,21 +60,23 @@ def _count_tests(task: Task) -> int:
     return len(instances) if isinstance(instances, list) else 0
 
 
-for _name, _description in FAMILIES.items():
-    register_family(_name, _family(_name), domain="sql", description=_description)
-register_kind(TaskKind.SQL, _verifier, _count_tests)
-register_env("sql", lazy("referee.domains.sql.env:SqlEnv"))
-register_source(
-    "text-to-sql",
-    lazy("referee.domains.sql.imports:load_text_to_sql"),
-    description="text-to-SQL JSONL (BIRD/Spider shape): question, db or ddl+inserts, gold_sql",
-    reads_file=True,
-)
-register_corpus(
-    "sql",
-    lazy(
-        "referee.domains.sql.redteam:run_corpus",
-        extra="sql",
-        needed_for="the SQL red-team corpus (it attacks DuckDB too)",
-    ),
-)
+def register() -> None:
+    """SQL questions over generated databases, judged by running the query on hidden instances."""
+    for _name, _description in FAMILIES.items():
+        register_family(_name, _family(_name), domain="sql", description=_description)
+    register_kind(TaskKind.SQL, _verifier, _count_tests)
+    register_env("sql", lazy("referee.domains.sql.env:SqlEnv"))
+    register_source(
+        "text-to-sql",
+        lazy("referee.domains.sql.imports:load_text_to_sql"),
+        description="text-to-SQL JSONL (BIRD/Spider shape): question, db or ddl+inserts, gold_sql",
+        reads_file=True,
+    )
+    register_corpus(
+        "sql",
+        lazy(
+            "referee.domains.sql.redteam:run_corpus",
+            extra="sql",
+            needed_for="the SQL red-team corpus (it attacks DuckDB too)",
+        ),
+    )

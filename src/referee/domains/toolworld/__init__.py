@@ -26,29 +26,35 @@ __all__: list[str] = []
 
 _PKG = "referee.domains.toolworld"
 
-for _name, _function, _what in (
-    ("shop-refund", "shop_refund", "refund delivered orders within the window"),
-    ("shop-exchange", "shop_exchange", "exchange an order for a cheaper variant"),
-    ("shop-cancel", "shop_cancel", "cancel a pending order (confirm first), change an address"),
-    ("calendar-schedule", "calendar_schedule", "schedule a meeting at the earliest free hour"),
-    ("mail-followup", "mail_followup", "mail a follow-up to a meeting's attendees"),
-    ("ticket-triage", "ticket_triage", "triage a requester's open tickets"),
-):
-    register_family(
-        _name,
-        lazy(f"{_PKG}.families:{_function}"),
-        domain="toolworld",
-        description=f"tool world: {_what} (final store + policy judged)",
-    )
 
-register_kind(
-    TaskKind.TOOLWORLD, lazy(f"{_PKG}.verifier:make_verifier"), lazy(f"{_PKG}.verifier:count_tests")
-)
-register_env("toolworld", lazy(f"{_PKG}.env:ToolworldEnv"))
-register_source(
-    "toolworld-rows",
-    lazy(f"{_PKG}.imports:toolworld_rows"),
-    description="tool-world tasks: a world module + SQLite file, JSONL rows with goal assertions",
-    reads_file=True,
-)
-register_corpus("toolworld", lazy(f"{_PKG}.redteam:run_corpus"))
+def register() -> None:
+    """Simulated applications with typed tools, judged by the final store and the policy."""
+    for _name, _function, _what in (
+        ("shop-refund", "shop_refund", "refund delivered orders within the window"),
+        ("shop-exchange", "shop_exchange", "exchange an order for a cheaper variant"),
+        ("shop-cancel", "shop_cancel", "cancel a pending order (confirm first), change an address"),
+        ("calendar-schedule", "calendar_schedule", "schedule a meeting at the earliest free hour"),
+        ("mail-followup", "mail_followup", "mail a follow-up to a meeting's attendees"),
+        ("ticket-triage", "ticket_triage", "triage a requester's open tickets"),
+    ):
+        register_family(
+            _name,
+            lazy(f"{_PKG}.families:{_function}"),
+            domain="toolworld",
+            description=f"tool world: {_what} (final store + policy judged)",
+        )
+    register_kind(
+        TaskKind.TOOLWORLD,
+        lazy(f"{_PKG}.verifier:make_verifier"),
+        lazy(f"{_PKG}.verifier:count_tests"),
+    )
+    register_env("toolworld", lazy(f"{_PKG}.env:ToolworldEnv"))
+    register_source(
+        "toolworld-rows",
+        lazy(f"{_PKG}.imports:toolworld_rows"),
+        description=(
+            "tool-world tasks: a world module + SQLite file, JSONL rows with goal assertions"
+        ),
+        reads_file=True,
+    )
+    register_corpus("toolworld", lazy(f"{_PKG}.redteam:run_corpus"))

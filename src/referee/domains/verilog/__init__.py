@@ -34,13 +34,6 @@ _FAMILIES = {
     "v-shift": ("shift", "Verilog shift registers (serial, universal) and LFSRs"),
     "v-fsm": ("fsm", "Verilog FSMs: sequence detector, traffic-light controller"),
 }
-for _name, (_function, _description) in _FAMILIES.items():
-    register_family(
-        _name,
-        lazy(f"referee.domains.verilog.families:{_function}"),
-        domain="verilog",
-        description=_description,
-    )
 
 
 def _verifier(setup: VerifierSetup) -> Any:
@@ -56,12 +49,21 @@ def _segments(task: Task) -> int:
     return count_segments(task)
 
 
-register_kind(TaskKind.VERILOG, _verifier, _segments)
-register_env("verilog", lazy("referee.domains.verilog.env:VerilogEnv"))
-register_source(
-    "verilog-rows",
-    lazy("referee.domains.verilog.imports:verilog_rows"),
-    description="Verilog design rows (JSONL: id, description, module_header, reference, top)",
-    reads_file=True,
-)
-register_corpus("verilog", lazy("referee.domains.verilog.redteam:run_corpus"))
+def register() -> None:
+    """Hardware modules in Verilog, simulated against the reference under a testbench."""
+    for _name, (_function, _description) in _FAMILIES.items():
+        register_family(
+            _name,
+            lazy(f"referee.domains.verilog.families:{_function}"),
+            domain="verilog",
+            description=_description,
+        )
+    register_kind(TaskKind.VERILOG, _verifier, _segments)
+    register_env("verilog", lazy("referee.domains.verilog.env:VerilogEnv"))
+    register_source(
+        "verilog-rows",
+        lazy("referee.domains.verilog.imports:verilog_rows"),
+        description="Verilog design rows (JSONL: id, description, module_header, reference, top)",
+        reads_file=True,
+    )
+    register_corpus("verilog", lazy("referee.domains.verilog.redteam:run_corpus"))
