@@ -23,7 +23,9 @@ needs_tools = pytest.mark.skipif(
     reason=NO_IVERILOG + "; yosys is not installed: apt-get install yosys (or make bootstrap)",
 )
 
-ADDER = "module add(input [15:0] a, input [15:0] b, output [16:0] s);\n  assign s = a + b;\nendmodule\n"
+ADDER = (
+    "module add(input [15:0] a, input [15:0] b, output [16:0] s);\n  assign s = a + b;\nendmodule\n"
+)
 DFF = (
     "module reg8(input clk, input rst, input [7:0] d, output reg [7:0] q);\n"
     "  always @(posedge clk) if (rst) q <= 8'd0; else q <= d;\nendmodule\n"

@@ -9,6 +9,8 @@ from referee.domains.verilog.testbench import (
     branch_values,
     parse_records,
     stimulus_vectors,
+)
+from referee.domains.verilog.testbench import (
     testbench as make_testbench,
 )
 

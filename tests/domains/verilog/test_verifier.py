@@ -113,9 +113,15 @@ def test_a_malformed_task_is_an_infra_error_naming_the_field(verifier, field):
 def test_an_output_inverted_while_the_clock_is_high_fails_in_every_segment(verifier):
     # VerilogEval's own testbench reports half its samples wrong; sampled only with the clock
     # low, this scored 1.0.
-    cheat = COUNTER_REF.replace("output reg [3:0] q", "output [3:0] q").replace(
-        "always @(posedge clk) begin", "reg [3:0] r;\n  assign q = clk ? ~r : r;\n  always @(posedge clk) begin"
-    ).replace("q <=", "r <=").replace("q + 4'd1", "r + 4'd1")
+    cheat = (
+        COUNTER_REF.replace("output reg [3:0] q", "output [3:0] q")
+        .replace(
+            "always @(posedge clk) begin",
+            "reg [3:0] r;\n  assign q = clk ? ~r : r;\n  always @(posedge clk) begin",
+        )
+        .replace("q <=", "r <=")
+        .replace("q + 4'd1", "r + 4'd1")
+    )
     v = verifier.verify(counter_task(), cheat)
     assert v.reward == 0.0 and not v.passed, v.tests[:1]
     assert "q (clock high) expected" in v.tests[0].detail

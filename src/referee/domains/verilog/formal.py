@@ -172,7 +172,9 @@ def prove(sandbox: Sandbox, spec: VerilogSpec, design: str, depth: int) -> Forma
     )
     t0 = time.perf_counter()
     with sandbox.workspace() as ws:
-        r = sandbox.run(["yosys", "-q", "-s", SCRIPT_FILE], files=files, limits=limits, workspace=ws)
+        r = sandbox.run(
+            ["yosys", "-q", "-s", SCRIPT_FILE], files=files, limits=limits, workspace=ws
+        )
         # The solver's report, written by Yosys's ``tee`` (stdout is not a file it can open).
         log = sandbox.run(["cat", LOG_FILE], limits=limits, workspace=ws)
     seconds = time.perf_counter() - t0

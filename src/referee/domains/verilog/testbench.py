@@ -39,7 +39,14 @@ import re
 
 from referee.domains.verilog.spec import Port, VerilogSpec
 
-__all__ = ["STIMULUS_FILE", "parse_records", "record_phases", "stimulus_hex", "stimulus_vectors", "testbench"]
+__all__ = [
+    "STIMULUS_FILE",
+    "parse_records",
+    "record_phases",
+    "stimulus_hex",
+    "stimulus_vectors",
+    "testbench",
+]
 
 STIMULUS_FILE = "stim.hex"
 #: Nanoseconds: inputs change at 0, outputs are sampled at 4, the clock rises at 5, outputs are

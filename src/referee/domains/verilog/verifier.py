@@ -23,8 +23,8 @@
 Each stimulus segment (a reset, then its cycles) is one test, ``segment-K``, passed when every
 cycle of it matches; its detail names the first mismatches (output, cycle, expected, got), and
 a cycle with no record is ``missing`` (``timeout`` where the time limit cut it short). The
-reward is the share of tests passed, skipped ones left out. Exit codes and stdout text decide nothing: only the
-nonce-framed records, counted and checked per cycle on the host.
+reward is the share of tests passed, skipped ones left out. Exit codes and stdout text decide
+nothing: only the nonce-framed records, counted and checked per cycle on the host.
 
 >>> with VerilogVerifier() as v:                                    # doctest: +SKIP
 ...     v.verify(task, "```verilog\\nmodule counter(...); ... endmodule\\n```").reward
