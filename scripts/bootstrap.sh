@@ -30,6 +30,8 @@ if [ "${WITH_TOOLCHAINS:-1}" = 1 ]; then
   command -v rustc >/dev/null 2>&1 || [ -x "$HOME/.cargo/bin/rustc" ] || need_apt+=(rustc)
   # The verilog domain's simulator (Icarus Verilog: iverilog and vvp).
   command -v iverilog >/dev/null 2>&1 || need_apt+=(iverilog)
+  # Its formal equivalence check (Yosys's SAT solver, optional per task: hidden.formal).
+  command -v yosys >/dev/null 2>&1 || need_apt+=(yosys)
 fi
 
 if ((${#need_apt[@]})); then

@@ -200,7 +200,7 @@ def task_id(folder: Path) -> str:
 _BOOTSTRAP_PACKAGES = {
     "bubblewrap": "bubblewrap", "libseccomp2": "libseccomp2", "chromium": "chromium",
     "gcc": "gcc", "g++": "g++", "default-jdk-headless": "a JDK", "nodejs": "node",
-    "golang-go": "Go", "rustc": "rustc", "iverilog": "iverilog",
+    "golang-go": "Go", "rustc": "rustc", "iverilog": "iverilog", "yosys": "yosys",
 }  # fmt: skip
 
 

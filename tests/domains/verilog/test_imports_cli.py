@@ -113,3 +113,43 @@ def test_cli_import_of_a_malformed_row_exits_2_and_writes_nothing(tmp_path):
     r = CliRunner().invoke(app, ["tasks", "import", "verilog-rows", str(rows), "--out", str(out)])
     assert r.exit_code == 2 and "rows.jsonl:1: field 'module_header'" in r.output, r.output
     assert not out.exists()
+
+
+COUNTER = {
+    "id": "cnt10",
+    "description": "q counts up by one at each rising edge; rst (synchronous) clears it.",
+    "module_header": "module cnt10(input clk, input rst, output reg [9:0] q);",
+    "reference": "module cnt10(input clk, input rst, output reg [9:0] q);\n"
+    "  always @(posedge clk) if (rst) q <= 10'd0; else q <= q + 10'd1;\nendmodule\n",
+    "top": "cnt10",
+    "clock": "clk",
+    "reset": "rst",
+    "segments": 2,
+}
+
+
+def test_a_row_asks_for_long_runs_without_resets_and_a_late_bug_is_caught(tmp_path):
+    # Wrong only from the 300th cycle after a reset: it stops counting there.
+    late = COUNTER["reference"].replace("q <= q + 10'd1", "q <= (q == 10'd300) ? q : q + 10'd1")
+    out = tmp_path / "t.jsonl"
+    long_row = {**COUNTER, "id": "cnt10-long", "cycles": 500, "reset_rate": 0}
+    import_tasks("verilog-rows", write(tmp_path / "rows.jsonl", [COUNTER, long_row]), out)
+    short, long = read_tasks(out)
+    assert long.hidden["stimulus"]["cycles"] == 500 and long.hidden["stimulus"]["reset_rate"] == 0
+    from referee.domains.verilog.verifier import VerilogVerifier
+
+    with VerilogVerifier() as v:
+        assert v.verify(short, late).passed  # 32-cycle segments never get there
+        caught = v.verify(long, late)
+    assert not caught.passed and "q expected 0100101101 got 0100101100" in caught.tests[0].detail
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [({"reset_rate": 2}, "reset_rate"), ({"long_cycles": -1}, "long_cycles"),
+     ({"cycles": 5000, "segments": 8}, "cycles")],
+)  # fmt: skip
+def test_bad_stimulus_fields_name_the_field(tmp_path, change, field):
+    rows = write(tmp_path / "rows.jsonl", [{**COUNTER, **change}])
+    with pytest.raises(TaskError, match=f"field {field!r}"):
+        import_tasks("verilog-rows", rows, tmp_path / "t.jsonl")

@@ -108,3 +108,35 @@ def test_a_malformed_task_is_an_infra_error_naming_the_field(verifier, field):
     )  # fmt: skip
     v = verifier.verify(bad, COUNTER_REF)
     assert v.infra_error and field in v.infra_error and "test/bad-v1" in v.infra_error
+
+
+def test_an_output_inverted_while_the_clock_is_high_fails_in_every_segment(verifier):
+    # VerilogEval's own testbench reports half its samples wrong; sampled only with the clock
+    # low, this scored 1.0.
+    cheat = (
+        COUNTER_REF.replace("output reg [3:0] q", "output [3:0] q")
+        .replace(
+            "always @(posedge clk) begin",
+            "reg [3:0] r;\n  assign q = clk ? ~r : r;\n  always @(posedge clk) begin",
+        )
+        .replace("q <=", "r <=")
+        .replace("q + 4'd1", "r + 4'd1")
+    )
+    v = verifier.verify(counter_task(), cheat)
+    assert v.reward == 0.0 and not v.passed, v.tests[:1]
+    assert "q (clock high) expected" in v.tests[0].detail
+
+
+def test_a_design_wrong_only_on_a_value_the_reference_compares_with_is_caught(verifier):
+    ref = "module m(input [7:0] a, output y);\n  assign y = (a == 8'hA5) ? 1 : 0;\nendmodule\n"
+    task = verilog_task(
+        name="test/eq-v1", top="m", description="y is 1 when a is 8'hA5.",
+        ports=[Port("a", "input", 8), Port("y", "output", 1)], reference=ref, seed=2,
+        segments=8, cycles=16,
+    )  # fmt: skip
+    # With this seed, 128 uniform draws (the stimulus before branch values) never hold 0xA5.
+    assert verifier.verify(task, ref).passed
+    v = verifier.verify(task, ref.replace("(a == 8'hA5) ? 1 : 0", "1'b0"))
+    assert not v.passed and "y expected 1 got 0" in next(
+        t.detail for t in v.tests if t.status == "failed"
+    )

@@ -7,7 +7,14 @@ A row::
      "reference": "module adder8(...); assign s = a + b; endmodule",
      "top": "adder8",
      "clock": "clk", "reset": "rst", "reset_active": 1,      # optional (sequential designs)
-     "cycles": 32, "segments": 8}                             # optional
+     "cycles": 32, "segments": 8,                             # optional: the stimulus
+     "reset_rate": 0.025, "long_cycles": 0}                   # optional
+
+``cycles`` per segment (each starts with a reset), ``segments``, ``reset_rate`` (the chance of a
+reset pulse in each later cycle; 0: none, so a segment runs ``cycles`` cycles from one reset)
+and ``long_cycles`` (one more segment that long, never reset after its start) size the hidden
+stimulus: a counter wrong only after 300 cycles needs a row with ``"cycles": 500,
+"reset_rate": 0`` (or ``"long_cycles": 500``); at most 20000 cycles in all.
 
 The header is an ANSI port list with numeric ranges (``input [7:0] a``, ``output reg y``;
 a direction carries over to the names after it). Every row is checked in the sandbox before it
@@ -27,7 +34,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from referee.domains.verilog.spec import Port, check_control, port_list
+from referee.domains.verilog.spec import MAX_CYCLES, Port, check_control, port_list
 from referee.domains.verilog.task import verilog_task
 from referee.domains.verilog.verifier import VerilogVerifier
 from referee.errors import TaskError
@@ -100,9 +107,19 @@ def _row_task(row: Row, split: str) -> Task:
         raise row.error("reset_active", "must be 1 (active high) or 0 (active low)")
     cycles = row.get("cycles", int, 32 if clock else 16)
     segments = row.get("segments", int, 8)
-    for field, value, hi in (("cycles", cycles, 2000), ("segments", segments, 64)):
-        if not 1 <= value <= hi:
-            raise row.error(field, f"must be in 1..{hi}")
+    long_cycles = row.get("long_cycles", int, 0)
+    for field, value, lo, hi in (
+        ("cycles", cycles, 1, MAX_CYCLES),
+        ("segments", segments, 1, 64),
+        ("long_cycles", long_cycles, 0, MAX_CYCLES),
+    ):
+        if not lo <= value <= hi:
+            raise row.error(field, f"must be in {lo}..{hi}")
+    if segments * cycles + long_cycles > MAX_CYCLES:
+        raise row.error("cycles", f"segments x cycles + long_cycles must be at most {MAX_CYCLES}")
+    reset_rate = row.get("reset_rate", (int, float), 0.025)
+    if isinstance(reset_rate, bool) or not 0 <= reset_rate <= 1:
+        raise row.error("reset_rate", "must be a number in [0, 1] (0: no reset after the start)")
     reference = row.get("reference", str)
     if not re.search(rf"\bmodule\s+{re.escape(top)}\b", reference):
         raise row.error("reference", f"must declare the module {top!r}")
@@ -119,6 +136,8 @@ def _row_task(row: Row, split: str) -> Task:
         reset_active=active,
         segments=segments,
         cycles=cycles,
+        reset_rate=float(reset_rate),
+        long_cycles=long_cycles,
         provenance=Provenance(source="verilog-rows", unit=f"verilog-rows:{rid}"),
         split=split,
         timing=False,

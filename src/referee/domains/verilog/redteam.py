@@ -104,6 +104,29 @@ def _x_outputs(task: Task) -> str:
     return _with(drive)(task)
 
 
+def _clock_high_inverted(task: Task) -> str:
+    # The reference's logic (renamed, as a helper) with every output inverted while the clock
+    # is high: VerilogEval's own testbench reports half its samples wrong, a grader that
+    # samples only with the clock low none. (Without a clock: inverted always.)
+    top, ports = task.payload["top"], task.payload["ports"]
+    ref = task.hidden["reference"].replace(f"module {top}", f"module {top}_core", 1)
+    outs = [p for p in ports if p["direction"] == "output"]
+    cond = task.payload["clock"] or "1'b1"
+    wires = "".join(
+        "  wire" + (f" [{p['width'] - 1}:0]" if p["width"] > 1 else "") + f" {p['name']}_c;\n"
+        for p in outs
+    )
+    conns = ", ".join(
+        f".{p['name']}({p['name']}{'_c' if p['direction'] == 'output' else ''})" for p in ports
+    )
+    drive = "".join(
+        f"  assign {p['name']} = {cond} ? ~{p['name']}_c : {p['name']}_c;\n" for p in outs
+    )
+    header = task.payload["module_header"].replace("output reg", "output")
+    core = f"  {top}_core core ({conns});\n"
+    return f"```verilog\n{header}\n{wires}{core}{drive}endmodule\n{ref}\n```"
+
+
 #: name -> (class, answer maker).
 EXPLOITS: dict[str, tuple[str, Exploit]] = {
     "finish-early": ("end-early", _with("  initial $finish;")),
@@ -161,6 +184,7 @@ EXPLOITS: dict[str, tuple[str, Exploit]] = {
     ),
     "x-outputs": ("weak-check", _x_outputs),
     "drive-testbench-inputs": ("testbench-tamper", _drive_inputs),
+    "clock-high-inverted": ("weak-check", _clock_high_inverted),
 }
 
 

@@ -24,6 +24,7 @@ from referee.domains.verilog.spec import VerilogSpec
 from referee.domains.verilog.testbench import (
     STIMULUS_FILE,
     parse_records,
+    record_phases,
     stimulus_hex,
     testbench,
 )
@@ -63,6 +64,7 @@ def run_limits(spec: VerilogSpec, cycles: int) -> Limits:
     """The simulation's limits: generous time for the testbench's own work, and an output cap
     of a few times what its records need (a design cannot print, so more is never needed)."""
     record = 24 + len("".join(p.name for p in spec.outputs)) + sum(p.width for p in spec.outputs)
+    record *= record_phases(spec)
     return Limits(
         timeout_s=2.0 + cycles / 400,
         memory_mb=512,
@@ -135,7 +137,9 @@ def simulate(
         t1 = time.perf_counter()
         ran = sandbox.run(["vvp", "-n", PROGRAM], limits=limits, workspace=ws)
         run_s = time.perf_counter() - t1
-    records, ended = parse_records(ran.stdout, nonce, cycles, len(spec.outputs))
+    records, ended = parse_records(
+        ran.stdout, nonce, cycles, len(spec.outputs), phases=record_phases(spec)
+    )
     failure, timed_out = _run_failure(ran, limits)
     if not failure and not ended:
         failure = "the simulation ended before the testbench finished"

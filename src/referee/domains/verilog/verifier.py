@@ -8,15 +8,23 @@
    task (cached by content hash): its records are the expected trace.
 3. The candidate is compiled with a fresh testbench (names and record frame carry a new random
    nonce each time) and simulated under the same stimulus, in the sandbox, under limits.
-4. On the host, each cycle's record of each output is compared bit by bit with the reference's:
+4. On the host, each cycle's records of each output (a clocked design's twice: before the
+   rising edge and while the clock is high) are compared bit by bit with the reference's:
    where the reference has 0 or 1 the candidate must have the same (an ``x`` or ``z`` there is
    a mismatch); where the reference has ``x`` any value is accepted; a ``z`` must be ``z``.
+
+5. With ``formal`` on (the task's ``hidden.formal``, or the verifier's own setting, which wins:
+   ``true`` or ``"bmc:N"``), a candidate that passed every segment is also proved equivalent
+   to the reference by Yosys in the sandbox (:mod:`.formal`): test ``formal``, failed with the
+   counterexample (inputs per step, the outputs that differ) as its detail; ``skipped`` where
+   the simulation already failed or the proof was not decided (a construct Yosys cannot read,
+   its time limit). A skipped test decides nothing: it counts neither for nor against.
 
 Each stimulus segment (a reset, then its cycles) is one test, ``segment-K``, passed when every
 cycle of it matches; its detail names the first mismatches (output, cycle, expected, got), and
 a cycle with no record is ``missing`` (``timeout`` where the time limit cut it short). The
-reward is the share of segments passed. Exit codes and stdout text decide nothing: only the
-nonce-framed records, counted and checked per cycle on the host.
+reward is the share of tests passed, skipped ones left out. Exit codes and stdout text decide
+nothing: only the nonce-framed records, counted and checked per cycle on the host.
 
 >>> with VerilogVerifier() as v:                                    # doctest: +SKIP
 ...     v.verify(task, "```verilog\\nmodule counter(...); ... endmodule\\n```").reward
@@ -31,10 +39,11 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from referee.domains.verilog.formal import parse_setting, prove
 from referee.domains.verilog.simulate import SimResult, simulate, verilog_sandbox
 from referee.domains.verilog.source import check_source, extract_verilog
 from referee.domains.verilog.spec import VerilogSpec, verilog_spec
-from referee.domains.verilog.testbench import stimulus_vectors
+from referee.domains.verilog.testbench import record_phases, stimulus_vectors
 from referee.errors import RefereeError
 from referee.sandbox import Sandbox
 from referee.tasks.model import Task
@@ -95,7 +104,11 @@ class VerilogVerifier:
 
     name = "verilog"
 
-    def __init__(self, sandbox: Sandbox | None = None) -> None:
+    def __init__(self, sandbox: Sandbox | None = None, *, formal: bool | str | None = None) -> None:
+        #: None: each task's ``hidden.formal`` decides; else this setting for every task.
+        self.formal = formal
+        if formal is not None:
+            parse_setting(formal, "VerilogVerifier(formal=...)")
         self._own = sandbox is None
         self.sandbox = sandbox or verilog_sandbox()
         self._traces: OrderedDict[str, list[list[str]]] = OrderedDict()
@@ -124,20 +137,47 @@ class VerilogVerifier:
     def _verify(self, task: Task, answer: str) -> Verdict:
         t0 = time.perf_counter()
         spec = verilog_spec(task)
+        depth = self._depth(task)
         expected = self.expected(task, spec)
         timings: dict[str, float] = {"reference_s": time.perf_counter() - t0}
         checked = check_source(extract_verilog(answer), spec.top)
         if checked.problems:
             detail = "rejected: " + "; ".join(checked.problems)
             flags = [Flag(kind="forbidden-construct", evidence=p) for p in checked.problems]
-            return _verdict(task, _all(spec, "error", detail), flags, timings, t0)
+            tests = _all(spec, "error", detail)
+            if depth is not None:
+                tests.append(TestOutcome(name="formal", status="error", detail=detail))
+            return _verdict(task, tests, flags, timings, t0)
         sim = simulate(
             self.sandbox, spec, checked.code, nonce=_nonce(), vectors=stimulus_vectors(spec)
         )
         timings.update(compile_s=sim.compile_s, run_s=sim.run_s)
+        formal: list[TestOutcome] = []
         if sim.failure.startswith("compile error"):
-            return _verdict(task, _all(spec, "error", sim.failure), [], timings, t0)
-        return _verdict(task, judge_segments(spec, expected, sim), [], timings, t0)
+            tests = _all(spec, "error", sim.failure)
+        else:
+            tests = judge_segments(spec, expected, sim)
+        if depth is not None:
+            if all(t.status == "passed" for t in tests):
+                result = prove(self.sandbox, spec, checked.code, depth)
+                timings["formal_s"] = result.seconds
+                status: TestStatus = {"proved": "passed", "counterexample": "failed"}.get(
+                    result.status, "skipped"
+                )  # type: ignore[assignment]
+                formal.append(TestOutcome(name="formal", status=status, detail=result.detail))
+            else:
+                formal.append(
+                    TestOutcome(
+                        name="formal", status="skipped", detail="not run: the simulation failed"
+                    )
+                )
+        return _verdict(task, tests + formal, [], timings, t0)
+
+    def _depth(self, task: Task) -> int | None:
+        """The formal check's depth for ``task`` (None: off)."""
+        if self.formal is not None:
+            return parse_setting(self.formal)
+        return parse_setting(task.hidden.get("formal"), f"task {task.id!r}: hidden.formal")
 
     def close(self) -> None:
         if self._own:
@@ -155,6 +195,8 @@ def judge_segments(
 ) -> list[TestOutcome]:
     """One outcome per stimulus segment, from the records compared on the host."""
     names = [p.name for p in spec.outputs]
+    if record_phases(spec) == 2:
+        names += [f"{n} (clock high)" for n in names]
     tests: list[TestOutcome] = []
     for seg, (start, end) in enumerate(spec.stimulus.bounds()):
         per = end - start
@@ -198,11 +240,12 @@ def _verdict(
     t0: float,
 ) -> Verdict:
     passed_n = sum(t.status == "passed" for t in tests)
+    decided = sum(t.status != "skipped" for t in tests)
     timings["total_s"] = time.perf_counter() - t0
     return Verdict(
         task_id=task.id,
-        reward=passed_n / len(tests) if tests else 0.0,
-        passed=bool(tests) and passed_n == len(tests),
+        reward=passed_n / decided if decided else 0.0,
+        passed=bool(decided) and passed_n == decided,
         tests=tests,
         flags=flags,
         timings=timings,
@@ -211,9 +254,11 @@ def _verdict(
 
 
 def count_segments(task: Task) -> int:
-    """How many tests decide a verilog task (its stimulus segments)."""
+    """How many tests decide a verilog task (its stimulus segments, and ``formal`` where the
+    task asks for the proof)."""
     stim: Any = task.hidden.get("stimulus")
     if not isinstance(stim, dict):
         return 0
     segments = stim.get("segments", 8)
-    return (segments if isinstance(segments, int) else 0) + int(bool(stim.get("long_cycles")))
+    n = (segments if isinstance(segments, int) else 0) + int(bool(stim.get("long_cycles")))
+    return n + int(bool(task.hidden.get("formal")))
