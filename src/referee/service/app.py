@@ -183,6 +183,8 @@ def _native_router() -> APIRouter:
             "queue": {"in_use": s.admission.in_use, "limit": s.admission.limit},
             "verify_on": "ray" if s.engine.remote is not None else "local",
         }
+        if s.engine.tasks_error is not None:  # a changed --tasks file that could not be read
+            body["tasks_error"] = s.engine.tasks_error
         return JSONResponse(body, status_code=503 if s.admission.draining else 200)
 
     @r.get("/metrics", dependencies=[Depends(authorized)])

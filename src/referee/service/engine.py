@@ -32,6 +32,7 @@ from referee.errors import ConfigError
 from referee.sandbox import ExecResult, Limits, Sandbox
 from referee.sandbox.deadline import DeadlineExceeded, deadline, deadline_passed
 from referee.sandbox.forkserver import watch_lost_workers
+from referee.service.tasks_loading import LiveTasks
 from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Task
 from referee.verify.dispatch import VerifierSet
@@ -106,7 +107,7 @@ class ServiceEngine:
 
     def __init__(
         self,
-        tasks: Sequence[Task],
+        tasks: Sequence[Task] | LiveTasks,
         *,
         workers: int | None = None,
         deadline_cap_s: float = 60.0,
@@ -117,13 +118,14 @@ class ServiceEngine:
         on_lost_worker: Callable[[], None] | None = None,
         remote: RemoteVerifier | None = None,
     ) -> None:
-        self.tasks: dict[str, Task] = {}
-        for t in tasks:
-            if t.id in self.tasks:
+        self._live = tasks if isinstance(tasks, LiveTasks) else None
+        self._fixed: dict[str, Task] = {}
+        for t in tasks if isinstance(tasks, Sequence) else ():
+            if t.id in self._fixed:
                 raise ConfigError(
                     f"task id {t.id!r} appears in more than one --tasks file; ids must be unique"
                 )
-            self.tasks[t.id] = t
+            self._fixed[t.id] = t
         self.deadline_cap_s = deadline_cap_s
         self.sandbox: Sandbox = harness_sandbox(
             backend=backend, python_workers=workers, python_packages=PYTEST_PACKAGES
@@ -159,6 +161,17 @@ class ServiceEngine:
         #: Verification's home when not this engine's sandbox (closed with the engine).
         self.remote = remote
         self._closed = False
+
+    @property
+    def tasks(self) -> dict[str, Task]:
+        """The tasks by id: given ones, or the ``--tasks`` files as they are now (a ``stat``
+        per file; see :class:`~referee.service.tasks_loading.LiveTasks`)."""
+        return self._live.current() if self._live is not None else self._fixed
+
+    @property
+    def tasks_error(self) -> str | None:
+        """Why a changed ``--tasks`` file is not being served (None: it is, or none changed)."""
+        return self._live.error if self._live is not None else None
 
     @property
     def busy(self) -> int:
@@ -204,12 +217,13 @@ class ServiceEngine:
     # ---- verification --------------------------------------------------------------------
     def resolve(self, samples: Sequence[tuple[str, str]]) -> list[tuple[Task, str]]:
         """(task, completion) pairs; :class:`UnknownTasks` naming every unknown id."""
-        unknown = sorted({tid for tid, _ in samples if tid not in self.tasks})
+        tasks = self.tasks
+        unknown = sorted({tid for tid, _ in samples if tid not in tasks})
         if unknown:
             err = UnknownTasks(unknown)
-            err.args = (str(err).replace("{n}", str(len(self.tasks))),)
+            err.args = (str(err).replace("{n}", str(len(tasks))),)
             raise err
-        pairs = [(self.tasks[tid], completion) for tid, completion in samples]
+        pairs = [(tasks[tid], completion) for tid, completion in samples]
         for task, _ in pairs:  # a kind nobody judges is refused before any work starts
             self.verifiers.verifier(task.kind)
         return pairs

@@ -1,13 +1,22 @@
 """``BodyGuard``: request bodies are bounded before any handler (or JSON parser) sees them.
 
-Pure ASGI middleware: a ``Content-Length`` over the limit is refused at once (413), a body sent
-without one is counted as it arrives and refused the moment it passes the limit, and JSON
-nested deeper than ``max_depth`` is refused (422) before Python's recursive parser could run out
-of stack on it. The body it read is handed on to the application unchanged.
+Pure ASGI middleware: a body over the limit (by its ``Content-Length``, or counted as it arrives)
+is refused with 413, and JSON nested deeper than ``max_depth`` is refused (422) before Python's
+recursive parser could run out of stack on it. The body it read is handed on to the application
+unchanged.
+
+The 413 comes after the rest of the body has been read and thrown away (up to ``drain_bytes``
+more, within ``drain_s``): a server that answers and closes while the client is still sending
+leaves unread bytes in its socket, and the kernel then resets the connection, which can destroy
+the 413 before the client reads it (a client that sends ``Connection: close``, or any client
+when the reset wins the race on a busy machine). A body too large to drain, or one that trickles
+in past ``drain_s``, is answered at once with ``Connection: close``; so is a client that waits
+for ``100 Continue`` (it has not sent the body and, refused, never will).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -47,26 +56,74 @@ def json_depth(data: bytes) -> int:
     return deepest
 
 
-async def _refuse(send: Send, status: int, error: str, message: str) -> None:
+#: Bytes past the limit read and thrown away before a 413 (at least; see ``BodyGuard``).
+DRAIN_BYTES = 64 * 1024 * 1024
+#: Seconds the rest of an oversized body may take to arrive before the 413 goes without it.
+DRAIN_S = 30.0
+
+
+async def _refuse(
+    send: Send, status: int, error: str, message: str, *, close: bool = False
+) -> None:
     body = json.dumps({"error": error, "message": message}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
+async def _drain(receive: Receive, limit: int) -> bool:
+    """Read and discard the rest of a request body, at most ``limit`` bytes; True when all of it
+    was read (or the client left), False when it is larger."""
+    read = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return True
+        read += len(message.get("body", b""))
+        if read > limit:
+            return False
+        if not message.get("more_body", False):
+            return True
+
+
 class BodyGuard:
-    def __init__(self, app: ASGIApp, *, max_bytes: int, max_depth: int) -> None:
+    """Bounds request bodies (see the module docstring).
+
+    ``drain_bytes`` (default: the larger of ``max_bytes`` and :data:`DRAIN_BYTES`) is how much
+    of an oversized body is read past the limit so that its 413 arrives whole; ``drain_s``
+    bounds the time that may take.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_bytes: int,
+        max_depth: int,
+        drain_bytes: int | None = None,
+        drain_s: float = DRAIN_S,
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.max_depth = max_depth
+        self.drain_bytes = drain_bytes if drain_bytes is not None else max(max_bytes, DRAIN_BYTES)
+        self.drain_s = drain_s
+
+    async def _too_large(self, receive: Receive, send: Send, message: str, left: int) -> None:
+        """413, after the rest of the body (``left`` bytes, -1 if unknown) is read and dropped."""
+        drained = False
+        if left <= self.drain_bytes:
+            try:
+                async with asyncio.timeout(self.drain_s):
+                    drained = await _drain(receive, self.drain_bytes)
+            except TimeoutError:
+                drained = False
+        await _refuse(send, 413, "body_too_large", message, close=not drained)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -76,16 +133,20 @@ class BodyGuard:
             f"the request body is over the server's limit of {self.max_bytes} bytes "
             "(--max-body-mb); send smaller batches"
         )
-        for name, value in scope.get("headers", []):
-            if name == b"content-length":
-                try:
-                    declared = int(value)
-                except ValueError:
-                    await _refuse(send, 400, "bad_request", "Content-Length is not a number")
-                    return
-                if declared > self.max_bytes:
-                    await _refuse(send, 413, "body_too_large", too_big)
-                    return
+        headers = dict(scope.get("headers", []))
+        if b"content-length" in headers:
+            try:
+                declared = int(headers[b"content-length"])
+            except ValueError:
+                await _refuse(send, 400, "bad_request", "Content-Length is not a number")
+                return
+            if declared > self.max_bytes:
+                if headers.get(b"expect", b"").lower() == b"100-continue":
+                    # Refused before "100 Continue": the body was never sent.
+                    await _refuse(send, 413, "body_too_large", too_big, close=True)
+                else:
+                    await self._too_large(receive, send, too_big, declared)
+                return
         chunks: list[bytes] = []
         size = 0
         more = True
@@ -96,7 +157,10 @@ class BodyGuard:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
-                await _refuse(send, 413, "body_too_large", too_big)
+                if message.get("more_body", False):
+                    await self._too_large(receive, send, too_big, -1)
+                else:
+                    await _refuse(send, 413, "body_too_large", too_big)
                 return
             chunks.append(chunk)
             more = message.get("more_body", False)

@@ -38,10 +38,16 @@ class Service:
     def start(cls, config: ServeConfig, tasks: Sequence[Task] | None = None) -> Service:
         """Load the tokens and tasks (``tasks`` given: use those instead of ``config.tasks``)
         and start the engine. Every bad setting fails here, before a port is bound."""
-        from referee.service.tasks_loading import load_task_files
+        from referee.service.tasks_loading import LiveTasks
 
         tokens = Tokens.load(config.tokens_file) if config.tokens_file is not None else None
-        loaded = list(tasks) if tasks is not None else load_task_files(config.tasks)
+        # The --tasks files are re-read when they change, except under --ray: its actors hold
+        # the tasks they were started with.
+        live: LiveTasks | None = None
+        if tasks is None:
+            live = LiveTasks(config.tasks)
+            tasks = list(live.current().values())
+        loaded = list(tasks)
         metrics_ref: list[ServiceMetrics] = []
         remote = None
         if config.ray is not None:
@@ -54,7 +60,7 @@ class Service:
                 deadline_cap_s=config.deadline_cap_s,
             )
         engine = ServiceEngine(
-            loaded,
+            live if live is not None and config.ray is None else loaded,
             workers=config.workers,
             deadline_cap_s=config.deadline_cap_s,
             backend=config.backend,

@@ -11,7 +11,9 @@ task **id**, never the task's hidden tests; the adapter finds the task in a task
 :func:`resolve_task` reads the id from the first of ``task_id``, ``extra_info.task_id``,
 ``reward_spec.ground_truth`` (SkyRL), ``reward_model.ground_truth`` (veRL) or ``ground_truth``
 (rLLM); a row may instead carry the whole task as ``task`` (a task's JSON object). A task that is
-not found is a :class:`~referee.errors.ConfigError` naming the file, never a reward of 0.
+not found is a :class:`~referee.errors.ConfigError` naming the file, never a reward of 0. The
+file is re-read when it changes on disk (:mod:`referee.tasks.watched`: a stat per lookup), so a
+long-lived worker sees tasks written to it after it started.
 
 One :class:`~referee.envs.runtime.CodeRuntime` per process (:func:`shared_runtime`) holds the
 sandbox and verifiers; it is made on first use (so a forked worker makes its own rather than
@@ -41,7 +43,8 @@ from referee.envs.base import Environment, EpisodeLimits
 from referee.envs.runtime import CodeRuntime
 from referee.errors import ConfigError, VerifierError
 from referee.tasks.kinds import TaskKind
-from referee.tasks.model import Task, read_tasks
+from referee.tasks.model import Task
+from referee.tasks.watched import task_index
 from referee.verify.verdict import Verdict
 
 __all__ = [
@@ -72,7 +75,6 @@ TaskSource = str | os.PathLike[str] | Sequence[Task] | Mapping[str, Task] | None
 
 T = TypeVar("T")
 _lock = threading.Lock()
-_indexes: dict[str, dict[str, Task]] = {}
 
 
 def task_id_of(row: Mapping[str, Any]) -> str:
@@ -128,15 +130,6 @@ def label_task_id(label: Any) -> str:
     return tid
 
 
-def _index(path: str) -> dict[str, Task]:
-    with _lock:
-        index = _indexes.get(path)
-        if index is None:
-            index = {t.id: t for t in read_tasks(path)}
-            _indexes[path] = index
-        return index
-
-
 def _by_id(tasks: TaskSource) -> tuple[Mapping[str, Task], str]:
     if isinstance(tasks, Mapping):
         return tasks, "the given tasks"
@@ -148,7 +141,7 @@ def _by_id(tasks: TaskSource) -> tuple[Mapping[str, Task], str]:
             f"no task file: pass tasks=PATH to the adapter or set {TASKS_ENV}=PATH (the task "
             "file the rows were exported from)"
         )
-    return _index(os.fspath(path)), os.fspath(path)
+    return task_index(path), os.fspath(path)
 
 
 def resolve_task(row: Mapping[str, Any], tasks: TaskSource = None) -> Task:

@@ -20,8 +20,8 @@ info. Options go in as ``+reward.custom_reward_function.reward_kwargs.NAME=VALUE
 Where the task comes from, in order: ``extra_info.referee_task`` (the task's JSON), a
 ``ground_truth`` that is a task's JSON, else the task id (``extra_info.task_id`` or
 ``ground_truth``) looked up in the task file named by ``tasks=``, by ``extra_info.referee_tasks``
-or by ``REFEREE_TASKS``. A row whose task cannot be found raises :class:`TaskNotFound`, naming
-the fix: never a 0.
+or by ``REFEREE_TASKS`` (re-read when it changes on disk: :mod:`referee.tasks.watched`). A row
+whose task cannot be found raises :class:`TaskNotFound`, naming the fix: never a 0.
 
 Held-out tasks. veRL does not tell a reward function whether it is training or validating, so
 the row says: ``extra_info.split`` is ``heldout`` in evaluation files (``referee tasks export
@@ -67,8 +67,9 @@ from pydantic import ValidationError
 from referee.envs.answers import answer_for
 from referee.errors import ConfigError, TaskError, VerifierError
 from referee.sandbox.deadline import DeadlineExceeded, deadline, deadline_passed
-from referee.tasks.model import Task, read_tasks
+from referee.tasks.model import Task
 from referee.tasks.trainer_rows import TASK_KEY, TASKS_KEY
+from referee.tasks.watched import task_index
 from referee.verify.dispatch import VerifierSet
 from referee.verify.verdict import Verdict
 
@@ -99,7 +100,6 @@ _DEADLINE_ERROR = "the deadline of {s:g} s passed; the work was killed"
 _lock = threading.Lock()
 _verifiers: VerifierSet | None = None
 _own_verifiers = False
-_files: dict[str, dict[str, Task]] = {}
 _slot_sem: tuple[int, threading.BoundedSemaphore] | None = None
 
 
@@ -155,14 +155,9 @@ def _task_from_json(text: str) -> Task:
     return task
 
 
-def _file_tasks(source: str) -> dict[str, Task]:
-    with _lock:
-        cached = _files.get(source)
-    if cached is None:
-        cached = {t.id: t for t in read_tasks(source)}  # TaskError naming the file
-        with _lock:
-            _files[source] = cached
-    return cached
+def _file_tasks(source: str) -> Mapping[str, Task]:
+    # Re-read when the file changes on disk; a TaskError naming the file otherwise.
+    return task_index(source)
 
 
 def _as_json(value: Any) -> str | None:
