@@ -8,7 +8,7 @@ import sys
 import pytest
 import typer.main
 
-from referee.cli import _app_for, app, main
+from referee.cli import app, app_for, main
 
 
 def _run(
@@ -47,11 +47,11 @@ def test_main_reads_as_the_whole_app(
 
 
 def test_one_command_is_built_when_the_command_line_names_one() -> None:
-    assert set(typer.main.get_group(_app_for(["verify", "--json"])).commands) == {"verify"}
-    assert set(typer.main.get_group(_app_for(["exec", "x"])).commands) == {"exec"}
-    assert set(typer.main.get_group(_app_for(["tasks", "list"])).commands) == {"tasks"}
+    assert set(typer.main.get_group(app_for(["verify", "--json"])).commands) == {"verify"}
+    assert set(typer.main.get_group(app_for(["exec", "x"])).commands) == {"exec"}
+    assert set(typer.main.get_group(app_for(["tasks", "list"])).commands) == {"tasks"}
     for argv in (["--help"], ["verfy"], [], ["--version"]):
-        assert _app_for(argv) is app
+        assert app_for(argv) is app
     assert len(app.registered_commands) > 10  # the app itself is untouched
 
 

@@ -7,7 +7,7 @@ trainer's format is one function and one entry here; the CLI, the split rule and
 are shared (:func:`export_tasks`).
 
 Held-out tasks leave only with ``split="heldout"`` (an evaluation file), never in a training
-file; canary tasks never (:func:`referee.track.export.select_tasks`).
+file; canary tasks never (:func:`referee.tasks.selection.select_split`).
 
 **veRL** (:func:`verl_row`): the columns veRL's ``RLHFDataset`` reads: ``data_source``
 (``referee/<domain>``), ``prompt`` (the task's chat messages), ``ability``, ``reward_model:
@@ -41,6 +41,8 @@ from typing import Any
 from referee.errors import ConfigError
 from referee.storage import is_local, local_path
 from referee.tasks.model import Task
+from referee.tasks.rows_file import write_dataset
+from referee.tasks.selection import select_split
 
 __all__ = ["ROW_FORMATS", "TaskExport", "export_tasks", "row_function", "verl_row"]
 
@@ -143,9 +145,7 @@ def export_tasks(
     """Rows of ``fmt`` for the tasks of ``split`` (held-out ones only with ``split="heldout"``;
     canaries never), written whole to ``out`` (``.parquet`` or ``.jsonl``; a URL works).
     ``options`` go to the format's row function (``agent_name=`` for veRL)."""
-    from referee.track.export import select_tasks, write_dataset
-
     make = row_function(fmt)
-    chosen = select_tasks(tasks, split)
+    chosen = select_split(tasks, split)
     rows = [make(t, i, source=source, **options) for i, t in enumerate(chosen.tasks)]
     return TaskExport(write_dataset(rows, out), chosen.left_out)

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from referee.errors import ConfigError
+from referee.tasks.canary_mark import GENERATOR, is_canary
 from referee.tasks.model import Message, Provenance, Task
 from referee.tasks.procedural import generate
 from referee.track.metrics import visible_test_names
@@ -41,14 +42,7 @@ from referee.verify import harness as H
 
 __all__ = ["GENERATOR", "canary_ids", "is_canary", "make_canaries", "mix_canaries"]
 
-#: The provenance generator of every canary.
-GENERATOR = "referee.track.canary"
 VERSION = "1"
-
-
-def is_canary(task: Task) -> bool:
-    """Whether ``task`` is a canary (by its hidden mark or its provenance)."""
-    return bool(task.hidden.get("canary")) or task.provenance.generator == GENERATOR
 
 
 def canary_ids(tasks: Sequence[Task]) -> frozenset[str]:

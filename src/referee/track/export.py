@@ -33,18 +33,20 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from referee.errors import ConfigError, NotFoundError, StoreError
+from referee.errors import ConfigError, NotFoundError
 from referee.optional import require_extra
 from referee.rollout.trajectory import Trajectory
 from referee.storage import atomic_writer
+from referee.tasks.canary_mark import is_canary
 from referee.tasks.model import Task
+from referee.tasks.rows_file import write_dataset
+from referee.tasks.selection import TaskSelection, check_split_name, select_split
 from referee.track.layout import RunLayout
 from referee.track.store import TrackStore
 
@@ -179,7 +181,7 @@ def sft_rows(
     bad_tasks, bad_verifiers = store.quarantined("task"), store.quarantined("verifier")
     # Held-out by the task's own record too, in case a trajectory was logged without its split;
     # canaries are impossible: a success on one is a hack, never a demonstration.
-    bad_tasks |= {t.id for t in store.tasks() if t.split == "heldout" or _is_canary(t)}
+    bad_tasks |= {t.id for t in store.tasks() if t.split == "heldout" or is_canary(t)}
     prompts: dict[str, list[Row]] = {}
     rows = []
     for t in store.iter_trajectories(run_id=run_id, split="train"):
@@ -326,16 +328,6 @@ def _no_tasks(store: TrackStore) -> str:
     )
 
 
-@dataclass(frozen=True)
-class TaskSelection:
-    """The tasks an RL export takes, and how many it left out by reason: the other split
-    (``heldout`` or ``train``), ``quarantined``, ``canary``. A task counts once, under the
-    first reason in that order."""
-
-    tasks: list[Task]
-    left_out: dict[str, int] = field(default_factory=dict)
-
-
 def select_tasks(
     source: TaskSource, split: str = "train", run_id: str | None = None
 ) -> TaskSelection:
@@ -345,78 +337,23 @@ def select_tasks(
     >>> select_tasks(store).left_out                                  # doctest: +SKIP
     {'heldout': 40, 'quarantined': 1, 'canary': 2}
     """
-    if split not in ("train", "heldout"):
-        raise ConfigError(f"split must be 'train' or 'heldout' (for evaluation), got {split!r}")
-    quarantined: set[str] = set()
-    if isinstance(source, TrackStore):
-        from referee.track.audit import quarantined_task_ids
+    check_split_name(split)
+    if not isinstance(source, TrackStore):
+        return select_split(source, split)
+    from referee.track.audit import quarantined_task_ids
 
-        _known_run(source, run_id)
-        tasks = source.tasks(run_id=run_id)
-        if not tasks and not source.tasks():
-            raise NotFoundError(_no_tasks(source))
-        quarantined = quarantined_task_ids(source)
-    else:
-        tasks = list(source)
-    kept: list[Task] = []
-    left_out: Counter[str] = Counter()
-    for t in tasks:
-        if t.split != split:
-            left_out[t.split] += 1
-        elif t.id in quarantined:
-            left_out["quarantined"] += 1
-        elif _is_canary(t):
-            left_out["canary"] += 1
-        else:
-            kept.append(t)
-    order = ("train" if split == "heldout" else "heldout", "quarantined", "canary")
-    return TaskSelection(kept, {why: left_out[why] for why in order if left_out[why]})
+    _known_run(source, run_id)
+    tasks = source.tasks(run_id=run_id)
+    if not tasks and not source.tasks():
+        raise NotFoundError(_no_tasks(source))
+    return select_split(tasks, split, quarantined_task_ids(source))
 
 
 def _tasks(source: TaskSource, split: str, run_id: str | None) -> list[Task]:
     return select_tasks(source, split, run_id).tasks
 
 
-def _is_canary(task: Task) -> bool:
-    from referee.track.canary import is_canary  # the canary module loads the task generators
-
-    return is_canary(task)
-
-
 # --- writing ----------------------------------------------------------------------------------
-
-
-def write_dataset(rows: Sequence[Row], path: str | os.PathLike[str]) -> int:
-    """Write rows as Parquet (``.parquet``) or JSON lines (``.jsonl``, ``.json``).
-
-    Both load with ``datasets.Dataset.from_parquet`` / ``from_json``. Returns the row count.
-
-    >>> write_dataset([{"prompt": [{"role": "user", "content": "hi"}], "task_id": "t"}],
-    ...               "rows.jsonl")                                       # doctest: +SKIP
-    1
-    """
-    suffix = Path(path).suffix.lower()
-    if suffix == ".parquet":
-        require_extra("parquet", needed_for="writing Parquet")
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        try:
-            table = pa.Table.from_pylist(list(rows))
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
-            raise StoreError(
-                f"cannot write {path}: the rows' columns mix types ({e}); write a .jsonl file "
-                "instead, or make the column's values one type"
-            ) from e
-        with _atomic(path, "wb") as f:
-            pq.write_table(table, f)
-    elif suffix in (".jsonl", ".json"):
-        with _atomic(path, "w") as f:
-            for row in rows:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-    else:
-        raise ConfigError(f"cannot tell the format of {path}: name it *.parquet or *.jsonl")
-    return len(rows)
 
 
 @dataclass(frozen=True)

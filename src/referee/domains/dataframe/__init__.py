@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from referee.domains.dataframe.names import FAMILY_NAMES
 from referee.domains.registry import FamilyGenerator, lazy, register_corpus, register_family
 from referee.envs.registry import register_env
 from referee.optional import require_extra
@@ -36,15 +37,6 @@ __all__ = ["FAMILY_NAMES", "register"]
 
 #: pandas and numpy, on the host and in the sandbox: ``pip install 'referee[dataframe]'``.
 _NEEDS: dict[str, Any] = {"extra": "dataframe", "needed_for": "the dataframe domain"}
-
-#: The families this domain registers, with what each makes.
-FAMILY_NAMES = {
-    "df-clean": "clean a raw table: dedupe, normalise text, cast, fill missing values",
-    "df-join-aggregate": "join two tables, filter, group and aggregate",
-    "df-pivot": "reshape: long to wide with every category, or wide to long",
-    "df-window": "per-group running totals, ranks and rolling means",
-    "df-dates": "calendar buckets (months, weeks) with empty periods filled",
-}
 
 
 def _family(name: str) -> FamilyGenerator:

@@ -26,9 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.domains.dataframe import FAMILY_NAMES
 from referee.domains.dataframe import datagen as G
 from referee.domains.dataframe.build import Draft, build_tasks
+from referee.domains.dataframe.names import FAMILY_NAMES
 from referee.tasks.model import Task
 
 __all__ = ["FAMILIES", "Plan", "draft_for", "generate", "plan_for"]

@@ -16,8 +16,7 @@ import random
 
 from referee.tasks.model import Task
 
-from .families import Draft, base_files
-from .families import generate as _generate
+from .draft import Draft, base_files, make_tasks
 from .service import SERVER_SOURCE, expected_answer
 
 __all__ = ["FAMILY", "build", "generate"]
@@ -136,4 +135,4 @@ def build(rng: random.Random, difficulty: float) -> Draft:
 
 def generate(count: int, difficulty: float | None, seed: int) -> list[Task]:
     """``count`` tasks of this family (see :func:`.families.generate`)."""
-    return _generate(FAMILY, count=count, difficulty=difficulty, seed=seed)
+    return make_tasks(FAMILY, build, count=count, difficulty=difficulty, seed=seed)

@@ -44,7 +44,7 @@ def row_task(row: Row, split: str = "train") -> Task:
             raise row.error("manifest", f"{key!r} must be a list of strings")
     if not check.strip():
         raise row.error("check", "is empty; a check script must decide the task")
-    from .families import intro
+    from .draft import intro
 
     return Task.create(
         name=f"shell-rows/{task_id}",

@@ -381,7 +381,7 @@ def _validate(cfg: ExperimentConfig) -> None:
     if t.task_file and not is_url(t.task_file):  # a URL is checked by reading it, below
         _local("task_file", t.task_file, "give a JSONL file of function tasks")
     if t.task_file:  # a pool that cannot train is refused before any work
-        from referee.experiments.listops.tasks import read_task_file
+        from referee.experiments.listops.task_file import read_task_file
 
         read_task_file(t.task_file)
     _whole("tasks", t.count, 1, "the number of list-ops tasks to generate")
