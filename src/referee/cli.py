@@ -141,6 +141,27 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"referee {version('referee')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        help="Print referee's version and exit.",
+        callback=_print_version,
+        is_eager=True,
+    ),
+) -> None:
+    pass
+
+
 # Task files and exports may be local paths or fsspec URLs (README, "Object storage").
 _TASKS_HELP = "Task JSONL file: a path, or a URL such as s3://bucket/tasks.jsonl."
 _OUT_TASKS_HELP = "The task JSONL file to write: a path, or a URL such as s3://bucket/t.jsonl."
