@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The unnumbered note "How the fast path got here" travels with the section before it (§4's
 #: neighbour in the file, but about speed): NOTES names where it goes.
 TOPICS: tuple[tuple[str, str, tuple[int, ...]], ...] = (
-    ("speed", "Sandbox and verification speed", (1, 2, 7, 22, 23, 24)),
+    ("speed", "Sandbox, verification and environment speed", (1, 2, 7)),
+    ("limit", "Verification at the physical limit", (22, 23, 24)),
     ("verifiers", "Verifiers: wrong answers, red team, languages", (3, 4, 13)),
     ("synthesis", "Task synthesis and refactoring tasks", (5, 14)),
     ("training", "Training: GRPO against imitation, real models", (6, 10, 25)),
@@ -76,8 +77,10 @@ def results_pages(text: str) -> dict[str, str]:
             name = MORE[0]
             titles[name] = MORE[1]
         pages.setdefault(name, []).append(s)
-    out = {f"results/{MORE[0]}.md": f"# {MORE[1]}\n\nNone: every section of `bench/RESULTS.md` "
-           "has a topic (`TOPICS` in `scripts/mkdocs_hooks.py`).\n"}
+    out = {
+        f"results/{MORE[0]}.md": f"# {MORE[1]}\n\nNone: every section of `bench/RESULTS.md` "
+        "has a topic (`TOPICS` in `scripts/mkdocs_hooks.py`).\n"
+    }
     intro = preamble.split("\n", 1)[1].strip() if preamble.startswith("# ") else preamble
     rows = []
     for name, secs in pages.items():
@@ -172,7 +175,8 @@ def _command(path: list[str], cmd: Any) -> list[str]:
             name = f"`{p.human_readable_name}`"
         else:
             name = ", ".join(f"`{o}`" for o in [*p.opts, *p.secondary_opts])
-        default = "" if p.default in (None, (), False) or callable(p.default) else f"`{p.default}`"
+        default = p.default
+        default = "" if default in (None, (), False, "") or callable(default) else f"`{default}`"
         rows.append(f"| {name} | {_cell(_plain(getattr(p, 'help', None) or ''))} | {default} |")
     if rows:
         lines += ["| argument or option | meaning | default |", "|---|---|---|", *rows, ""]
@@ -218,7 +222,7 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
         source_dir = "bench"  # RESULTS.md's own links are relative to bench/
 
     def fix(m: re.Match[str]) -> str:
-        bang, text, target, anchor = m.group(1), m.group(2), m.group(3), m.group(4) or ""
+        bang, text, target = m.group(1), m.group(2), m.group(3)
         if "://" in target or target.startswith(("mailto:", "/")):
             return m.group(0)
         if files.get_file_from_path(posixpath.normpath(posixpath.join(here, target))):
