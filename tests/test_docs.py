@@ -4,7 +4,8 @@ Every ``referee ...`` command in them names a real command and options it has; o
 tell a trainer's user what to run (``docs/wire-protocols.md``, ``docs/trainer-usage.md``,
 ``docs/trainer-adapters.md``) each command also parses whole, as typed, and ``referee serve``
 starts as written. The options they name for the server exist, the native routes are all listed,
-and every page is reachable by links from the README.
+and every page is reachable by links from the README and named in the site's navigation
+(mkdocs.yml). Their code blocks run in tests/test_readme.py, as the README's do.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from tests.test_readme import UsageError, parse, variants
 ROOT = Path(referee.__file__).parents[2]
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.glob("**/*.md"))
+#: Pages the site makes at build time (scripts/mkdocs_hooks.py): the README's links name them.
+GENERATED = {"cli.md", "changelog.md", "index.md"}
 TRAINER_PAGES = [DOCS / n for n in ("wire-protocols.md", "trainer-usage.md", "trainer-adapters.md")]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
 #: An inline code span: a run of backticks, closed by a run of the same length (CommonMark).
@@ -58,7 +61,7 @@ def commands(page: Path) -> list[str]:
     lines = [line.strip() for _, body in FENCE.findall(text) for line in body.splitlines()]
     found = [re.sub(r"\s+#\s.*$", "", s).strip() for s in spans + lines]
     # A command a code block's comment names (`# rows from referee tasks export ...`).
-    notes = [m for line in lines for m in re.findall(r"\s#\s.*?(referee [a-z][^;,)]*)", line)]
+    notes = [m for line in lines for m in re.findall(r"\s#\s.*?(referee [a-z][^;,)`]*)", line)]
     found += [n.strip() for n in notes]
     # `--a/--b/--c` on one line: each of them.
     return [s.replace("/--", "|--") for s in found if COMMAND.match(s)]
@@ -169,6 +172,18 @@ def test_every_page_is_reachable_from_the_readme() -> None:
             todo.append(linked)
     unreachable = sorted(p.relative_to(ROOT).as_posix() for p in PAGES if p.resolve() not in seen)
     assert not unreachable, f"no link leads from the README to {unreachable}"
+
+
+def test_every_page_is_in_the_sites_navigation() -> None:
+    nav = set(
+        re.findall(
+            r"^\s*-\s+(?:[^:\n]+:\s+)?([\w/.-]+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(), re.M
+        )
+    )
+    pages = {p.relative_to(DOCS).as_posix() for p in PAGES}
+    assert not pages - nav, f"pages not in mkdocs.yml's nav: {sorted(pages - nav)}"
+    made = {n for n in nav - pages if not n.startswith("results/")}
+    assert made <= GENERATED, f"mkdocs.yml's nav names pages that do not exist: {made - GENERATED}"
 
 
 @pytest.mark.parametrize("name", ["trainer-usage.md", "trainer-adapters.md"])

@@ -23,6 +23,8 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 OPTIONAL: dict[str, list[str]] = PROJECT["optional-dependencies"]
 #: Extras that only gather others.
 AGGREGATES = {"domains", "all", "dev"}
+#: Extras of tools for working on referee, not for running it: `all` leaves them out.
+TOOLING = {"docs"}
 
 
 def _expand(extra: str) -> list[Requirement]:
@@ -78,11 +80,12 @@ def test_no_core_requirement_belongs_to_an_extra():
 
 
 def test_all_gathers_every_extra_and_dev_gathers_all():
-    assert set(OPTIONAL) - AGGREGATES == set(EXTRAS)
+    assert set(OPTIONAL) - AGGREGATES - TOOLING == set(EXTRAS)
     gathered = {canonicalize_name(r.name) for r in _expand("all")}
     for extra in EXTRAS:
         assert {canonicalize_name(r.name) for r in _expand(extra)} <= gathered, extra
     assert "referee[all]" in OPTIONAL["dev"]
+    assert all(f"referee[{t}]" in OPTIONAL["dev"] for t in TOOLING)
 
 
 def test_each_extra_brings_the_modules_require_extra_checks():

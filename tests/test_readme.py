@@ -1,9 +1,14 @@
-"""The README as a newcomer reads it: every Python snippet runs, every command line parses.
+"""The README and the documentation pages as a newcomer reads them: every Python snippet runs,
+every command line parses, the quick ones run.
 
-Each ```python block runs on its own in a fresh interpreter, in an empty folder. Each command
-line of the other blocks (``referee ...`` or ``.venv/bin/referee ...``) must name a subcommand
-that exists and options it accepts (parsed by the CLI itself, not run); ``[...]`` optional parts
-are included and ``a|b`` alternatives tried one by one. The cheap ones then really run.
+The pages are README.md and every page under docs/ (the site's sources; tests/test_site.py
+builds the site). Each ```python block runs on its own in a fresh interpreter, in an empty
+folder, unless an HTML comment right above it says why it cannot here (``<!-- not run: needs
+veRL -->``: the test reports it skipped, with the reason). Each command line of the shell blocks
+(```, ```sh, ```bash; ``referee ...`` or ``.venv/bin/referee ...``) must name a subcommand that
+exists and options it accepts (parsed by the CLI itself, not run); ``[...]`` optional parts are
+included and ``a|b`` alternatives tried one by one. The cheap ones then really run, page by
+page, in order, in one folder per page.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import re
 import shlex
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -24,22 +30,51 @@ import referee
 from referee.cli import app
 
 SRC = Path(referee.__file__).parents[1]
-README = SRC.parent / "README.md"
+ROOT = SRC.parent
+README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("**/*.md"))]
 # Typer's own copy of click's usage error (typer does not export it under that name).
 UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
-FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
+FENCE = re.compile(
+    r"^(?: *<!-- not run: (?P<why>[^>]*?) -->\n)?(?P<indent> *)```(\w*)\n(.*?)^(?P=indent)```$",
+    re.M | re.S,
+)
+SHELL = ("", "sh", "bash")
 
 
-def blocks(lang: str) -> list[str]:
-    return [body for kind, body in FENCE.findall(README.read_text()) if kind == lang]
+def _name(page: Path) -> str:
+    return page.relative_to(ROOT).as_posix()
 
 
-def command_lines(*, setup: bool = False) -> list[str]:
-    """The README's referee command lines, continuation lines joined, comments dropped; with
+def fenced(page: Path = README) -> list[tuple[str, str, str]]:
+    """The page's code blocks (those indented in a list too): (language, body, why it is not run
+    or "")."""
+    return [
+        (lang, textwrap.dedent(body), why or "")
+        for why, _, lang, body in FENCE.findall(page.read_text())
+    ]
+
+
+def blocks(lang: str, page: Path = README) -> list[str]:
+    langs = SHELL if lang == "" else (lang,)
+    return [body for kind, body, _ in fenced(page) if kind in langs]
+
+
+def snippets() -> list[tuple[str, int, str, str]]:
+    """Every page's Python blocks: (page, number on the page, source, why not run or "")."""
+    out = []
+    for page in PAGES:
+        python = [(body, why) for kind, body, why in fenced(page) if kind == "python"]
+        out += [(_name(page), i + 1, body, why) for i, (body, why) in enumerate(python)]
+    return out
+
+
+def command_lines(page: Path = README, *, setup: bool = False) -> list[str]:
+    """The page's referee command lines, continuation lines joined, comments dropped; with
     ``setup``, the shell lines that make their input files (``echo ... > FILE``) too, in order."""
     lines: list[str] = []
     starts = ("referee ", ".venv/bin/referee ", *(("echo ",) if setup else ()))
-    for body in blocks(""):
+    for body in blocks("", page):
         for raw in body.splitlines():
             line = re.sub(r"\s+#\s.*$", "", raw).rstrip()
             if raw[:1].isspace() and lines and line.strip().startswith("["):
@@ -50,6 +85,10 @@ def command_lines(*, setup: bool = False) -> list[str]:
         lines[lines.index(line)], *rest = line.split(" && ")
         lines += rest
     return lines
+
+
+def all_command_lines() -> list[tuple[str, str]]:
+    return [(_name(p), line) for p in PAGES for line in command_lines(p)]
 
 
 def variants(line: str) -> list[list[str]]:
@@ -74,6 +113,11 @@ def parse(args: list[str]) -> None:
     ctx = None
     words = list(args)
     while hasattr(cmd, "get_command"):  # a group: the next word names its subcommand
+        if words and words[0].startswith("-"):  # the group's own option (`referee --version`)
+            opts = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+            if words[0] not in opts:
+                raise UsageError(f"no option {words[0]!r} (in {' '.join(args)!r})")
+            return  # eager: it acts and exits before any subcommand
         ctx = cmd.make_context(cmd.name or "referee", [], parent=ctx, resilient_parsing=True)
         name = words.pop(0) if words else ""
         sub = cmd.get_command(ctx, name)
@@ -83,8 +127,10 @@ def parse(args: list[str]) -> None:
     cmd.make_context(cmd.name, words, parent=ctx)  # options and arguments: UsageError if wrong
 
 
-def test_the_readme_has_snippets_and_command_lines() -> None:
-    assert len(blocks("python")) >= 4 and len(command_lines()) >= 20
+def test_the_pages_have_snippets_and_command_lines() -> None:
+    # The README is a front page now (issue 31): a tour; the manual it was moved to docs/.
+    assert len(blocks("python")) >= 1 and len(command_lines()) >= 10
+    assert len(snippets()) >= 20 and len(all_command_lines()) >= 110
 
 
 @pytest.mark.parametrize(
@@ -96,13 +142,13 @@ def test_a_wrong_command_line_is_caught(line: str) -> None:
             parse(args)
 
 
-@pytest.mark.parametrize("line", command_lines())
-def test_every_command_line_names_a_real_command_and_options(line: str) -> None:
+@pytest.mark.parametrize(("page", "line"), all_command_lines())
+def test_every_command_line_names_a_real_command_and_options(page: str, line: str) -> None:
     for args in variants(line):
         try:
             parse(args)
         except UsageError as e:
-            pytest.fail(f"README: `{line}` does not parse ({' '.join(args)}): {e.format_message()}")
+            pytest.fail(f"{page}: `{line}` does not parse ({' '.join(args)}): {e.format_message()}")
 
 
 def run(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -112,18 +158,23 @@ def run(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProc
     )
 
 
-@pytest.mark.parametrize("number", range(len(blocks("python"))))
-def test_every_python_snippet_runs_on_its_own(number: int, tmp_path: Path) -> None:
-    source = blocks("python")[number]
+@pytest.mark.parametrize(
+    ("page", "number", "source", "why"), snippets(), ids=[f"{p}-{n}" for p, n, _, _ in snippets()]
+)
+def test_every_python_snippet_runs_on_its_own(
+    page: str, number: int, source: str, why: str, tmp_path: Path
+) -> None:
+    if why:
+        pytest.skip(f"{page} snippet {number} is not run here: {why}")
     p = run(sys.executable, "-c", source, cwd=tmp_path)
-    assert p.returncode == 0, f"README snippet {number + 1} fails:\n{source}\n{p.stderr[-3000:]}"
+    assert p.returncode == 0, f"{page} snippet {number} fails:\n{source}\n{p.stderr[-3000:]}"
     assert "Traceback" not in p.stderr
 
 
 def test_the_parts_snippet_records_a_run_the_dashboard_and_audit_can_see(tmp_path: Path) -> None:
     # issue 20 (10): the snippet never started a run, so its trajectories had run_id null and
     # `referee ui` / `referee audit --fill` showed nothing.
-    (source,) = [b for b in blocks("python") if "RolloutRunner" in b and "Tracker" not in b]
+    (source,) = [s for p, _, s, _ in snippets() if p == "docs/concepts/rollout.md"]
     p = run(sys.executable, "-c", source, cwd=tmp_path)
     assert p.returncode == 0, p.stderr[-3000:]
     from referee.track.store import TrackStore
@@ -134,10 +185,14 @@ def test_the_parts_snippet_records_a_run_the_dashboard_and_audit_can_see(tmp_pat
 
 
 # The command lines that are quick and need nothing from outside: they really run, in order,
-# in one folder (later ones read what earlier ones wrote), each must exit 0.
+# in one folder per page (later ones read what earlier ones wrote), each must exit 0.
 CHEAP = (
+    "--version",
     "exec ",
     "doctor",
+    "domains list",
+    "tasks families",
+    "tasks sources",
     "tasks generate",
     "tasks list",
     "tasks show",
@@ -148,23 +203,44 @@ CHEAP = (
 
 # Their files made small and local: one generated task file stands for every task file named
 # (HumanEval's import and synthesis are not cheap). Every other file a line reads, an earlier
-# line of the README makes (`echo ... > solution.py`, `referee tasks gold ... > samples.jsonl`).
+# line of the page makes (`echo ... > solution.py`, `referee tasks gold ... > samples.jsonl`).
 SMALL = {
     "--count 1000": "--count 5",
+    "--count 600": "--count 5",
     "toolz.jsonl": "train.jsonl",
     "he.jsonl": "train.jsonl",
 }
 
 
-def test_the_cheap_command_lines_run(tmp_path: Path) -> None:
-    ran = []
-    for line in command_lines(setup=True):
+def cheap_lines(page: Path) -> list[str]:
+    """The page's cheap command lines, with the ``echo`` lines that make their files (a line
+    that names a cluster, ``--ray HOST:PORT``, is only parsed: there is none here)."""
+    out = []
+    for line in command_lines(page, setup=True):
+        if "HOST:PORT" in line:
+            continue
+        if line.startswith("echo ") or line.split(" ", 1)[1].startswith(CHEAP):
+            out.append(line)
+    return out
+
+
+CHEAP_PAGES = [p for p in PAGES if any(not c.startswith("echo ") for c in cheap_lines(p))]
+
+
+@pytest.mark.parametrize("page", CHEAP_PAGES, ids=[_name(p) for p in CHEAP_PAGES])
+def test_the_cheap_command_lines_run(page: Path, tmp_path: Path) -> None:
+    # What `train.jsonl` (and the big files SMALL maps to it) stands for, and its references
+    # as samples, made first: a page may name them without making them.
+    made = run(sys.executable, "-m", "referee", "tasks", "generate", "list-pipeline",
+               "--count", "5", "--out", "train.jsonl", cwd=tmp_path)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    gold = run(sys.executable, "-m", "referee", "tasks", "gold", "train.jsonl", cwd=tmp_path)
+    (tmp_path / "samples.jsonl").write_text(gold.stdout)  # what `--samples samples.jsonl` reads
+    for line in cheap_lines(page):
         if line.startswith("echo "):  # a file a later line reads
             assert run("sh", "-c", line, cwd=tmp_path).returncode == 0, line
             continue
         words = line.split(" ", 1)[1]
-        if not words.startswith(CHEAP):
-            continue
         redirect = words.split(" > ", 1)[1].split()[0] if " > " in words else None
         for big, small in SMALL.items():
             words = words.replace(big, small)
@@ -175,20 +251,19 @@ def test_the_cheap_command_lines_run(tmp_path: Path) -> None:
                 args[args.index("TASK_ID")] = task_id(tmp_path)
             # exec: the whole line (the sandboxed command after `--` included)
             command = shlex.split(line)[1:] if words.startswith("exec") else args
-            p = run(sys.executable, "-m", "referee.cli", *command, cwd=tmp_path)
+            p = run(sys.executable, "-m", "referee", *command, cwd=tmp_path)
             if redirect is not None:
                 (tmp_path / redirect).write_text(p.stdout)
             assert p.returncode == 0, (
-                f"README: `{' '.join(command)}` exits {p.returncode}: {p.stderr}"
+                f"{_name(page)}: `{' '.join(command)}` exits {p.returncode}: {p.stderr}"
             )
             assert "Traceback" not in p.stderr
-            ran.append(command[:2])
-    assert (
-        ["doctor"] in [c[:1] for c in ran]
-        and ["tasks", "gold"] in ran
-        and ["verify", "--tasks"] in ran
-        and ["exec", "--python"] in ran
-    )
+
+
+def test_the_cheap_lines_cover_the_main_commands() -> None:
+    ran = {" ".join(shlex.split(c)[1:3]) for p in PAGES for c in cheap_lines(p)}
+    for needed in ("doctor", "tasks gold", "verify --tasks", "exec --python", "--version"):
+        assert any(r.startswith(needed) for r in ran), needed
 
 
 def task_id(folder: Path) -> str:

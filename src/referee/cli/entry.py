@@ -20,6 +20,27 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"referee {version('referee')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        help="Print referee's version and exit.",
+        callback=_print_version,
+        is_eager=True,
+    ),
+) -> None:
+    """The options of ``referee`` itself (before any command)."""
+
+
 def app_for(args: list[str]) -> typer.Typer:
     """The app to parse ``args`` with: ``app`` itself, or, when ``args`` start with the name of
     one of its commands or groups, a copy of it that registers only that one. Typer turns every
