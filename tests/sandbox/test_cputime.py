@@ -13,6 +13,7 @@ from referee.sandbox.cputime import (
     cpu_limits,
     judged_run,
     stall_outcome,
+    stretched,
     time_outcome,
 )
 
@@ -54,6 +55,17 @@ def test_a_starved_run_is_run_again_and_starved_twice_is_an_infra_error() -> Non
     runs = iter([starved, starved])
     with pytest.raises(MachineStarved):
         judged_run(lambda: next(runs), 1.0)
+    # The second run of a starved one gets a backstop four times longer, named to the code in
+    # the sandbox too.
+    seen_limits = []
+
+    def run() -> ExecResult:
+        seen_limits.append(stretched(cpu_limits(1.0), None))
+        return starved if len(seen_limits) == 1 else done
+
+    assert judged_run(run, 1.0) == (done, "ok")
+    assert [lim.timeout_s for lim, _ in seen_limits] == [4.0, 16.0]
+    assert seen_limits[1][1] == {"REFEREE_BACKSTOP_STRETCH": "4.0"}
     over = _result(exit_code=None, violations=["cpu-limit"], cpu_s=2.0)
     runs = iter([over])  # a time limit is a verdict: not run again
     assert judged_run(lambda: next(runs), 1.0) == (over, "time-limit")

@@ -20,7 +20,9 @@ backstop for programs that sleep or block. So do the verifiers here:
   before the kill). CPU time plus that wait under
   :data:`RUNNABLE_SHARE` (half) of the wall time: the program was idle or blocked most of the
   time (it waits, not the machine: a failure, "time limit exceeded (idle or blocked)"). Else
-  the machine starved it: the run is run once more, and if the backstop ends that one too with
+  the machine starved it: the run is run once more, with a backstop :data:`RETRY_STRETCH`
+  (4) times longer (an infinite loop on a busy machine then reaches its CPU limit and fails
+  on it, rather than being ended starved twice), and if the backstop ends that one too with
   the program starved, :func:`judged_run` raises :class:`MachineStarved`, a sandbox
   (infrastructure) error: the verdict is an ``infra_error``, never a reward of 0. Where the
   wait is unknown (no schedstat, no cgroup to find the processes), the CPU share alone
@@ -42,6 +44,7 @@ training host runs at, while a program that sleeps or waits on a pipe uses well 
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable, Iterable
 from typing import Literal
 
@@ -53,7 +56,9 @@ __all__ = [
     "BACKSTOP_FACTOR",
     "BACKSTOP_SLACK_S",
     "IDLE_SHARE",
+    "RETRY_STRETCH",
     "RUNNABLE_SHARE",
+    "STRETCH_ENV",
     "MachineStarved",
     "TimeOutcome",
     "backstop_s",
@@ -61,6 +66,7 @@ __all__ = [
     "judged_run",
     "stall_outcome",
     "stalls_outcome",
+    "stretched",
     "time_outcome",
 ]
 
@@ -73,6 +79,30 @@ BACKSTOP_SLACK_S = 1.0
 RUNNABLE_SHARE = 0.5
 #: The same, where the run delay is unknown: the share of the wall time spent on a CPU.
 IDLE_SHARE = 0.10
+
+#: A starved run is run again with its backstop (and its calls') this many times longer: the
+#: machine is busy, so an infinite loop needs longer to reach its CPU limit.
+RETRY_STRETCH = 4.0
+#: The environment variable that tells code in the sandbox (a harness's per-call backstop, the
+#: SQL runner's) how much its backstop is stretched.
+STRETCH_ENV = "REFEREE_BACKSTOP_STRETCH"
+_STRETCH: contextvars.ContextVar[float] = contextvars.ContextVar(
+    "referee_backstop_stretch", default=1.0
+)
+
+
+def stretched(limits: Limits, env: dict[str, str] | None) -> tuple[Limits, dict[str, str] | None]:
+    """``limits`` and ``env`` of a sandbox run started in this context: inside a retry of a
+    starved run, the wall clock stretched by :data:`RETRY_STRETCH`, and the stretch named in
+    the environment (:data:`STRETCH_ENV`) for the backstops inside the run."""
+    factor = _STRETCH.get()
+    if factor == 1.0:
+        return limits, env
+    return limits.with_(timeout_s=limits.timeout_s * factor), {
+        **(env or {}),
+        STRETCH_ENV: repr(factor),
+    }
+
 
 #: ``ok``: within the limit. ``time-limit``: more CPU than the limit. ``idle``: ended by the
 #: backstop with almost no CPU use (sleeping or blocked). ``starved``: ended by the backstop
@@ -156,7 +186,11 @@ def judged_run(
 
     r, outcome, retry = once()
     if retry:
-        r, outcome, _ = once()
+        token = _STRETCH.set(RETRY_STRETCH)
+        try:
+            r, outcome, _ = once()
+        finally:
+            _STRETCH.reset(token)
     if outcome == "starved":
         raise MachineStarved(
             f"the machine was too busy to judge a run: the wall-clock backstop ended it twice "
