@@ -39,10 +39,17 @@ from referee.envs.code_tools import (
 from referee.envs.tools import ToolCall, function_tool
 from referee.errors import ConfigError, UnsafePathError
 from referee.sandbox import Limits, Workspace
+from referee.sandbox.cputime import time_outcome
 from referee.verify.program.answer import with_language
 from referee.verify.program.build import CompileFailure, build_program
 from referee.verify.program.compare import compare
-from referee.verify.program.execute import case_limits, classify, memory_by_address_space, run_build
+from referee.verify.program.execute import (
+    case_cpu_limit,
+    case_limits,
+    classify,
+    memory_by_address_space,
+    run_build,
+)
 from referee.verify.program.spec import ProgramSpec, program_spec
 
 __all__ = [
@@ -187,7 +194,8 @@ class ProgramTools(CodeTools):
         for stdin in stdins:
             r = run_build(sandbox, built, stdin.encode(), limits, memory_mb=memory)
             spent += r.wall_s
-            runs.append((r, classify(r, time_limit)))
+            spent_cpu = time_outcome(r, case_cpu_limit(built, time_limit))
+            runs.append((r, classify(r, time_limit, spent_cpu)))
         return runs, spent
 
     def run_program(self, raw: str, stdin: str, timeout_s: float) -> ToolOutcome:

@@ -233,8 +233,10 @@ class Server:
             ready, _, _ = select.select([pidfd], [], [], req["timeout"])
         finally:
             os.close(pidfd)
+        wait = None
         if not ready:
             timed_out = True
+            wait = self.runqueue_wait()
             os.kill(pid, signal.SIGKILL)
         _, status, ru = os.wait4(pid, 0)
         wall = time.monotonic() - t0
@@ -250,11 +252,28 @@ class Server:
             "timed_out": timed_out,
             "strays": strays,
         }
+        if wait is not None:
+            resp["wait"] = wait
         if os.WIFSIGNALED(status):
             resp["signal"] = os.WTERMSIG(status)
         else:
             resp["exit_code"] = os.WEXITSTATUS(status)
         return resp
+
+    def runqueue_wait(self):
+        """Seconds the run's processes (all but us and init) spent runnable without a CPU
+        (schedstat); read when the wall clock ends a run, to tell starved from idle."""
+        total, known = 0, False
+        for p in os.listdir("/proc"):
+            if not p.isdigit() or int(p) in (1, self.pid):
+                continue
+            try:
+                with open("/proc/" + p + "/schedstat", "rb") as f:
+                    total += int(f.read().split()[1])
+                known = True
+            except (OSError, ValueError, IndexError):
+                pass
+        return total / 1e9 if known else None
 
     def kill_everything_else(self):
         """SIGKILL every process in the namespace but us and init; reap them all.

@@ -29,6 +29,7 @@ from referee.sandbox.process import (
     base_rlimits,
     make_preexec,
     open_join_fds,
+    runqueue_wait_s,
     spawn,
     stdin_fd,
 )
@@ -157,7 +158,10 @@ class BubblewrapRunner:
         reaper = Reaper(proc.pid)
         finished = collector.pump(t0 + limits.timeout_s, stop=reaper)
         timed_out = not finished
+        wait_s: float | None = None
         if timed_out:
+            # Before the kill: whether the tree was starved of CPU or waiting on its own.
+            wait_s = runqueue_wait_s(group.pids()) if group is not None else None
             self._kill(proc.pid, group)
         status, ru = reaper.wait()
         proc.returncode = 0  # reaped by hand above; keep Popen from waiting again
@@ -211,6 +215,7 @@ class BubblewrapRunner:
             stats=stats,
             strays=strays,
             rlimit_as=group is None,
+            wait_s=wait_s,
         )
         return to_result(raw, limits, isolation=self.isolation(), backend="bwrap")
 

@@ -27,6 +27,7 @@ from typing import Literal
 from referee.errors import ConfigError, SandboxError
 from referee.sandbox.bubblewrap import BubblewrapRunner
 from referee.sandbox.cgroups import Cgroups, detect_cgroups
+from referee.sandbox.cputime import stretched
 from referee.sandbox.deadline import clip_limits
 from referee.sandbox.forkserver import ForkServerPool
 from referee.sandbox.host import Scratch, UidPool
@@ -182,7 +183,8 @@ class Sandbox:
         Under :func:`referee.sandbox.deadline.deadline` the wall-clock limit is cut to the time
         left, so the deadline kills the run; under :func:`referee.sandbox.metering.metering`
         the run's cost is counted."""
-        limits = clip_limits(limits or self.limits)
+        limits, env = stretched(limits or self.limits, env)
+        limits = clip_limits(limits)
         runner = self._local if self._local is not None else self._runner
         return record_run(
             runner.run(argv, files=files, stdin=stdin, limits=limits, workspace=workspace, env=env)
@@ -206,7 +208,8 @@ class Sandbox:
         concurrent calls use different workers. A deadline in force cuts the wall-clock limit,
         as for :meth:`run`.
         """
-        limits = clip_limits(limits or self.limits)
+        limits, env = stretched(limits or self.limits, env)
+        limits = clip_limits(limits)
         run = self._local.run_python if self._local is not None else self.pool.run
         result = run(
             source,

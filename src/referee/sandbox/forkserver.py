@@ -430,6 +430,7 @@ class ForkWorker:
             cpu_s=group_cpu if group_cpu is not None else float(resp["utime"]) + resp["stime"],
             maxrss_bytes=int(resp["maxrss_kb"]) * 1024,
             strays=int(resp["strays"]),
+            wait_s=resp.get("wait"),
             rlimit_as=self.group is None,
             **common,
         )

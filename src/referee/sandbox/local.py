@@ -24,7 +24,13 @@ from pathlib import Path
 
 from referee.sandbox.limits import Limits
 from referee.sandbox.outcome import RawOutcome, to_result
-from referee.sandbox.process import OutputCollector, Reaper, base_rlimits, make_preexec
+from referee.sandbox.process import (
+    OutputCollector,
+    Reaper,
+    base_rlimits,
+    make_preexec,
+    runqueue_wait_s,
+)
 from referee.sandbox.result import ExecResult
 from referee.sandbox.workspace import Workspace
 
@@ -120,6 +126,7 @@ class LocalRunner:
             collector = OutputCollector(out_r, err_r, limits.stdout_bytes, limits.stderr_bytes)
             reaper = Reaper(proc.pid)
             done = collector.pump(t0 + limits.timeout_s, stop=reaper)
+            wait_s = None if done else runqueue_wait_s([proc.pid])
             if not done:
                 try:
                     os.killpg(proc.pid, signal.SIGKILL)
@@ -142,5 +149,6 @@ class LocalRunner:
             stdout_truncated=ot,
             stderr_truncated=et,
             rlimit_as=True,
+            wait_s=wait_s,
         )
         return to_result(raw, limits, isolation=self.isolation(), backend="local")

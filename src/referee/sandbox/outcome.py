@@ -34,6 +34,7 @@ class RawOutcome:
     strays: int = 0
     rlimit_as: bool = False
     extra_violations: tuple[str, ...] = ()
+    wait_s: float | None = None
 
 
 def to_result(raw: RawOutcome, limits: Limits, *, isolation: list[str], backend: str) -> ExecResult:
@@ -80,6 +81,7 @@ def to_result(raw: RawOutcome, limits: Limits, *, isolation: list[str], backend:
         wall_s=round(raw.wall_s, 6),
         cpu_s=round(raw.cpu_s, 6),
         peak_memory_mb=round(peak / (1 << 20), 3),
+        wait_s=None if raw.wait_s is None else round(raw.wait_s, 6),
         violations=violations,
         isolation=isolation,
         backend=backend,

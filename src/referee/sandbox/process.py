@@ -26,6 +26,7 @@ __all__ = [
     "RlimitSpec",
     "make_preexec",
     "open_join_fds",
+    "runqueue_wait_s",
     "spawn",
     "spawn_long_lived",
     "stdin_fd",
@@ -255,6 +256,20 @@ def base_rlimits(
     if as_bytes is not None:
         limits.append((resource.RLIMIT_AS, (as_bytes, as_bytes)))
     return limits
+
+
+def runqueue_wait_s(pids: Sequence[int], proc: str = "/proc") -> float | None:
+    """Seconds the processes ``pids`` have spent runnable but waiting for a CPU, summed (the
+    second field of ``/proc/<pid>/schedstat``); None where the kernel does not report it."""
+    total, known = 0, False
+    for pid in pids:
+        try:
+            with open(f"{proc}/{pid}/schedstat", "rb") as f:
+                total += int(f.read().split()[1])
+            known = True
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / 1e9 if known else None
 
 
 def stdin_fd(data: bytes | None) -> int:

@@ -33,9 +33,11 @@ class ExecResult(BaseModel):
     """What happened when a program ran in the sandbox.
 
     ``exit_code`` is ``None`` when the program was ended by a signal (``signal`` says which).
-    ``peak_memory_mb`` is the memory charged to the run's cgroup where one exists, otherwise the
-    peak resident set of its largest process. ``isolation`` lists the layers that were active, so
-    that a result produced on a machine with weaker isolation says so.
+    ``cpu_s`` is the CPU time of the whole process tree; ``wait_s`` (runs the wall clock ended
+    only) the time it was runnable but had no CPU. ``peak_memory_mb`` is the memory charged to
+    the run's cgroup where one exists, otherwise the peak resident set of its largest process.
+    ``isolation`` lists the layers that were active, so that a result produced on a machine with
+    weaker isolation says so.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -52,6 +54,10 @@ class ExecResult(BaseModel):
     wall_s: float = 0.0
     cpu_s: float = 0.0
     peak_memory_mb: float = 0.0
+    #: Seconds the run's processes spent runnable but waiting for a CPU (the kernel's
+    #: schedstat), read when the wall clock ended the run; None when it did not or is unknown.
+    #: Tells a starved run (the machine was busy) from an idle one (the program waited).
+    wait_s: float | None = None
     violations: list[str] = Field(default_factory=list)
     isolation: list[str] = Field(default_factory=list)
     backend: str = "bwrap"

@@ -22,6 +22,7 @@ as evidence. ``reward`` is the share of tests passed; ``passed`` requires all of
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 import random
 import secrets
@@ -32,7 +33,8 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from referee.errors import RefereeError, VerifierError
-from referee.sandbox import ExecResult, Limits, Sandbox
+from referee.sandbox import ExecResult, Sandbox
+from referee.sandbox.cputime import cpu_limits, judged_run, stalls_outcome
 from referee.verify import harness as H
 from referee.verify.guard import scan
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict, metered_verdict
@@ -122,8 +124,11 @@ class FunctionVerifier:
                 "FunctionVerifier needs a sandbox with its harness preloaded; "
                 "make one with referee.verify.function.harness_sandbox()"
             )
+        # Limits on CPU time, the wall clock a backstop (referee.sandbox.cputime): each call's
+        # (the harness's ITIMER_PROF) and the whole run's.
         self.call_timeout_s = call_timeout_s
-        self.limits = Limits(timeout_s=run_timeout_s, memory_mb=memory_mb)
+        self.run_timeout_s = run_timeout_s
+        self.limits = cpu_limits(run_timeout_s, memory_mb=memory_mb)
 
     # ---- public -------------------------------------------------------------------------
     def verify(self, task: Task, completion: str, *, seed: int | None = None) -> Verdict:
@@ -143,14 +148,23 @@ class FunctionVerifier:
         order = list(range(n))
         random.Random(seed if seed is not None else secrets.randbits(32)).shuffle(order)
         nonce = secrets.token_hex(8)
+        run = functools.partial(
+            self.sandbox.run_python,
+            _check_program(source, spec, order, nonce, self.call_timeout_s),
+            name="check.py",
+            limits=self.limits,
+        )
         try:
-            r = self.sandbox.run_python(
-                _check_program(source, spec, order, nonce, self.call_timeout_s),
-                name="check.py",
-                limits=self.limits,
+            r, spent = judged_run(
+                run,
+                self.run_timeout_s,
+                stalled=lambda r: stalls_outcome(H.stalls(H.frames(r.stdout, nonce))),
             )
         except RefereeError as e:
             return Verdict.infra(task.id, f"sandbox: {e}", VERSION)
+        if spent in ("time-limit", "idle") and not r.timed_out:
+            # Over its CPU time (or idle) yet ended: judged as a run the wall clock ended.
+            r = r.model_copy(update={"timed_out": True})
         timings = {"run_s": r.wall_s}
         tests, more_flags, load_error = self._judge(spec, r, H.frames(r.stdout, nonce), order)
         flags += more_flags
@@ -239,9 +253,9 @@ class FunctionVerifier:
                     )
                     got[fr["i"]] = ["duplicate"]
                 else:
-                    got[fr["i"]] = fr.get("out")
+                    got[fr["i"]] = H.settled(fr.get("out"))
             elif "recheck" in fr and recheck is None:
-                recheck = (fr["recheck"], fr.get("out"))
+                recheck = (fr["recheck"], H.settled(fr.get("out")))
         tests: list[TestOutcome] = []
         n_original = spec.get("n_original", len(expected))
         for i, exp in enumerate(expected):
@@ -269,6 +283,10 @@ class FunctionVerifier:
                         status="timeout",
                         detail=f"call exceeded {self.call_timeout_s:g}s",
                     )
+                )
+            elif out[0] == "stalled":  # idle (a starved call was retried, then an infra error)
+                tests.append(
+                    TestOutcome(name=name, status="timeout", detail="call idle or blocked")
                 )
             elif out[0] == "unencodable":
                 flags.append(Flag(kind="unreportable-result", evidence=str(out[1:])[:200]))

@@ -193,17 +193,68 @@ class _Channel:
 
 
 class _CallTimeout(BaseException):
-    pass
+    """The call used its CPU time (ITIMER_PROF)."""
 
 
-def _on_alarm(signum, frame):
+class _CallStalled(BaseException):
+    """The call's wall-clock backstop passed (ITIMER_REAL) with CPU time left."""
+
+
+def _on_prof(signum, frame):
     raise _CallTimeout()
 
 
+def _on_alarm(signum, frame):
+    raise _CallStalled()
+
+
+#: A call's wall-clock backstop: this many times its CPU limit plus a second (as
+#: referee.sandbox.cputime's BACKSTOP_FACTOR and BACKSTOP_SLACK_S).
+_BACKSTOP_FACTOR = 3.0
+_BACKSTOP_SLACK_S = 1.0
+_STRETCH = 1.0
+
+
 def _arm_alarm():
-    """Per-call timeouts raise :class:`_CallTimeout`. ``_signal`` directly: ``signal.signal``
-    converts to and from enums on every call, code each run would otherwise execute (and copy)."""
+    """Per-call limits are on CPU time: ITIMER_PROF (the process's CPU, every thread) raises
+    :class:`_CallTimeout`; ITIMER_REAL, the wall-clock backstop, raises :class:`_CallStalled`.
+    ``_signal`` directly: ``signal.signal`` converts to and from enums on every call, code each
+    run would otherwise execute (and copy)."""
+    global _STRETCH
+    _signal.signal(_signal.SIGPROF, _on_prof)
     _signal.signal(_signal.SIGALRM, _on_alarm)
+    try:  # a retry of a starved run stretches the backstop (referee.sandbox.cputime)
+        _STRETCH = float(os.environ.get("REFEREE_BACKSTOP_STRETCH", "1"))
+    except ValueError:
+        _STRETCH = 1.0
+
+
+def _arm(limit):
+    _signal.setitimer(_signal.ITIMER_PROF, limit)
+    _signal.setitimer(
+        _signal.ITIMER_REAL, (_BACKSTOP_FACTOR * limit + _BACKSTOP_SLACK_S) * _STRETCH
+    )
+
+
+def _disarm():
+    _signal.setitimer(_signal.ITIMER_REAL, 0)
+    _signal.setitimer(_signal.ITIMER_PROF, 0)
+
+
+def _run_delay():
+    """Seconds this process has been runnable without a CPU (schedstat); None if unknown."""
+    try:
+        with open("/proc/self/schedstat", "rb") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _stalled(cpu0, wall0):
+    """The outcome of a call its backstop ended: ``["stalled", cpu, wall, wait]``; the host
+    decides whether the machine starved it (retry) or it waited (a timeout)."""
+    wait = _run_delay()
+    return ["stalled", time.process_time() - cpu0, time.monotonic() - wall0, wait]
 
 
 def _name(e):
@@ -212,17 +263,20 @@ def _name(e):
 
 
 def _outcome(fn, args, kwargs, timeout):
-    _signal.setitimer(_signal.ITIMER_REAL, timeout)
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    _arm(timeout)
     try:
         result = fn(*args, **kwargs)
     except _CallTimeout:
         return ["timeout"]
+    except _CallStalled:
+        return _stalled(cpu0, wall0)
     except RecursionError:
         return ["raise", "builtins.RecursionError"]
     except Exception as e:
         return ["raise", _name(e)]
     finally:
-        _signal.setitimer(_signal.ITIMER_REAL, 0)
+        _disarm()
     try:
         return ["ok", encode(result)]
     except Unencodable as e:
@@ -245,16 +299,16 @@ def record(source, test, entry_point, seed, nonce, timeout=10.0):
 
     def recorder(*args, **kwargs):
         enc_in = [encode(list(args)), encode(dict(kwargs))]
-        _signal.setitimer(_signal.ITIMER_REAL, timeout)
+        _arm(timeout)
         try:
             result = reference(*args, **kwargs)
-        except _CallTimeout:
+        except (_CallTimeout, _CallStalled):
             raise
         except Exception as e:
             calls.append([*enc_in, ["raise", _name(e)]])
             raise
         finally:
-            _signal.setitimer(_signal.ITIMER_REAL, 0)
+            _disarm()
         calls.append([*enc_in, ["ok", encode(result)]])
         return result
 
@@ -358,6 +412,29 @@ def replay(prompt, test, entry_point, table, seed, nonce):
         chan.emit({"replay": "failed", "why": _name(e)}, flush=True)
         return
     chan.emit({"replay": "passed"}, flush=True)
+
+
+def settled(out: object) -> object:
+    """``out`` for comparing two calls: a stalled call's timings dropped (``["stalled"]``)."""
+    if isinstance(out, list) and out and out[0] == "stalled":
+        return ["stalled"]
+    return out
+
+
+def stalls(found: list) -> list:  # type: ignore[type-arg]
+    """``(cpu, wall, wait)`` of each call in ``found`` (frames) that its wall-clock backstop
+    ended with CPU time left (wait: its run delay, None if unknown). Malformed ones are
+    skipped."""
+    out = []
+    for fr in found:
+        o = fr.get("out")
+        if isinstance(o, list) and len(o) == 4 and o[0] == "stalled":
+            cpu, wall, wait = o[1], o[2], o[3]
+            if all(_type(v) in (int, float) for v in (cpu, wall)) and (
+                wait is None or _type(wait) in (int, float)
+            ):
+                out.append((float(cpu), float(wall), None if wait is None else float(wait)))
+    return out
 
 
 def frames(stdout: str, nonce: str) -> list:  # type: ignore[type-arg]

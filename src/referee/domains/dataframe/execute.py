@@ -16,6 +16,7 @@ fresh nonce per run); exit codes and the program's own prints play no part.
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 import sysconfig
@@ -25,6 +26,7 @@ from typing import Any
 
 from referee.sandbox import ExecResult, Limits, Sandbox
 from referee.sandbox.core import PATHS_MOUNT
+from referee.sandbox.cputime import cpu_limits, judged_run
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -131,13 +133,26 @@ def run_program(
 ) -> RunOutcome:
     """Run ``source`` (defining ``transform(tables)``) on the tables ``inputs`` (name -> CSV
     text). A :class:`~referee.errors.RefereeError` from the sandbox propagates (an infra
-    failure for the caller to record)."""
+    failure for the caller to record).
+
+    ``limits.timeout_s`` is a limit on CPU time, with a wall-clock backstop
+    (:mod:`referee.sandbox.cputime`): a loaded machine slows a run, never fails it."""
     nonce = secrets.token_hex(12)
     files = {f"inputs/{name}.csv": text for name, text in inputs.items()}
-    r = sandbox.run_python(
-        _program(source, schema, nonce), name="solution.py", files=files, limits=limits
+    run = functools.partial(
+        sandbox.run_python,
+        _program(source, schema, nonce),
+        name="solution.py",
+        files=files,
+        limits=cpu_limits(limits.timeout_s, limits),
     )
+    r, spent = judged_run(run, limits.timeout_s)
     found = frames(r.stdout, nonce)
+    if spent in ("time-limit", "idle"):
+        how = "of CPU" if spent == "time-limit" else "(idle or blocked)"
+        return RunOutcome(
+            None, f"time limit of {limits.timeout_s:g}s {how} exceeded", exec_result=r
+        )
     if len(found) > 1:
         return RunOutcome(None, "reported more than one outcome", exec_result=r)
     if not found:

@@ -16,12 +16,14 @@ imported ones untrusted) and checks a candidate (the verifier, the environment's
 
 from __future__ import annotations
 
+import functools
 import random
 import secrets
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from referee.sandbox import ExecResult, Limits, Sandbox
+from referee.sandbox import ExecResult, Sandbox
+from referee.sandbox.cputime import cpu_limits, judged_run, stalls_outcome
 from referee.verify import harness as H
 from referee.verify.function import harness_program
 
@@ -83,8 +85,9 @@ def run_function(
 ) -> Run:
     """Call ``entry_point`` of ``code`` on each of ``params`` in one sandboxed run.
 
-    ``time_limit_s`` bounds each call (the run's own limit is their sum plus a margin, enforced
-    by killing it); raises :class:`~referee.errors.RefereeError` when the sandbox fails.
+    ``time_limit_s`` bounds each call's CPU time (the run's own limit is their sum plus a margin,
+    enforced by killing it; both have a wall-clock backstop, :mod:`referee.sandbox.cputime`);
+    raises :class:`~referee.errors.RefereeError` when the sandbox fails.
     """
     if not entry_point.isidentifier():
         raise ValueError(f"entry point {entry_point!r} is not a Python name")
@@ -101,12 +104,16 @@ def run_function(
         nonce=nonce,
         timeout=time_limit_s,
     )
-    limits = Limits(
-        timeout_s=time_limit_s * (len(params) + 1) + 2.0,
-        memory_mb=memory_mb,
-        stdout_bytes=32 << 20,
+    budget = time_limit_s * (len(params) + 1) + 2.0
+    limits = cpu_limits(budget, memory_mb=memory_mb, stdout_bytes=32 << 20)
+    r, spent = judged_run(
+        functools.partial(sandbox.run_python, program, name="check.py", limits=limits),
+        budget,
+        stalled=lambda r: stalls_outcome(H.stalls(H.frames(r.stdout, nonce))),
     )
-    r = sandbox.run_python(program, name="check.py", limits=limits)
+    if spent in ("time-limit", "idle") and not r.timed_out:
+        # Over its CPU time (or idle) yet ended: judged as a run the wall clock ended.
+        r = r.model_copy(update={"timed_out": True})
     return _read(r, nonce, len(params), order)
 
 
@@ -121,9 +128,9 @@ def _read(r: ExecResult, nonce: str, n: int, order: list[int]) -> Run:
         elif isinstance(fr.get("i"), int) and 0 <= fr["i"] < n:
             if fr["i"] in got:
                 duplicated.add(fr["i"])
-            got[fr["i"]] = fr.get("out")
+            got[fr["i"]] = H.settled(fr.get("out"))
         elif "recheck" in fr and recheck is None:
-            recheck = (fr["recheck"], fr.get("out"))
+            recheck = (fr["recheck"], H.settled(fr.get("out")))
     outcomes = [_outcome(got.get(i), r, load_error, duplicated=i in duplicated) for i in range(n)]
     inconsistent = False
     if order and load_error is None and got.get(order[0]) is not None and not r.timed_out:
@@ -147,6 +154,8 @@ def _outcome(out: Any, r: ExecResult, load_error: str | None, *, duplicated: boo
         return Outcome("unreportable", detail="malformed outcome")
     if out[0] == "timeout":
         return Outcome("timeout", detail="the call exceeded its time limit")
+    if out[0] == "stalled":  # idle (a starved call was retried, then an infra error)
+        return Outcome("timeout", detail="the call was idle or blocked past its time limit")
     if out[0] == "raise":
         return Outcome("raised", detail=f"raised {str(out[1:2])[:120]}")
     if out[0] == "ok" and len(out) == 2:

@@ -28,6 +28,7 @@ type                      passes when
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import io
@@ -42,7 +43,7 @@ from typing import Any
 
 from referee.errors import ConfigError
 from referee.sandbox.core import Sandbox
-from referee.sandbox.limits import Limits
+from referee.sandbox.cputime import cpu_limits, judged_run
 from referee.sandbox.paths import safe_relpath
 from referee.sandbox.workspace import Workspace
 from referee.verify.verdict import TestOutcome
@@ -54,7 +55,10 @@ from .session import SystemFile
 __all__ = ["CHECK_TYPES", "CheckContext", "entry", "file_state", "ordered", "run_check", "state_of"]
 
 _GRADER_DIR = ".grader"
-_CHECK_LIMITS = Limits(timeout_s=15, memory_mb=512, max_processes=64)
+#: On CPU time, with a wall-clock backstop (referee.sandbox.cputime): a loaded machine slows a
+#: check, never fails it.
+_CHECK_CPU_S = 15.0
+_CHECK_LIMITS = cpu_limits(_CHECK_CPU_S, memory_mb=512, max_processes=64)
 
 
 @dataclass
@@ -188,7 +192,12 @@ def _run_grader(
     ctx: CheckContext, argv: list[str], files: Mapping[str, str] | None = None
 ) -> tuple[int | None, str]:
     _clear_grader_dir(ctx.workspace.root)
-    result = ctx.sandbox.run(argv, files=files, workspace=ctx.workspace, limits=_CHECK_LIMITS)
+    run = functools.partial(
+        ctx.sandbox.run, argv, files=files, workspace=ctx.workspace, limits=_CHECK_LIMITS
+    )
+    result, spent = judged_run(run, _CHECK_CPU_S)
+    if spent != "ok":
+        return None, result.stdout
     return result.exit_code, result.stdout
 
 

@@ -29,6 +29,7 @@ happens to be the sample's. Per-instance outcomes are in ``tests``.
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 import time
@@ -41,7 +42,8 @@ from referee.domains.sql.database import database_file
 from referee.domains.sql.spec import SqlSpec
 from referee.errors import RefereeError, TaskError
 from referee.optional import installed
-from referee.sandbox import ExecResult, Limits, Sandbox
+from referee.sandbox import ExecResult, Sandbox
+from referee.sandbox.cputime import cpu_limits, judged_run, stalls_outcome
 from referee.tasks.model import Task
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict, metered_verdict
 
@@ -68,6 +70,35 @@ def sql_sandbox(**kwargs: Any) -> Sandbox:
 
 
 RunOutcome = dict[str, Any]
+
+
+def _frames(r: ExecResult, nonce: str, n: int) -> list[RunOutcome | None]:
+    outcomes: list[RunOutcome | None] = [None] * n
+    prefix = nonce + " "
+    for line in r.stdout.split("\n"):
+        at = line.find(prefix)  # a frame starts anywhere on its line (after stray output)
+        if at < 0:
+            continue
+        try:
+            frame = json.loads(line[at + len(prefix) :])
+        except ValueError:
+            continue
+        i = frame.get("i") if isinstance(frame, dict) else None
+        if isinstance(i, int) and 0 <= i < len(outcomes) and outcomes[i] is None:
+            outcomes[i] = frame
+    return outcomes
+
+
+def _stalls(outcomes: list[RunOutcome | None]) -> list[tuple[float, float, float | None]]:
+    """``(cpu, wall, wait)`` of the queries their wall-clock backstop ended."""
+    out = []
+    for o in outcomes:
+        st = o.get("stalled") if o is not None else None
+        if isinstance(st, list) and len(st) == 3:
+            cpu, wall, wait = st
+            if isinstance(cpu, (int, float)) and isinstance(wall, (int, float)):
+                out.append((float(cpu), float(wall), float(wait) if wait is not None else None))
+    return out
 
 
 def run_query(
@@ -101,28 +132,28 @@ def run_query(
     program = (
         f"import json, {RUNNER_MODULE} as R\nR.run(json.loads({json.dumps(json.dumps(request))}))\n"
     )
-    limits = Limits(
-        timeout_s=len(databases) * (time_limit_s + 1.0) + 3.0,
+    # Each query's limit is on CPU time, with a wall-clock backstop (the runner's), and so is
+    # the run's (referee.sandbox.cputime): a loaded machine slows a query, never fails it.
+    budget = len(databases) * (time_limit_s + 1.0) + 3.0
+    limits = cpu_limits(
+        budget,
         memory_mb=memory_mb + 384,
         max_processes=64,
         stdout_bytes=len(databases) * MAX_BYTES + 4096,
     )
-    r = sandbox.run_python(
-        program, name="run_query.py", files=dict(zip(names, databases, strict=True)), limits=limits
+    run = functools.partial(
+        sandbox.run_python,
+        program,
+        name="run_query.py",
+        files=dict(zip(names, databases, strict=True)),
+        limits=limits,
     )
-    outcomes: list[RunOutcome | None] = [None] * len(databases)
-    prefix = nonce + " "
-    for line in r.stdout.split("\n"):
-        at = line.find(prefix)  # a frame starts anywhere on its line (after stray output)
-        if at < 0:
-            continue
-        try:
-            frame = json.loads(line[at + len(prefix) :])
-        except ValueError:
-            continue
-        i = frame.get("i") if isinstance(frame, dict) else None
-        if isinstance(i, int) and 0 <= i < len(outcomes) and outcomes[i] is None:
-            outcomes[i] = frame
+    r, spent = judged_run(
+        run, budget, stalled=lambda r: stalls_outcome(_stalls(_frames(r, nonce, len(databases))))
+    )
+    if spent in ("time-limit", "idle") and not r.timed_out:
+        r = r.model_copy(update={"timed_out": True})
+    outcomes = _frames(r, nonce, len(databases))
     return outcomes, r
 
 

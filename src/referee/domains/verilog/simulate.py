@@ -16,6 +16,7 @@ runs on its own. What comes back is plain data: the records read by
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,7 @@ from referee.domains.verilog.testbench import (
 )
 from referee.errors import ConfigError
 from referee.sandbox import ExecResult, Limits, Sandbox
+from referee.sandbox.cputime import TimeOutcome, cpu_limits, judged_run
 
 __all__ = ["SimResult", "compile_limits", "run_limits", "simulate", "verilog_sandbox"]
 
@@ -50,8 +52,9 @@ def verilog_sandbox(**kwargs: Any) -> Sandbox:
 
 
 def compile_limits() -> Limits:
-    return Limits(
-        timeout_s=COMPILE_TIMEOUT_S,
+    """On CPU time, with a wall-clock backstop (referee.sandbox.cputime), as the run's."""
+    return cpu_limits(
+        COMPILE_TIMEOUT_S,
         memory_mb=COMPILE_MEMORY_MB,
         max_processes=8,
         max_file_mb=64,
@@ -65,14 +68,19 @@ def run_limits(spec: VerilogSpec, cycles: int) -> Limits:
     of a few times what its records need (a design cannot print, so more is never needed)."""
     record = 24 + len("".join(p.name for p in spec.outputs)) + sum(p.width for p in spec.outputs)
     record *= record_phases(spec)
-    return Limits(
-        timeout_s=2.0 + cycles / 400,
+    return cpu_limits(
+        run_cpu_s(cycles),
         memory_mb=512,
         max_processes=4,
         max_file_mb=16,
         stdout_bytes=4 * cycles * (record + 16) + (1 << 16),
         stderr_bytes=1 << 16,
     )
+
+
+def run_cpu_s(cycles: int) -> float:
+    """The CPU seconds a simulation of ``cycles`` cycles may use."""
+    return 2.0 + cycles / 400
 
 
 @dataclass(frozen=True)
@@ -95,9 +103,13 @@ def _lines(text: str, limit: int = 6) -> str:
     return " | ".join(kept[:limit])[:600]
 
 
-def _run_failure(r: ExecResult, limits: Limits) -> tuple[str, bool]:
-    if r.timed_out or "cpu-limit" in r.violations:
-        return f"time limit: the simulation ran past {limits.timeout_s:g}s", True
+def _run_failure(
+    r: ExecResult, limits: Limits, spent: TimeOutcome, cpu_s: float
+) -> tuple[str, bool]:
+    if spent == "time-limit":
+        return f"time limit: the simulation used more than {cpu_s:g}s of CPU", True
+    if spent == "idle" or r.timed_out or "cpu-limit" in r.violations:
+        return f"time limit: the simulation stalled past {limits.timeout_s:g}s", True
     if r.memory_exceeded:
         return f"memory limit: the simulation exceeded {limits.memory_mb} MB", False
     if r.stdout_truncated:
@@ -123,10 +135,15 @@ def simulate(
     argv = ["iverilog", "-g2012", "-s", tb_name, "-o", PROGRAM, TB_FILE, DESIGN_FILE]
     t0 = time.perf_counter()
     with sandbox.workspace() as ws:
-        built = sandbox.run(argv, files=files, limits=compile_limits(), workspace=ws)
+        built, built_time = judged_run(
+            functools.partial(
+                sandbox.run, argv, files=files, limits=compile_limits(), workspace=ws
+            ),
+            COMPILE_TIMEOUT_S,
+        )
         compile_s = time.perf_counter() - t0
-        if not built.ok:
-            if built.timed_out or "cpu-limit" in built.violations:
+        if not built.ok or built_time != "ok":
+            if built_time != "ok" or built.timed_out or "cpu-limit" in built.violations:
                 why = f"compilation ran past {COMPILE_TIMEOUT_S:g}s"
             elif built.memory_exceeded:
                 why = f"compilation exceeded {COMPILE_MEMORY_MB} MB"
@@ -135,12 +152,15 @@ def simulate(
             return SimResult([None] * cycles, False, f"compile error: {why}", compile_s=compile_s)
         limits = run_limits(spec, cycles)
         t1 = time.perf_counter()
-        ran = sandbox.run(["vvp", "-n", PROGRAM], limits=limits, workspace=ws)
+        ran, spent = judged_run(
+            functools.partial(sandbox.run, ["vvp", "-n", PROGRAM], limits=limits, workspace=ws),
+            run_cpu_s(cycles),
+        )
         run_s = time.perf_counter() - t1
     records, ended = parse_records(
         ran.stdout, nonce, cycles, len(spec.outputs), phases=record_phases(spec)
     )
-    failure, timed_out = _run_failure(ran, limits)
+    failure, timed_out = _run_failure(ran, limits, spent, run_cpu_s(cycles))
     if not failure and not ended:
         failure = "the simulation ended before the testbench finished"
     return SimResult(

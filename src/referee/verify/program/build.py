@@ -10,12 +10,15 @@ toolchain's own time, memory, process and file-size limits.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from referee.errors import ConfigError, RefereeError
-from referee.sandbox import ExecResult, Limits, Sandbox
+from referee.sandbox import ExecResult, Sandbox
+from referee.sandbox.cputime import cpu_limits, judged_run
 from referee.sandbox.toolchains import PROGRAM, Toolchain
 
 __all__ = ["Build", "CompileFailure", "build_program", "java_names"]
@@ -77,14 +80,26 @@ def _failure(r: ExecResult, tc: Toolchain, seconds: float) -> CompileFailure:
     return CompileFailure(detail=f"compile error: {why}", compile_s=seconds)
 
 
+def _judged(run: Callable[[], ExecResult], tc: Toolchain) -> ExecResult:
+    """A compile run judged on CPU time; one that used more CPU than the limit is marked as
+    having hit it, even if it finished (MachineStarved, an infra error, if the machine was too
+    busy to compile at all)."""
+    r, spent = judged_run(run, tc.compile_timeout_s)
+    if spent in ("time-limit", "idle") and "cpu-limit" not in r.violations:
+        r = r.model_copy(update={"violations": [*r.violations, "cpu-limit"], "exit_code": None})
+    return r
+
+
 def build_program(sandbox: Sandbox, language: str, code: str) -> Build | CompileFailure:
     """Build ``code`` with the sandbox's toolchain for ``language`` (a ``ConfigError`` if the
     sandbox has none: an infrastructure problem, not the answer's)."""
     tc = sandbox.toolchains.get(language)
     if tc is None:
         raise ConfigError(f"the sandbox has no {language} toolchain (Sandbox(toolchains=...))")
-    limits = Limits(
-        timeout_s=tc.compile_timeout_s,
+    # On CPU time, with the wall clock as a backstop: a loaded machine slows a compiler down,
+    # it does not make the answer's compilation fail (referee.sandbox.cputime).
+    limits = cpu_limits(
+        tc.compile_timeout_s,
         memory_mb=tc.compile_memory_mb,
         max_processes=tc.compile_processes,
         max_file_mb=64,
@@ -93,24 +108,42 @@ def build_program(sandbox: Sandbox, language: str, code: str) -> Build | Compile
     )
     t0 = time.perf_counter()
     if language == "python":
-        r = sandbox.run_python(_PY_CHECK, name="check.py", files={"main.py": code}, limits=limits)
+        r = _judged(
+            functools.partial(
+                sandbox.run_python,
+                _PY_CHECK,
+                name="check.py",
+                files={"main.py": code},
+                limits=limits,
+            ),
+            tc,
+        )
         if not r.ok:
             return _failure(r, tc, time.perf_counter() - t0)
         return Build(tc, files={}, source=code, compile_s=time.perf_counter() - t0)
     if language == "javascript":
         node = tc.run_command(tc.compile_memory_mb)[0]
-        r = sandbox.run([node, "--check", tc.source], files={tc.source: code}, limits=limits)
+        r = _judged(
+            functools.partial(
+                sandbox.run, [node, "--check", tc.source], files={tc.source: code}, limits=limits
+            ),
+            tc,
+        )
         if not r.ok:
             return _failure(r, tc, time.perf_counter() - t0)
         return Build(tc, files={tc.source: code.encode()}, compile_s=time.perf_counter() - t0)
     source, main = java_names(code) if language == "java" else (tc.source, "Main")
     with sandbox.workspace() as ws:
-        r = sandbox.run(
-            tc.compile_command(source),
-            files={source: code},
-            limits=limits,
-            workspace=ws,
-            env=dict(tc.env),
+        r = _judged(
+            functools.partial(
+                sandbox.run,
+                tc.compile_command(source),
+                files={source: code},
+                limits=limits,
+                workspace=ws,
+                env=dict(tc.env),
+            ),
+            tc,
         )
         seconds = time.perf_counter() - t0
         if not r.ok:

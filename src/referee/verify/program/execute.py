@@ -17,11 +17,12 @@ from __future__ import annotations
 import json
 
 from referee.sandbox import ExecResult, Limits, Sandbox
+from referee.sandbox.cputime import TimeOutcome, cpu_limits
 from referee.sandbox.toolchains import PROGRAM
 from referee.verify.program.build import Build
 from referee.verify.verdict import TestStatus
 
-__all__ = ["case_limits", "classify", "memory_by_address_space", "run_build"]
+__all__ = ["case_cpu_limit", "case_limits", "classify", "memory_by_address_space", "run_build"]
 
 #: Signs in stderr that a managed runtime ran out of its own heap (the JVM's -Xmx, node's
 #: old space, Python's MemoryError): reported as a memory limit rather than a crash.
@@ -38,20 +39,25 @@ def case_limits(
 ) -> Limits:
     """The limits of one case's run: the task's, plus the runtime's own start and baseline.
 
+    The time limit is on CPU time (:func:`case_cpu_limit`), with the wall clock as a backstop
+    (:mod:`referee.sandbox.cputime`): a loaded machine slows a run, never fails it.
     ``address_space``: the sandbox bounds memory with RLIMIT_AS (it has no memory cgroup), so
     runtimes that reserve more than they use get their reservation on top."""
     tc = build.toolchain
-    timeout = time_limit_s + tc.startup_s
     reserve = tc.reserve_mb if address_space else 0
-    return Limits(
-        timeout_s=timeout,
-        cpu_s=timeout + 0.5,
+    return cpu_limits(
+        case_cpu_limit(build, time_limit_s),
         memory_mb=memory_mb + tc.run_memory_overhead_mb + reserve,
         max_processes=tc.max_processes,
         max_file_mb=16,
         stdout_bytes=output_bytes,
         stderr_bytes=1 << 14,
     )
+
+
+def case_cpu_limit(build: Build, time_limit_s: float) -> float:
+    """The CPU seconds a case's run may use: the task's limit plus the runtime's own start."""
+    return time_limit_s + build.toolchain.startup_s
 
 
 def _stub(argv: list[str], chmod: bool, stack_bytes: int) -> str:
@@ -115,16 +121,26 @@ def run_build(
         return sandbox.run(argv, stdin=stdin, limits=limits, workspace=ws, env=dict(tc.env))
 
 
-def classify(r: ExecResult, time_limit_s: float) -> tuple[TestStatus, str] | None:
+def classify(
+    r: ExecResult, time_limit_s: float, time: TimeOutcome | None = None
+) -> tuple[TestStatus, str] | None:
     """The outcome of a run that did not finish cleanly (None: it did; compare its output).
 
     Output past its cap is ``failed`` (whether or not the flood then ran out of time); a time
     limit is ``timeout``; a crash or exhausted memory is ``error``. The detail starts with the
-    judge's words (output limit, time limit, memory limit, runtime error).
+    judge's words (output limit, time limit, memory limit, runtime error). ``time`` is the
+    run's :func:`~referee.sandbox.cputime.judged_run` outcome (None: judge the run's own
+    limits, as for a run without a CPU-time judgement).
     """
     if r.stdout_truncated or "output-limit" in r.violations:
         return "failed", "output limit exceeded"
-    if r.timed_out or "cpu-limit" in r.violations:
+    if time == "time-limit":
+        return "timeout", f"time limit exceeded ({time_limit_s:g}s)"
+    if time == "idle":
+        return "timeout", f"time limit exceeded (idle or blocked for {r.wall_s:.1f}s)"
+    if time == "starved":
+        return "timeout", f"ended by the wall-clock backstop after {r.wall_s:.1f}s (machine busy)"
+    if time is None and (r.timed_out or "cpu-limit" in r.violations):
         return "timeout", f"time limit exceeded ({time_limit_s:g}s)"
     oom_text = r.exit_code != 0 and any(m in r.stderr for m in _OOM_MARKS)
     if r.memory_exceeded or oom_text:

@@ -11,6 +11,7 @@ method of class ``Solution`` (a fresh instance per call), as LeetCode writes the
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -18,7 +19,8 @@ import secrets
 from typing import Any
 
 from referee.errors import VerifierError
-from referee.sandbox import Limits, Sandbox
+from referee.sandbox import Sandbox
+from referee.sandbox.cputime import cpu_limits, judged_run, stalls_outcome
 from referee.verify import harness as H
 from referee.verify.function import harness_program
 from referee.verify.program.spec import Case
@@ -105,12 +107,20 @@ def run_function_cases(
         timeout=per_call,
         timeouts=[c.time_limit_s for c in cases],
     )
-    limits = Limits(
-        timeout_s=sum(c.time_limit_s for c in cases) + per_call + 2.0,
+    # Each call's limit is on CPU time (the harness's ITIMER_PROF, with a wall-clock backstop of
+    # its own); the run's, their sum and a margin, is too (referee.sandbox.cputime).
+    budget = sum(c.time_limit_s for c in cases) + per_call + 2.0
+    limits = cpu_limits(
+        budget,
         memory_mb=max(c.memory_mb for c in cases) + 32,
         stdout_bytes=16 << 20,
     )
-    r = sandbox.run_python(program, name="check.py", limits=limits)
+    r, spent = judged_run(
+        functools.partial(sandbox.run_python, program, name="check.py", limits=limits),
+        budget,
+        stalled=lambda r: stalls_outcome(H.stalls(H.frames(r.stdout, nonce))),
+    )
+    run_timed_out = spent in ("time-limit", "idle") or r.timed_out
     got: dict[int, Any] = {}
     recheck: tuple[int, Any] | None = None
     load_error: str | None = None
@@ -123,9 +133,9 @@ def run_function_cases(
                 flags.append(Flag(kind="duplicate-results", evidence=f"case {fr['i']} twice"))
                 got[fr["i"]] = ["duplicate"]
             else:
-                got[fr["i"]] = fr.get("out")
+                got[fr["i"]] = H.settled(fr.get("out"))
         elif "recheck" in fr and recheck is None:
-            recheck = (fr["recheck"], fr.get("out"))
+            recheck = (fr["recheck"], H.settled(fr.get("out")))
     tests: list[TestOutcome] = []
     for i, want in enumerate(expected):
         name = f"case-{i}"
@@ -135,7 +145,7 @@ def run_function_cases(
                 TestOutcome(name=name, status="error", detail=f"runtime error: {load_error}")
             )
         elif out is None:
-            if r.timed_out:
+            if run_timed_out:
                 tests.append(TestOutcome(name=name, status="timeout", detail="time limit exceeded"))
             elif r.memory_exceeded:
                 tests.append(TestOutcome(name=name, status="error", detail="memory limit exceeded"))
@@ -152,6 +162,10 @@ def run_function_cases(
                     status="timeout",
                     detail=f"time limit exceeded ({cases[i].time_limit_s:g}s)",
                 )
+            )
+        elif out[0] == "stalled":  # idle: a starved call was retried or raised MachineStarved
+            tests.append(
+                TestOutcome(name=name, status="timeout", detail="time limit exceeded (idle)")
             )
         elif out[0] == "raise":
             tests.append(
@@ -179,7 +193,7 @@ def run_function_cases(
                     name=name, status="failed", detail="returned a value that is not plain data"
                 )
             )
-    if order and load_error is None and got.get(order[0]) is not None and not r.timed_out:
+    if order and load_error is None and got.get(order[0]) is not None and not run_timed_out:
         first = order[0]
         if recheck is None or recheck[0] != first or recheck[1] != got[first]:
             flags.append(Flag(kind="inconsistent-outputs", evidence=f"case {first} repeated"))

@@ -20,12 +20,14 @@ reason (wrong answer, time limit, memory limit, runtime error, compile error, ou
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from typing import Any
 
 from referee.errors import RefereeError, VerifierError
 from referee.sandbox import Sandbox
+from referee.sandbox.cputime import judged_run
 from referee.sandbox.toolchains import available_toolchains
 from referee.tasks.model import Task
 from referee.verify.guard import scan
@@ -34,6 +36,7 @@ from referee.verify.program.build import Build, CompileFailure, build_program
 from referee.verify.program.checker import CheckerCache, run_checker
 from referee.verify.program.compare import compare
 from referee.verify.program.execute import (
+    case_cpu_limit,
     case_limits,
     classify,
     memory_by_address_space,
@@ -153,7 +156,8 @@ class ProgramVerifier:
             limits = case_limits(
                 built, case.time_limit_s, case.memory_mb, cap, address_space=self._rlimit_as
             )
-            r = run_build(
+            run = functools.partial(
+                run_build,
                 self.sandbox,
                 built,
                 case.input.encode(),
@@ -161,7 +165,8 @@ class ProgramVerifier:
                 memory_mb=case.memory_mb,
                 warm=self.warm,
             )
-            bad = classify(r, case.time_limit_s)
+            r, spent = judged_run(run, case_cpu_limit(built, case.time_limit_s))
+            bad = classify(r, case.time_limit_s, spent)
             if bad is not None:
                 tests.append(TestOutcome(name=name, status=bad[0], detail=bad[1]))
                 continue
