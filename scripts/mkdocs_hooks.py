@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TOPICS: tuple[tuple[str, str, tuple[int, ...]], ...] = (
     ("speed", "Sandbox, verification and environment speed", (1, 2, 7)),
     ("limit", "Verification at the physical limit", (22, 23, 24)),
-    ("verifiers", "Verifiers: wrong answers, red team, languages", (3, 4, 13)),
+    ("verifiers", "Verifiers: wrong answers, red team, languages, load", (3, 4, 13, 28)),
     ("synthesis", "Task synthesis and refactoring tasks", (5, 14)),
     ("training", "Training: GRPO against imitation, real models", (6, 10, 25)),
     ("tracking", "Tracking, detectors and costs", (8, 11)),
