@@ -202,3 +202,12 @@ def test_skipping_bad_rows_reports_each_and_keeps_the_good(tmp_path):
     assert [str(e) for e in bad] == [
         f"{path}:2: field 'reference': does not pass its check (check script: exit 1)"
     ]
+
+
+def test_the_example_row_on_the_shell_page_imports(tmp_path):
+    import re
+
+    page = Path(__file__).parents[3] / "docs" / "domains" / "shell.md"
+    row = json.loads(re.findall(r"```json\n(.*?)```", page.read_text(), re.S)[-1])
+    assert {"users", "processes", "time_limit_s", "check_time_limit_s"} <= set(row)
+    assert only_task(tmp_path, row).id == "shell-rows/svc-1"
