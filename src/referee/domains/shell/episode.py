@@ -54,6 +54,7 @@ from .session import ProcInfo, SessionLimits, ShellSession, SystemFile
 __all__ = ["Episode", "ShellSpec", "judge", "script_of"]
 
 _SETTLE_S = 0.2
+_SETTLE_MAX_S = 2.0
 _FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
 
 
@@ -245,7 +246,7 @@ class Episode:
         patterns = [str(c["pattern"]) for c in self.spec.checks if c.get("type") == "running"]
         running: dict[str, bool] = {}
         if patterns:
-            table = self.session.processes() if up else []
+            table = self._settled_processes() if up else []
             for pattern in patterns:
                 with contextlib.suppress(re.error):  # a bad pattern: the check fails (None)
                     running[pattern] = any(re.search(pattern, p.cmdline) for p in table)
@@ -268,6 +269,21 @@ class Episode:
             detail=", ".join(f"{k}: {v}" for k, v in hit.items()),
         )
         return [*(run_check(c, ctx) for c in ordered(self.spec.checks)), limits]
+
+    def _settled_processes(self) -> list[ProcInfo]:
+        """The session's processes once the table holds still: a job the last command put in
+        the background may not have reached its ``exec`` yet (its command line is still its
+        shell's). Two reads 0.1 s apart that agree, after a first settle; at most 2 s."""
+        time.sleep(_SETTLE_S)
+        table = self.session.processes()
+        deadline = time.monotonic() + _SETTLE_MAX_S
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            again = self.session.processes()
+            if [(p.host_pid, p.cmdline) for p in again] == [(p.host_pid, p.cmdline) for p in table]:
+                return again
+            table = again
+        return table
 
     def close(self) -> None:
         """Kill every process and remove the system's files. Idempotent."""
