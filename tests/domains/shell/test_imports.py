@@ -211,3 +211,14 @@ def test_the_example_row_on_the_shell_page_imports(tmp_path):
     row = json.loads(re.findall(r"```json\n(.*?)```", page.read_text(), re.S)[-1])
     assert {"users", "processes", "time_limit_s", "check_time_limit_s"} <= set(row)
     assert only_task(tmp_path, row).id == "shell-rows/svc-1"
+
+
+def test_the_rows_limits_reach_the_spec_the_verifier_and_the_environment_read():
+    from referee.domains.shell.episode import ShellSpec
+    from referee.domains.shell.imports import row_task
+    from referee.tasks.imports.rows import Row
+
+    row = {**GOOD, "time_limit_s": 45, "check_time_limit_s": 7, "setup_time_limit_s": 90}
+    spec = ShellSpec.of(row_task(Row("r", 1, row)))
+    assert (spec.timeout_s, spec.command_timeout_s, spec.setup_timeout_s) == (45.0, 45.0, 90.0)
+    assert spec.checks[0]["timeout_s"] == 7.0 and spec.accounts == ()
