@@ -29,6 +29,7 @@ def registry():
             description=entry.description,
             reads_file=entry.reads_file,
             options=entry.options,
+            skips_bad_rows=entry.skips_bad_rows,
         )
 
 

@@ -61,6 +61,15 @@ def tasks_import(
         str | None,
         typer.Option(help="swebench: the artifact store for the repository snapshots."),
     ] = None,
+    skip_bad: Annotated[
+        bool,
+        typer.Option(
+            "--skip-bad",
+            help="Skip the rows that cannot be imported and report each on stderr (one line "
+            "naming the row); the good rows are written. Without it the first bad row stops "
+            "the import.",
+        ),
+    ] = False,
 ) -> None:
     """Import tasks from a registered source: humaneval's own, or a dataset FILE (docs/imports.md).
 
@@ -68,7 +77,8 @@ def tasks_import(
 
     Function tasks (humaneval) are recorded in the sandbox; program and repository tasks are not.
 
-    A malformed row stops the import (naming the file, row and field) and writes nothing.
+    A malformed row stops the import (naming the file, row and field) and writes nothing,
+    unless --skip-bad skips and reports it.
     """
     from referee.tasks.model import write_tasks
     from referee.tasks.sources import check_source_call
@@ -92,15 +102,29 @@ def tasks_import(
                 "that carry their own cases: drop --augment"
             )
         summary = import_tasks(
-            source, str(file), out, split=split or "heldout", heldout=heldout, by=by, **options
+            source,
+            str(file),
+            out,
+            split=split or "heldout",
+            heldout=heldout,
+            by=by,
+            skip_bad=skip_bad,
+            **options,
         )
+        for line in summary.skipped:
+            err.print(f"skipped {line}", markup=False, highlight=False, soft_wrap=True)
         train = summary.splits.get("train", 0)
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(summary.kinds.items()))
         err.print(
             f"wrote {summary.count} {source} tasks ({kinds}; {train} train, "
             f"{summary.count - train} held out) to {out}"
+            + (f"; skipped {len(summary.skipped)} bad rows" if skip_bad else "")
         )
         return
+    if skip_bad:
+        raise ConfigError(
+            f"task source {source!r} reads no file, so it has no rows to skip: drop --skip-bad"
+        )
     from referee.verify.record import import_recorded
 
     tasks = import_recorded(source, split=split or "heldout", augment=augment)

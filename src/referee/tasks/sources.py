@@ -11,7 +11,10 @@ registration:
 A source that reads a dataset file (``referee tasks import apps FILE``) registers with
 ``reads_file=True``: its factory is ``load(split, path, **options)`` and yields its tasks one at
 a time (a large file is never held whole), and ``options`` names the keyword options it takes
-(``subset`` for deepcoder, ``repo_dir`` for swebench). The public code-RL formats are registered
+(``subset`` for deepcoder, ``repo_dir`` for swebench). A loader that registers with
+``skips_bad_rows=True`` also takes ``on_bad_row`` (:data:`referee.tasks.imports.rows.OnBadRow`):
+it hands each bad row's :class:`~referee.tasks.imports.rows.RowError` to it and goes on
+(``referee tasks import --skip-bad``). The public code-RL formats are registered
 below (:mod:`referee.tasks.imports`; ``docs/imports.md`` has the table).
 
 Sources load lazily: registering one imports nothing of it.
@@ -59,6 +62,8 @@ class TaskSource:
     reads_file: bool = False
     #: The keyword options its ``load`` takes beside the split and the file.
     options: tuple[str, ...] = ()
+    #: Whether its ``load`` takes ``on_bad_row`` (bad rows skipped and reported).
+    skips_bad_rows: bool = False
 
 
 _SOURCES: dict[str, TaskSource] = {}
@@ -72,6 +77,7 @@ def register_source(
     replace: bool = False,
     reads_file: bool = False,
     options: Iterable[str] = (),
+    skips_bad_rows: bool = False,
 ) -> TaskSource:
     """Register ``factory`` (``split -> list[Task]``; with ``reads_file``, ``(split, path,
     **options) -> Iterable[Task]``) under ``name``; returns the entry.
@@ -85,7 +91,7 @@ def register_source(
         raise ConfigError(
             f"task source {name!r} is already registered; pass replace=True to override it"
         )
-    entry = TaskSource(name, factory, description, reads_file, tuple(options))
+    entry = TaskSource(name, factory, description, reads_file, tuple(options), skips_bad_rows)
     _SOURCES[name] = entry
     note_part("source", name)
     return entry
@@ -144,12 +150,26 @@ def check_source_call(
 
 
 def iter_source(
-    name: str, split: str = "heldout", path: str | Path | None = None, **options: Any
+    name: str,
+    split: str = "heldout",
+    path: str | Path | None = None,
+    *,
+    on_bad_row: Callable[..., None] | None = None,
+    **options: Any,
 ) -> Iterator[Task]:
     """The draft tasks of source ``name`` one at a time, assigned to ``split``; ``path`` is
-    the dataset file of a source that reads one. Options left as None are not passed."""
+    the dataset file of a source that reads one. Options left as None are not passed. With
+    ``on_bad_row``, each bad row's error goes to it and the row is skipped (a source that
+    cannot skip rows is a :class:`ConfigError`)."""
     given = {k: v for k, v in options.items() if v is not None}
     source = check_source_call(name, split, path, given)
+    if on_bad_row is not None:
+        if not source.skips_bad_rows:
+            raise ConfigError(
+                f"task source {name!r} cannot skip bad rows (its loader takes no "
+                "on_bad_row); drop --skip-bad"
+            )
+        given["on_bad_row"] = on_bad_row
     if source.reads_file:
         yield from source.load(split, path, **given)
     else:
@@ -198,4 +218,5 @@ for _name, _module, _options, _description in (
         description=_description,
         reads_file=True,
         options=_options,
+        skips_bad_rows=True,
     )

@@ -64,5 +64,6 @@ def register() -> None:
         lazy("referee.domains.dataframe.imports:load_rows", **_NEEDS),
         description="dataframe pipeline tasks: instruction, input tables, reference (JSONL)",
         reads_file=True,
+        skips_bad_rows=True,
     )
     register_corpus("dataframe", lazy("referee.domains.dataframe.redteam:run_corpus", **_NEEDS))

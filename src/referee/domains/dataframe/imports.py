@@ -36,7 +36,7 @@ from typing import Any
 from referee.domains.dataframe.build import Draft, build_tasks, check_draft
 from referee.domains.dataframe.spec import COLUMN_TYPES
 from referee.errors import TaskError
-from referee.tasks.imports.rows import Row, iter_rows
+from referee.tasks.imports.rows import OnBadRow, Row, iter_rows, skipping
 from referee.tasks.model import Task
 
 __all__ = ["infer_schema", "load_rows"]
@@ -170,19 +170,25 @@ def _draft(row: Row, folder: Path) -> Draft:
     return draft
 
 
-def load_rows(split: str, path: str | Path, **_: Any) -> Iterator[Task]:
-    """The tasks of a ``dataframe-rows`` file (see the module docstring), in ``split``."""
+def load_rows(
+    split: str, path: str | Path, on_bad_row: OnBadRow | None = None, **_: Any
+) -> Iterator[Task]:
+    """The tasks of a ``dataframe-rows`` file (see the module docstring), in ``split``; each
+    bad row given to ``on_bad_row`` and skipped, with one."""
     folder = Path(path).resolve().parent
-    rows = list(iter_rows(path))
-    drafts = [(row, _draft(row, folder)) for row in rows]  # every row checked before any run
+    drafts = []
+    for row in iter_rows(path, on_bad_row):  # every row checked before any run
+        with skipping(on_bad_row):
+            drafts.append((row, _draft(row, folder)))
     tasks = []
     from referee.domains.dataframe.execute import dataframe_sandbox
 
     with dataframe_sandbox(python_workers=1) as sb:  # the references run one by one
         for row, draft in drafts:
-            try:
-                [task] = build_tasks([draft], sb)
-            except TaskError as e:
-                raise row.error("reference", str(e)) from None
-            tasks.append(task.model_copy(update={"split": split}))
+            with skipping(on_bad_row):
+                try:
+                    [task] = build_tasks([draft], sb)
+                except TaskError as e:
+                    raise row.error("reference", str(e)) from None
+                tasks.append(task.model_copy(update={"split": split}))
     yield from tasks

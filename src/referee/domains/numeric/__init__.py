@@ -84,5 +84,6 @@ def register() -> None:
         lazy("referee.domains.numeric.imports:numeric_rows_tasks", **_NEEDS),
         description="numeric problems: JSONL rows (problem, reference, parameter_sets, tolerance)",
         reads_file=True,
+        skips_bad_rows=True,
     )
     register_corpus("numeric", lazy("referee.domains.numeric.redteam:run_corpus", **_NEEDS))

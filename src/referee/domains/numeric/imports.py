@@ -40,7 +40,7 @@ from referee.domains.numeric.spec import (
 )
 from referee.errors import TaskError
 from referee.sandbox import Sandbox
-from referee.tasks.imports.rows import Row, iter_rows
+from referee.tasks.imports.rows import OnBadRow, Row, iter_rows, skipping
 from referee.tasks.model import Task
 
 __all__ = ["numeric_rows_tasks", "row_task"]
@@ -171,24 +171,35 @@ def _task(draft: _Draft, split: str, sandbox: Sandbox) -> Task:
 
 
 def numeric_rows_tasks(
-    split: str, path: str | Path, *, sandbox: Sandbox | None = None
+    split: str,
+    path: str | Path,
+    *,
+    sandbox: Sandbox | None = None,
+    on_bad_row: OnBadRow | None = None,
 ) -> Iterator[Task]:
     """The tasks of a ``numeric-rows`` file, one at a time (see the module docstring).
 
     Every row is checked before any reference runs, so a malformed file fails at once; the
     references are recorded in ``sandbox`` (default: a numeric sandbox made for the import)."""
-    drafts = [_draft(row) for row in iter_rows(path)]
+    drafts = []
+    for row in iter_rows(path, on_bad_row):
+        with skipping(on_bad_row):
+            drafts.append(_draft(row))
     seen: set[str] = set()
+    unique = []
     for d in drafts:
-        if d.task_id in seen:
-            raise d.row.error("id", f"{d.task_id!r} appears twice; ids must be unique")
-        seen.add(d.task_id)
+        with skipping(on_bad_row):
+            if d.task_id in seen:
+                raise d.row.error("id", f"{d.task_id!r} appears twice; ids must be unique")
+            seen.add(d.task_id)
+            unique.append(d)
     box = sandbox
     try:
-        for d in drafts:
+        for d in unique:
             if box is None:
                 box = numeric_sandbox(python_workers=1)
-            yield _task(d, split, box)
+            with skipping(on_bad_row):
+                yield _task(d, split, box)
     finally:
         if sandbox is None and box is not None:
             box.close()

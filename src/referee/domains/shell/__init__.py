@@ -76,5 +76,6 @@ def register() -> None:
         lazy("referee.domains.shell.imports:load_rows"),
         description="shell operations tasks: JSONL rows of prompt, setup, check, reference",
         reads_file=True,
+        skips_bad_rows=True,
     )
     register_corpus("shell", lazy("referee.domains.shell.redteam:run_corpus"))

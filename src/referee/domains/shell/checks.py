@@ -19,11 +19,20 @@ type                      passes when
 ``max_size``              ``path`` is absent, or a regular file of at most ``bytes`` bytes
 ``can_read``              simulated ``user`` can (``expect`` true) or cannot read ``path``
 ``process``               the process tracked by ``marker`` is alive (``alive`` true) or dead
+``running``               a process whose command line matches the regex ``pattern`` was
+                          running when the episode ended (``expect`` true) or none was
 ``service``               the grader's server, run with ``config``, answers ``expect``
                           (on ``socket`` when given)
 ``idempotent``            ``script`` run twice on the original system gives ``expect`` twice
-``script``                the grader's shell ``source`` exits 0 (imported rows)
+``script``                the grader's shell ``source`` exits 0 within ``timeout_s``
+                          (imported rows; it runs in a fresh session with the task's users
+                          and the same ``$HOME`` as the agent)
 ========================  ==============================================================
+
+``running`` is read on the host from the session's process table *before* the kill (see
+:meth:`.episode.Episode.finish`); it trusts the command line, which a process can rewrite, so
+it is sound for "nothing like X is left" and weak for "X still runs" (``process`` tells the
+original from an impostor, by host pid and start time).
 """
 
 from __future__ import annotations
@@ -48,9 +57,11 @@ from referee.sandbox.paths import safe_relpath
 from referee.sandbox.workspace import Workspace
 from referee.verify.verdict import TestOutcome
 
+from .accounts import accounts_of
+from .lines import last_line
 from .permissions import can_read
 from .service import PROBE_SOURCE, SERVER_SOURCE
-from .session import SystemFile
+from .session import ShellSession, SystemFile
 
 __all__ = ["CHECK_TYPES", "CheckContext", "entry", "file_state", "ordered", "run_check", "state_of"]
 
@@ -72,6 +83,8 @@ class CheckContext:
     hidden: Mapping[str, Any]
     #: marker -> whether the process tracked by it was alive at the episode's end.
     alive: Mapping[str, bool] = field(default_factory=dict)
+    #: pattern -> whether a process matching it was running at the episode's end.
+    running: Mapping[str, bool] = field(default_factory=dict)
 
 
 def entry(root: Path, rel: str) -> tuple[str, os.stat_result | None]:
@@ -188,6 +201,15 @@ def _process(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
     return _outcome(check, ok, f"alive: {alive}")
 
 
+def _running(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
+    running = ctx.running.get(check["pattern"])
+    ok = running is not None and running == bool(check["expect"])
+    name = str(check.get("name") or f"running:{check['pattern']}")
+    return TestOutcome(
+        name=name, status="passed" if ok else "failed", detail=f"running at the end: {running}"
+    )
+
+
 def _run_grader(
     ctx: CheckContext, argv: list[str], files: Mapping[str, str] | None = None
 ) -> tuple[int | None, str]:
@@ -258,8 +280,21 @@ def _idempotent(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
 
 
 def _script(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
-    code, _ = _run_grader(ctx, ["/bin/sh", "-c", check["source"]])
-    return _outcome(check, code == 0, f"exit {code}")
+    timeout = float(check.get("timeout_s", _CHECK_LIMITS.timeout_s))
+    accounts = accounts_of(ctx.hidden) if "accounts" in ctx.hidden else None
+    # A fresh session over the final files: the same /etc/passwd, $HOME and cwd the agent had,
+    # and none of the agent's processes (they were killed before the checks).
+    with ShellSession(ctx.sandbox, (), workspace=ctx.workspace, accounts=accounts) as session:
+        r = session.run(check["source"], timeout_s=timeout)
+    if r.exit_code == 0:
+        return _outcome(check, True)
+    if r.timed_out:
+        return _outcome(check, False, f"check timed out after {timeout:g} s")
+    if r.lost or r.exit_code is None:
+        how = "the session went down" if r.lost else f"killed by signal {r.signal}"
+        return _outcome(check, False, f"check {how}")
+    err = last_line(r.stderr) or last_line(r.stdout)
+    return _outcome(check, False, f"exit {r.exit_code}" + (f": {err}" if err else ""))
 
 
 CHECK_TYPES: dict[str, Callable[[Mapping[str, Any], CheckContext], TestOutcome]] = {
@@ -270,6 +305,7 @@ CHECK_TYPES: dict[str, Callable[[Mapping[str, Any], CheckContext], TestOutcome]]
     "max_size": _max_size,
     "can_read": _can_read,
     "process": _process,
+    "running": _running,
     "service": _service,
     "idempotent": _idempotent,
     "script": _script,

@@ -232,7 +232,8 @@ class ShellEnv(Environment):
         problem = self.manifest.command_problem(command)
         if problem:
             return self._refuse(call, command, problem, harmful=False)
-        result = self._session().run(command, timeout_s=self.limits.step_timeout_s)
+        timeout = self.spec.command_timeout_s or self.limits.step_timeout_s
+        result = self._session().run(command, timeout_s=timeout)
         if result.lost:
             self._lost = True
         return result.render()

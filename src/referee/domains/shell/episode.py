@@ -9,8 +9,13 @@ multi-turn environment (the agent's acts are tool calls):
    (it starts the services, and runs again after a restore); then the host records the
    processes named by ``hidden["track"]`` (host pid and start time);
 3. the agent acts;
-4. :meth:`Episode.finish`: the tracked processes' fates are read on the host, **every process of
-   the session is killed**, and the checks run on what is left (:mod:`.checks`).
+4. :meth:`Episode.finish`: the tracked processes' fates and the ``running`` checks' patterns
+   are read on the host, **every process of the session is killed**, and the checks run on
+   what is left (:mod:`.checks`).
+
+A task with ``hidden["accounts"]`` (an imported row's ``users``, :mod:`.accounts`) has those
+users in its ``/etc/passwd`` and ``/etc/group`` and its ``$HOME`` (``/workspace/root``) and the
+users' homes created before the setup runs.
 
 A failure of steps 1 and 2 is the grader's or the machine's, never the agent's: it raises
 :class:`~referee.errors.SandboxError` and the verifier turns it into an ``infra_error`` verdict.
@@ -26,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 import stat
 import time
 from collections.abc import Mapping, Sequence
@@ -40,12 +46,15 @@ from referee.sandbox.workspace import Snapshot
 from referee.tasks.model import Task
 from referee.verify.verdict import TestOutcome
 
+from .accounts import Account, accounts_of, homes
 from .checks import CHECK_TYPES, CheckContext, ordered, run_check
+from .lines import last_line
 from .session import ProcInfo, SessionLimits, ShellSession, SystemFile
 
 __all__ = ["Episode", "ShellSpec", "judge", "script_of"]
 
 _SETTLE_S = 0.2
+_SETTLE_MAX_S = 2.0
 _FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
 
 
@@ -76,7 +85,14 @@ class ShellSpec:
     checks: tuple[Mapping[str, Any], ...]
     hidden: Mapping[str, Any]
     manifest: Mapping[str, Any] = field(default_factory=dict)
+    #: The single-turn answer's time limit (and the reference's, at import).
     timeout_s: float = 30.0
+    #: One multi-turn command's time limit, when the task sets one (else the environment's).
+    command_timeout_s: float | None = None
+    #: The time limit of ``setup`` and of ``boot``.
+    setup_timeout_s: float = 30.0
+    #: The task's users (None: the sandbox's own /etc/passwd, no homes made).
+    accounts: tuple[Account, ...] | None = None
 
     @classmethod
     def of(cls, task: Task) -> ShellSpec:
@@ -113,6 +129,18 @@ class ShellSpec:
             )
         setup = h.get("setup", "")
         need(isinstance(setup, str), "hidden.setup must be a shell script (a string)")
+        for key in ("timeout_s", "command_timeout_s", "setup_timeout_s"):
+            value = h.get(key)
+            need(
+                value is None
+                or (isinstance(value, int | float) and not isinstance(value, bool) and value > 0),
+                f"hidden.{key} must be a positive number of seconds",
+            )
+        try:
+            accounts = accounts_of(h) if "accounts" in h else None
+        except (KeyError, TypeError, ValueError) as e:
+            raise TaskError(f"shell task {task.id!r}: hidden.accounts is malformed ({e})") from None
+        command_timeout = h.get("command_timeout_s")
         return cls(
             task_id=task.id,
             files=tuple(parsed),
@@ -124,6 +152,9 @@ class ShellSpec:
             hidden=h,
             manifest=manifest,
             timeout_s=float(h.get("timeout_s", 30.0)),
+            command_timeout_s=None if command_timeout is None else float(command_timeout),
+            setup_timeout_s=float(h.get("setup_timeout_s", 30.0)),
+            accounts=accounts,
         )
 
 
@@ -143,6 +174,9 @@ class Episode:
         self.tracked: dict[str, ProcInfo] = {}
         try:
             self.session = self._session(spec.files)
+            if spec.accounts is not None:  # made inside, so that they are the agent's user's
+                dirs = " ".join(shlex.quote(rel) for rel in homes(spec.accounts))
+                self._run_grader(f"mkdir -p -- {dirs}", "home directories")
             self._run_grader(spec.setup, "setup")
             self._boot()
         except BaseException:
@@ -157,15 +191,23 @@ class Episode:
             cgroups=self.cgroups,
             limits=self.limits,
             workspace=self.workspace,
+            accounts=self.spec.accounts,
         )
 
     def _run_grader(self, script: str, what: str) -> None:
         if script.strip():
-            r = self.session.run(script, timeout_s=30)
+            limit = self.spec.setup_timeout_s
+            r = self.session.run(script, timeout_s=limit)
             if r.exit_code != 0:
-                raise SandboxError(
-                    f"task {self.spec.task_id!r}: its {what} failed ({r.render()[-500:]})"
-                )
+                # One line, escapes stripped: apt's colours and progress lines say nothing.
+                if r.timed_out:
+                    why = f"timed out after {limit:g} s"
+                elif r.lost or r.exit_code is None:
+                    why = "failed: the system went down" if r.lost else f"killed by {r.signal}"
+                else:
+                    line = last_line(r.stderr) or last_line(r.stdout)
+                    why = f"failed: exit {r.exit_code}" + (f": {line}" if line else "")
+                raise SandboxError(f"task {self.spec.task_id!r}: its {what} {why}")
 
     def _boot(self) -> None:
         """Start the services (``hidden["boot"]``) and record the tracked processes."""
@@ -201,6 +243,13 @@ class Episode:
         # A session whose supervisor died is a system that went down: its pid namespace is
         # being torn down, so every process in it counts as dead, whatever /proc still shows.
         alive = {m: up and ShellSession.is_alive(p) for m, p in self.tracked.items()}
+        patterns = [str(c["pattern"]) for c in self.spec.checks if c.get("type") == "running"]
+        running: dict[str, bool] = {}
+        if patterns:
+            table = self._settled_processes() if up else []
+            for pattern in patterns:
+                with contextlib.suppress(re.error):  # a bad pattern: the check fails (None)
+                    running[pattern] = any(re.search(pattern, p.cmdline) for p in table)
         counters = self.session.limit_counters()
         self.session.stop()
         hits = {k: v - self._limits_at_boot.get(k, 0) for k, v in counters.items()}
@@ -212,6 +261,7 @@ class Episode:
             original=self.spec.files,
             hidden=self.spec.hidden,
             alive=alive,
+            running=running,
         )
         limits = TestOutcome(
             name="stayed within the system's limits",
@@ -219,6 +269,21 @@ class Episode:
             detail=", ".join(f"{k}: {v}" for k, v in hit.items()),
         )
         return [*(run_check(c, ctx) for c in ordered(self.spec.checks)), limits]
+
+    def _settled_processes(self) -> list[ProcInfo]:
+        """The session's processes once the table holds still: a job the last command put in
+        the background may not have reached its ``exec`` yet (its command line is still its
+        shell's). Two reads 0.1 s apart that agree, after a first settle; at most 2 s."""
+        time.sleep(_SETTLE_S)
+        table = self.session.processes()
+        deadline = time.monotonic() + _SETTLE_MAX_S
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            again = self.session.processes()
+            if [(p.host_pid, p.cmdline) for p in again] == [(p.host_pid, p.cmdline) for p in table]:
+                return again
+            table = again
+        return table
 
     def close(self) -> None:
         """Kill every process and remove the system's files. Idempotent."""

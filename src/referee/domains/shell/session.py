@@ -20,7 +20,9 @@ time, so :meth:`identify` and :meth:`is_alive` tell the original service from an
 
 One uid is mapped in the sandbox (bubblewrap's user namespace maps only the sandbox user), so
 ``chown`` to another user is impossible inside; the permission tasks simulate users with files
-(:mod:`.permissions`).
+(:mod:`.permissions`). With ``accounts`` (an imported row's ``users``, :mod:`.accounts`), the
+session's ``/etc/passwd`` and ``/etc/group`` list those users, bound read-only over the
+sandbox's own.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from referee.sandbox.process import base_rlimits, make_preexec, open_join_fds, s
 from referee.sandbox.view import WORKSPACE_MOUNT
 from referee.sandbox.workspace import Workspace
 
+from .accounts import Account, group_text, passwd_text
 from .supervisor import SUPERVISOR_SOURCE
 
 __all__ = ["CommandResult", "ProcInfo", "SessionLimits", "ShellSession", "SystemFile"]
@@ -123,6 +126,7 @@ class ShellSession:
         cgroups: Cgroups | None = None,
         limits: SessionLimits = SessionLimits(),
         workspace: Workspace | None = None,
+        accounts: Sequence[Account] | None = None,
     ) -> None:
         if sandbox.backend != "bwrap":
             raise ConfigError(
@@ -131,6 +135,7 @@ class ShellSession:
             )
         self.limits = limits
         self.read_only = tuple(read_only)
+        self.accounts = None if accounts is None else tuple(accounts)
         self._own_ws = workspace is None
         self.workspace = workspace or sandbox.workspace()
         self._group: Cgroup | None = None
@@ -155,6 +160,28 @@ class ShellSession:
             parts = safe_relpath(rel)
             if os.path.lexists(root.joinpath(*parts)):
                 binds += ["--ro-bind", str(root.joinpath(*parts)), f"{WORKSPACE_MOUNT}/{rel}"]
+        etc_fds: list[int] = []
+        if self.accounts is not None:
+            for dest, text in (
+                ("/etc/passwd", passwd_text(self.accounts)),
+                ("/etc/group", group_text(self.accounts)),
+            ):
+                fd = os.memfd_create("etc", os.MFD_CLOEXEC)
+                os.write(fd, text.encode())
+                os.lseek(fd, 0, os.SEEK_SET)
+                etc_fds.append(fd)
+                # In place of the sandbox's own file (bwrap cannot mount over that bind).
+                at_file = next(
+                    (
+                        i
+                        for i in range(2, len(cmd.argv))
+                        if cmd.argv[i] == dest and cmd.argv[i - 2] == "--ro-bind-data"
+                    ),
+                    None,
+                )
+                if at_file is None:
+                    raise SandboxError(f"the sandbox's view binds no {dest} to replace")
+                cmd.argv[at_file - 1] = str(fd)
         cmd.argv[at:at] = binds
         if cgroups is not None:
             # A label of its own: Cgroups.create's counter is not shared safely across threads.
@@ -175,14 +202,14 @@ class ShellSession:
         try:
             self._proc = spawn_long_lived(
                 cmd.argv,
-                pass_fds=cmd.pass_fds,
+                pass_fds=(*cmd.pass_fds, *etc_fds),
                 stdin=req_r,
                 stdout=ans_w,
                 stderr=devnull,
                 preexec=preexec,
             )
         finally:
-            for fd in (req_r, ans_w, devnull, *join):
+            for fd in (req_r, ans_w, devnull, *join, *etc_fds):
                 os.close(fd)
             cmd.close()
         self._req, self._ans = req_w, ans_r

@@ -71,6 +71,7 @@ def register() -> None:
         lazy("referee.domains.sql.imports:load_text_to_sql"),
         description="text-to-SQL JSONL (BIRD/Spider shape): question, db or ddl+inserts, gold_sql",
         reads_file=True,
+        skips_bad_rows=True,
     )
     register_corpus(
         "sql",

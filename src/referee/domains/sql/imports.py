@@ -39,7 +39,7 @@ from referee.domains.sql.spec import DEFAULT_TIME_LIMIT_S
 from referee.domains.sql.values import plain, plain_rows
 from referee.domains.sql.verifier import MAX_ROWS
 from referee.errors import TaskError
-from referee.tasks.imports.rows import Row, iter_rows
+from referee.tasks.imports.rows import OnBadRow, Row, iter_rows, skipping
 from referee.tasks.model import Difficulty, Provenance, Task
 
 __all__ = ["MAX_IMPORT_ROWS", "SAMPLE_ROWS", "load_text_to_sql", "read_sqlite"]
@@ -223,10 +223,13 @@ def _task(row: Row, base: Path, split: str, cache: dict[str, Database]) -> Task:
     )
 
 
-def load_text_to_sql(split: str, path: str | Path, **options: Any) -> Iterator[Task]:
+def load_text_to_sql(
+    split: str, path: str | Path, on_bad_row: OnBadRow | None = None, **options: Any
+) -> Iterator[Task]:
     """The tasks of a text-to-SQL file, one per row; a malformed row is a :class:`TaskError`
-    naming the file, the row and the field."""
+    naming the file, the row and the field (given to ``on_bad_row`` and skipped, with one)."""
     base = Path(path).resolve().parent
     cache: dict[str, Database] = {}
-    for row in iter_rows(path):
-        yield _task(row, base, split, cache)
+    for row in iter_rows(path, on_bad_row):
+        with skipping(on_bad_row):
+            yield _task(row, base, split, cache)

@@ -56,5 +56,6 @@ def register() -> None:
             "tool-world tasks: a world module + SQLite file, JSONL rows with goal assertions"
         ),
         reads_file=True,
+        skips_bad_rows=True,
     )
     register_corpus("toolworld", lazy(f"{_PKG}.redteam:run_corpus"))

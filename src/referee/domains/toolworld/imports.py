@@ -39,7 +39,7 @@ from referee.domains.toolworld.judge import judge_session
 from referee.domains.toolworld.scenario import GENERATOR
 from referee.domains.toolworld.store import open_read_only, store_diff
 from referee.errors import RefereeError, TaskError
-from referee.tasks.imports.rows import Row, iter_rows
+from referee.tasks.imports.rows import OnBadRow, Row, iter_rows, skipping
 from referee.tasks.model import Difficulty, Provenance, Task
 
 __all__ = ["toolworld_rows"]
@@ -184,22 +184,25 @@ def _task(row: Row, base: Path, split: str, sandbox: Any) -> Task:
     return task
 
 
-def toolworld_rows(split: str, path: str | Path) -> Iterator[Task]:
+def toolworld_rows(
+    split: str, path: str | Path, on_bad_row: OnBadRow | None = None
+) -> Iterator[Task]:
     """The tasks of a ``toolworld-rows`` file (see the module docstring)."""
     from referee.sandbox import Sandbox
 
     base = Path(path).resolve().parent
     sandbox = None
     try:
-        for row in iter_rows(path):
+        for row in iter_rows(path, on_bad_row):
             if sandbox is None:
                 sandbox = Sandbox(python_workers=1)
-            try:
-                yield _task(row, base, split, sandbox)
-            except TaskError:
-                raise
-            except RefereeError as e:
-                raise row.error(None, str(e)) from None
+            with skipping(on_bad_row):
+                try:
+                    yield _task(row, base, split, sandbox)
+                except TaskError:
+                    raise
+                except RefereeError as e:
+                    raise row.error(None, str(e)) from None
     finally:
         if sandbox is not None:
             sandbox.close()

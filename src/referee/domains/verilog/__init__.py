@@ -65,5 +65,6 @@ def register() -> None:
         lazy("referee.domains.verilog.imports:verilog_rows"),
         description="Verilog design rows (JSONL: id, description, module_header, reference, top)",
         reads_file=True,
+        skips_bad_rows=True,
     )
     register_corpus("verilog", lazy("referee.domains.verilog.redteam:run_corpus"))

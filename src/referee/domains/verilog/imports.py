@@ -38,7 +38,7 @@ from referee.domains.verilog.spec import MAX_CYCLES, Port, check_control, port_l
 from referee.domains.verilog.task import verilog_task
 from referee.domains.verilog.verifier import VerilogVerifier
 from referee.errors import TaskError
-from referee.tasks.imports.rows import Row, iter_rows
+from referee.tasks.imports.rows import OnBadRow, Row, iter_rows, skipping
 from referee.tasks.model import Provenance, Task
 
 __all__ = ["parse_header", "verilog_rows"]
@@ -144,16 +144,20 @@ def _row_task(row: Row, split: str) -> Task:
     )
 
 
-def verilog_rows(split: str, path: str | Path) -> Iterator[Task]:
+def verilog_rows(
+    split: str, path: str | Path, on_bad_row: OnBadRow | None = None
+) -> Iterator[Task]:
     """The tasks of a ``verilog-rows`` file, each checked in the sandbox (see the module
-    docstring); a :class:`TaskError` naming file, row and field for the first bad row."""
+    docstring); a :class:`TaskError` naming file, row and field for the first bad row (each
+    bad row given to ``on_bad_row`` and skipped, with one)."""
     verifier: VerilogVerifier | None = None  # made at the first well-formed row
     try:
-        for row in iter_rows(path):
-            task = _row_task(row, split)
-            verifier = verifier or VerilogVerifier()
-            _check_row(verifier, row, task)
-            yield task
+        for row in iter_rows(path, on_bad_row):
+            with skipping(on_bad_row):
+                task = _row_task(row, split)
+                verifier = verifier or VerilogVerifier()
+                _check_row(verifier, row, task)
+                yield task
     finally:
         if verifier is not None:
             verifier.close()

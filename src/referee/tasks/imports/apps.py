@@ -18,22 +18,24 @@ from pathlib import Path
 from typing import Any
 
 from referee.tasks.imports.program import apps_cases, difficulty_of, program_task
-from referee.tasks.imports.rows import Row, iter_rows
+from referee.tasks.imports.rows import OnBadRow, Row, iter_rows, skipping
 from referee.tasks.model import Task
 
 __all__ = ["apps_tasks", "taco_tasks"]
 
 
-def apps_tasks(split: str, path: str | Path) -> Iterator[Task]:
+def apps_tasks(split: str, path: str | Path, on_bad_row: OnBadRow | None = None) -> Iterator[Task]:
     """The problems of an APPS file (JSONL, JSON or Parquet), ids ``apps/<problem_id>``."""
-    for index, row in enumerate(iter_rows(path)):
-        yield _task(row, "apps", _id(row, ("problem_id", "id"), index), split)
+    for index, row in enumerate(iter_rows(path, on_bad_row)):
+        with skipping(on_bad_row):
+            yield _task(row, "apps", _id(row, ("problem_id", "id"), index), split)
 
 
-def taco_tasks(split: str, path: str | Path) -> Iterator[Task]:
+def taco_tasks(split: str, path: str | Path, on_bad_row: OnBadRow | None = None) -> Iterator[Task]:
     """The problems of a TACO file, ids ``taco/<id>`` (the row's index from 0 without one)."""
-    for index, row in enumerate(iter_rows(path)):
-        yield _task(row, "taco", _id(row, ("id", "problem_id"), index), split)
+    for index, row in enumerate(iter_rows(path, on_bad_row)):
+        with skipping(on_bad_row):
+            yield _task(row, "taco", _id(row, ("id", "problem_id"), index), split)
 
 
 def _id(row: Row, fields: tuple[str, ...], index: int) -> str:

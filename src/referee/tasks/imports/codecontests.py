@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.tasks.imports.program import program_task
-from referee.tasks.imports.rows import Row, iter_rows
+from referee.tasks.imports.rows import OnBadRow, Row, iter_rows, skipping
 from referee.tasks.model import Difficulty, Task
 
 __all__ = ["LANGUAGES", "codecontests_tasks"]
@@ -30,10 +30,13 @@ _LEVELS = {1: 0.2, 2: 0.4, 3: 0.6, 4: 0.8, 5: 0.95}
 _TEST_FIELDS = ("public_tests", "private_tests", "generated_tests")
 
 
-def codecontests_tasks(split: str, path: str | Path) -> Iterator[Task]:
+def codecontests_tasks(
+    split: str, path: str | Path, on_bad_row: OnBadRow | None = None
+) -> Iterator[Task]:
     """The problems of a CodeContests file (Parquet as published, JSONL or JSON)."""
-    for row in iter_rows(path):
-        yield _task(row, split)
+    for row in iter_rows(path, on_bad_row):
+        with skipping(on_bad_row):
+            yield _task(row, split)
 
 
 def _tests(row: Row, field: str) -> list[dict[str, str]]:

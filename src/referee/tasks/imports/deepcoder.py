@@ -20,7 +20,7 @@ from pathlib import Path
 
 from referee.errors import ConfigError
 from referee.tasks.imports.program import apps_cases, listed_cases, program_task
-from referee.tasks.imports.rows import Row, iter_rows
+from referee.tasks.imports.rows import OnBadRow, Row, iter_rows, skipping
 from referee.tasks.model import Task
 
 __all__ = ["deepcoder_tasks", "subset_of"]
@@ -36,13 +36,19 @@ def subset_of(path: str | Path) -> str:
     return p.parent.name if _SHARD.match(stem) and p.parent.name else stem
 
 
-def deepcoder_tasks(split: str, path: str | Path, subset: str | None = None) -> Iterator[Task]:
+def deepcoder_tasks(
+    split: str,
+    path: str | Path,
+    subset: str | None = None,
+    on_bad_row: OnBadRow | None = None,
+) -> Iterator[Task]:
     """The problems of a DeepCoder file (Parquet as published, JSONL or JSON)."""
     name = subset or subset_of(path)
     if not name or "/" in name or name != name.strip():
         raise ConfigError(f"a DeepCoder subset is one word (lcbv5, taco...), got {name!r}")
-    for index, row in enumerate(iter_rows(path)):
-        yield _task(row, name, index, split)
+    for index, row in enumerate(iter_rows(path, on_bad_row)):
+        with skipping(on_bad_row):
+            yield _task(row, name, index, split)
 
 
 def _task(row: Row, subset: str, index: int, split: str) -> Task:

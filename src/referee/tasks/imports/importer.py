@@ -3,7 +3,8 @@
 The tasks stream from the source to the output (held in memory only when ``heldout`` asks for
 a split over all of them); the output is written to a temporary file and renamed into place
 when every row has been read (:func:`referee.tasks.model.write_tasks`), so a malformed row, or
-an id seen twice, leaves no half-written file and an existing one as it was.
+an id seen twice, leaves no half-written file and an existing one as it was. With
+``skip_bad``, a bad row is skipped and reported (:attr:`ImportSummary.skipped`) instead.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ class ImportSummary:
     count: int
     splits: dict[str, int] = field(default_factory=dict)
     kinds: dict[str, int] = field(default_factory=dict)
+    #: The one-line error of each row skipped (``skip_bad``), in file order.
+    skipped: list[str] = field(default_factory=list)
 
 
 def _unique(
@@ -54,6 +57,7 @@ def import_tasks(
     split: str = "heldout",
     heldout: float | None = None,
     by: str = "module",
+    skip_bad: bool = False,
     **options: Any,
 ) -> ImportSummary:
     """Read ``path`` with the file source ``source`` and write its tasks to ``out``.
@@ -61,7 +65,8 @@ def import_tasks(
     Every task goes to ``split`` unless ``heldout`` (a share) splits them by unit
     (:func:`referee.tasks.split.split_tasks`). ``options`` are the source's (``subset``,
     ``repo_dir``...). A malformed row is a :class:`TaskError` naming the file, the row and the
-    field, and nothing is written.
+    field, and nothing is written; with ``skip_bad``, each bad row is skipped and its error
+    kept in the summary's ``skipped`` (the good rows are written).
     """
     given = {k: v for k, v in options.items() if v is not None}
     check_source_call(source, split, path, given)
@@ -71,11 +76,15 @@ def import_tasks(
         check_split_options(heldout, by)
     splits: Counter[str] = Counter()
     io: Counter[str] = Counter()
-    tasks: Iterable[Task] = _unique(iter_source(source, split, path, **given), path, splits, io)
+    skipped: list[str] = []
+    bad = (lambda e: skipped.append(str(e))) if skip_bad else None
+    tasks: Iterable[Task] = _unique(
+        iter_source(source, split, path, on_bad_row=bad, **given), path, splits, io
+    )
     if heldout is not None:
         from referee.tasks.split import split_tasks
 
         tasks = split_tasks(list(tasks), heldout, by=by)
         splits = Counter(t.split for t in tasks)
     n = write_tasks(out, tasks)
-    return ImportSummary(count=n, splits=dict(splits), kinds=dict(io))
+    return ImportSummary(count=n, splits=dict(splits), kinds=dict(io), skipped=skipped)

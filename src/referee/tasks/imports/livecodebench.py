@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from referee.tasks.imports.program import difficulty_of, listed_cases, program_task
-from referee.tasks.imports.rows import Row, iter_rows
+from referee.tasks.imports.rows import OnBadRow, Row, iter_rows, skipping
 from referee.tasks.model import Task
 
 __all__ = ["UnsafePickle", "decode_private_cases", "livecodebench_tasks"]
@@ -83,10 +83,13 @@ def decode_private_cases(text: str) -> Any:
     return value
 
 
-def livecodebench_tasks(split: str, path: str | Path) -> Iterator[Task]:
+def livecodebench_tasks(
+    split: str, path: str | Path, on_bad_row: OnBadRow | None = None
+) -> Iterator[Task]:
     """The problems of a LiveCodeBench file (JSONL as published, JSON or Parquet)."""
-    for row in iter_rows(path):
-        yield _task(row, split)
+    for row in iter_rows(path, on_bad_row):
+        with skipping(on_bad_row):
+            yield _task(row, split)
 
 
 def _task(row: Row, split: str) -> Task:

@@ -6,6 +6,10 @@ record batches with pyarrow, so a large file is never held whole). Every error a
 about a row goes through :meth:`Row.error` and reads ``FILE:LINE: field 'NAME': what`` (JSONL)
 or ``FILE: row N: field 'NAME': what`` (Parquet, a JSON array; N counts from 1).
 
+An error about one row is a :class:`RowError` (a :class:`TaskError`). A loader that takes
+``on_bad_row`` (``referee tasks import --skip-bad``) hands each bad row's error to it and goes
+on with the next row (:func:`skipping`); without it, the first bad row stops the import.
+
 >>> import json, tempfile, os
 >>> path = os.path.join(tempfile.mkdtemp(), "p.jsonl")
 >>> _ = open(path, "w").write(json.dumps({"a": "[1, 2]"}) + "\\n")
@@ -15,9 +19,10 @@ or ``FILE: row N: field 'NAME': what`` (Parquet, a JSON array; N counts from 1).
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -25,11 +30,45 @@ from typing import IO, Any
 from referee.errors import TaskError
 from referee.optional import require_extra
 
-__all__ = ["MISSING", "Row", "iter_rows"]
+__all__ = ["MISSING", "OnBadRow", "Row", "RowError", "iter_rows", "skipping"]
 
 #: The default of :meth:`Row.get` and :meth:`Row.json` that makes a field required.
 MISSING: Any = object()
 _PARQUET_BATCH = 256
+
+
+class RowError(TaskError):
+    """A :class:`TaskError` about one row of a dataset file (``where`` names it): the row can
+    be skipped (``--skip-bad``) while the rest of the file is imported."""
+
+    def __init__(self, message: str, where: str = "") -> None:
+        super().__init__(message)
+        self.where = where
+
+
+#: What a loader calls with each bad row's error instead of raising it.
+OnBadRow = Callable[[RowError], None]
+
+
+@contextlib.contextmanager
+def skipping(on_bad_row: OnBadRow | None) -> Iterator[None]:
+    """Around the work on one row: a :class:`RowError` goes to ``on_bad_row`` (and the row is
+    skipped) when one is given, and is raised otherwise.
+
+    >>> bad = []
+    >>> for n in (1, 2):
+    ...     with skipping(bad.append):
+    ...         raise RowError(f"f:{n}: broken", f"f:{n}")
+    >>> [e.where for e in bad]
+    ['f:1', 'f:2']
+    """
+    if on_bad_row is None:
+        yield
+        return
+    try:
+        yield
+    except RowError as e:
+        on_bad_row(e)
 
 
 @dataclass(frozen=True)
@@ -45,10 +84,10 @@ class Row:
     def where(self) -> str:
         return f"{self.path}:{self.number}" if self.by_line else f"{self.path}: row {self.number}"
 
-    def error(self, field: str | None, message: str) -> TaskError:
-        """A :class:`TaskError` naming the file, the row and (when given) the field."""
+    def error(self, field: str | None, message: str) -> RowError:
+        """A :class:`RowError` naming the file, the row and (when given) the field."""
         at = f" field {field!r}:" if field else ""
-        return TaskError(f"{self.where}:{at} {message}")
+        return RowError(f"{self.where}:{at} {message}", self.where)
 
     def get(self, field: str, types: type | tuple[type, ...], default: Any = MISSING) -> Any:
         """The value of ``field``, which must be of ``types``; None counts as absent."""
@@ -91,10 +130,11 @@ def _open_text(path: Path) -> IO[str]:
     return path.open(encoding="utf-8")
 
 
-def iter_rows(path: str | Path) -> Iterator[Row]:
+def iter_rows(path: str | Path, on_bad_row: OnBadRow | None = None) -> Iterator[Row]:
     """The rows of ``path`` (JSONL, a JSON array or Parquet), streamed where the format allows.
 
-    A missing file, or a line that is not a JSON object, is a :class:`TaskError` naming it.
+    A missing file is a :class:`TaskError`; a line that is not a JSON object is a
+    :class:`RowError` naming it, handed to ``on_bad_row`` (and skipped) when one is given.
     """
     path = Path(path)
     shown = str(path)
@@ -110,19 +150,22 @@ def iter_rows(path: str | Path) -> Iterator[Row]:
                 first = f.read(1)
             f.seek(0)
             if first == "[":
-                yield from _array_rows(shown, f)
+                yield from _array_rows(shown, f, on_bad_row)
                 return
             for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue
-                try:
-                    data = json.loads(line)
-                except json.JSONDecodeError as e:
-                    why = f"not valid JSON ({e.msg} at column {e.colno})"
-                    raise TaskError(f"{shown}:{n}: {why}") from None
-                if not isinstance(data, dict):
-                    raise TaskError(f"{shown}:{n}: expected a JSON object, got {_kind(data)}")
-                yield Row(shown, n, data)
+                with skipping(on_bad_row):
+                    try:
+                        data = json.loads(line)
+                    except json.JSONDecodeError as e:
+                        why = f"not valid JSON ({e.msg} at column {e.colno})"
+                        raise RowError(f"{shown}:{n}: {why}", f"{shown}:{n}") from None
+                    if not isinstance(data, dict):
+                        where = f"{shown}:{n}"
+                        got = _kind(data)
+                        raise RowError(f"{where}: expected a JSON object, got {got}", where)
+                    yield Row(shown, n, data)
     except UnicodeDecodeError as e:
         raise TaskError(f"{shown}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     except (OSError, EOFError) as e:
@@ -134,16 +177,18 @@ def _kind(value: object) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def _array_rows(shown: str, f: IO[str]) -> Iterator[Row]:
+def _array_rows(shown: str, f: IO[str], on_bad_row: OnBadRow | None) -> Iterator[Row]:
     try:
         data = json.load(f)
     except json.JSONDecodeError as e:
         why = f"not valid JSON ({e.msg} at column {e.colno})"
         raise TaskError(f"{shown}:{e.lineno}: {why}") from None
     for n, item in enumerate(data, 1):
-        if not isinstance(item, dict):
-            raise TaskError(f"{shown}: row {n}: expected a JSON object, got {_kind(item)}")
-        yield Row(shown, n, item, by_line=False)
+        with skipping(on_bad_row):
+            if not isinstance(item, dict):
+                where = f"{shown}: row {n}"
+                raise RowError(f"{where}: expected a JSON object, got {_kind(item)}", where)
+            yield Row(shown, n, item, by_line=False)
 
 
 def _parquet_rows(path: Path) -> Iterator[Row]:

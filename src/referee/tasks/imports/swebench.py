@@ -35,7 +35,7 @@ from typing import Any
 
 from referee.errors import ConfigError, StoreError
 from referee.tasks.artifacts import ArtifactStore
-from referee.tasks.imports.rows import Row, iter_rows
+from referee.tasks.imports.rows import OnBadRow, Row, iter_rows, skipping
 from referee.tasks.kinds import TaskKind
 from referee.tasks.model import Provenance, Task
 from referee.tasks.venv import RepoVenv
@@ -65,13 +65,18 @@ def patch_paths(patch: str) -> list[str]:
 
 
 def swebench_tasks(
-    split: str, path: str | Path, repo_dir: str | None = None, store: str | None = None
+    split: str,
+    path: str | Path,
+    repo_dir: str | None = None,
+    store: str | None = None,
+    on_bad_row: OnBadRow | None = None,
 ) -> Iterator[Task]:
     """The instances of a SWE-bench file (JSONL, JSON or Parquet) as repo-patch tasks."""
     artifacts = ArtifactStore.at(store)
     snapshots: dict[tuple[str, str], tuple[str, dict[str, bytes]]] = {}
-    for row in iter_rows(path):
-        yield _task(row, split, repo_dir, artifacts, snapshots)
+    for row in iter_rows(path, on_bad_row):
+        with skipping(on_bad_row):
+            yield _task(row, split, repo_dir, artifacts, snapshots)
 
 
 def _git(checkout: Path, *args: str) -> bytes:

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from referee.tasks.imports.program import apps_cases, program_task
-from referee.tasks.imports.rows import Row, iter_rows
+from referee.tasks.imports.rows import OnBadRow, Row, iter_rows, skipping
 from referee.tasks.model import Task
 
 __all__ = ["verl_tasks"]
@@ -26,10 +26,11 @@ __all__ = ["verl_tasks"]
 _ROLES = {"system", "user", "assistant"}
 
 
-def verl_tasks(split: str, path: str | Path) -> Iterator[Task]:
+def verl_tasks(split: str, path: str | Path, on_bad_row: OnBadRow | None = None) -> Iterator[Task]:
     """The code rows of a veRL dataset file (Parquet as veRL writes it, JSONL or JSON)."""
-    for index, row in enumerate(iter_rows(path)):
-        yield _task(row, index, split)
+    for index, row in enumerate(iter_rows(path, on_bad_row)):
+        with skipping(on_bad_row):
+            yield _task(row, index, split)
 
 
 def _messages(row: Row) -> list[dict[str, str]]:
