@@ -115,6 +115,29 @@ def test_a_reader_that_closes_the_pipe_early_ends_the_command_quietly_with_0(tmp
     assert err == b""
 
 
+def test_a_rich_listing_whose_reader_closes_early_ends_quietly_with_0():
+    # issue 33, second walk: `referee doctor | head -1` exited 1 with no message (rich's console
+    # exits 1 on a broken pipe); its listing goes through referee.cli.console.Out now.
+    import os
+    import subprocess
+    import sys
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    p = subprocess.Popen(
+        [sys.executable, "-m", "referee", "doctor"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert p.stdout is not None and p.stderr is not None
+    assert p.stdout.readline()  # the first layer's line
+    p.stdout.close()  # as `head -1` does, before the rest of the listing is written
+    err = p.stderr.read()
+    assert p.wait(timeout=120) == 0, err
+    assert err == b""
+
+
 def test_synth_writes_its_report_on_stdout_and_progress_on_stderr(tmp_path, monkeypatch):
     # issue 33: the README says "the result on stdout"; the tables and summary went to stderr.
     from collections import Counter

@@ -53,8 +53,11 @@ def test_a_new_domain_installs_lists_and_keeps_the_contract(tmp_path: Path) -> N
     listed = referee_cli("domains", "list")
     assert listed.returncode == 0, listed.stderr
     row = next(line.split("\t") for line in listed.stdout.splitlines() if line.startswith("gizmo"))
-    assert row[:8] == [
-        "gizmo", "0.1.0", "referee-gizmo", "gizmo-poly", "gizmo", "gizmo", "gizmo", "ok"
+    # The description: the generated register()'s docstring, as docs/domains.md says.
+    assert row[:9] == [
+        "gizmo", "0.1.0", "referee-gizmo",
+        "Gizmo: Python functions computing a polynomial, judged on hidden inputs.",
+        "gizmo-poly", "gizmo", "gizmo", "gizmo", "ok",
     ]  # fmt: skip
     assert any(line.startswith("sql\t") for line in listed.stdout.splitlines())
     checked = referee_cli("domains", "check", "gizmo", "--per-family", "2")

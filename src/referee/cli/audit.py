@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
-from referee.cli.console import err
+from referee.cli.console import Out, err
 from referee.cli.files import out_file, track_store
 from referee.errors import ConfigError
 
@@ -122,7 +121,7 @@ def audit(
             return
         one_run = done.one_run
         if interactive:
-            review(queue, Console(), input, run_id=one_run, labeller=who)
+            review(queue, Out(), input, run_id=one_run, labeller=who)
             return
         item, trajectory_id = next_item(queue, done, item_id)
         if as_json:
@@ -141,7 +140,7 @@ def audit(
                 "trajectory": view.trajectory.model_dump(mode="json"),
             }
             if not as_json:
-                Console().print(render(view, item))
+                Out().print(render(view, item))
     if as_json:
         print(json.dumps(out))
 

@@ -12,6 +12,16 @@ from rich.markup import escape
 err = Console(stderr=True, soft_wrap=True)  # messages stay on one line, for grep and logs
 
 
+class Out(Console):
+    """A console on stdout, for a command's result. When the reader closes the pipe early
+    (`referee doctor | head -1`) rich would exit 1 (an infrastructure failure, by the exit-code
+    policy); this raises BrokenPipeError instead, which the command group ends quietly with 0."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def say_error(message: str) -> None:
     """``referee: <message>`` on stderr."""
     # The message is plain text: brackets in it ("local:PATH[#DEVICE]") are not markup.

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
+from referee.cli.console import Out
 from referee.cli.files import track_store
 
 
@@ -37,7 +37,7 @@ def _print_cost(report: Any, top: int) -> None:
 
     from referee.ui.tables import print_table
 
-    out = Console(soft_wrap=True)
+    out = Out(soft_wrap=True)
     r = report.run
     table = Table(
         "", "rollouts", "passed", "CPU s", "sandbox s", "runs", "peak MB", "wall s",

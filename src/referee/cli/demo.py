@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
+
+from referee.cli.console import Out
 
 
 def demo() -> None:
     """Demonstrate the sandbox: real tasks verified, hostile programs contained (on stdout)."""
     from referee.demo import run_demo
 
-    raise typer.Exit(run_demo(Console()))
+    raise typer.Exit(run_demo(Out()))
 
 
 def register(app: typer.Typer) -> None:

@@ -6,8 +6,9 @@ import json
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
+
+from referee.cli.console import Out
 
 
 def doctor(
@@ -38,7 +39,7 @@ def doctor(
     if as_json:
         print(json.dumps(info))
         return
-    out = Console(soft_wrap=True)  # the listing is the result: `referee doctor | grep seccomp`
+    out = Out(soft_wrap=True)  # the listing is the result: `referee doctor | grep seccomp`
     for layer in layers:
         out.print(f"[green]✓[/] {escape(layer)}")
     out.print(f"fast path: {probe.summary()}", markup=False, highlight=False)

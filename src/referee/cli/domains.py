@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from referee.cli.console import err
+from referee.cli.console import Out, err
 
 
 def domains_list() -> None:
-    """The domains found: name, version, distribution, families, verifier kinds, environments,
-    red-team corpus, and status (ok, or why it failed to load)."""
+    """The domains found: name, version, distribution, what it is (its register()'s first
+    docstring line), families, verifier kinds, environments, red-team corpus, and status (ok,
+    or why it failed to load)."""
     from referee.discovery import domain_records
     from referee.ui.tables import print_rows
 
@@ -21,6 +21,7 @@ def domains_list() -> None:
             r.name,
             r.version,
             r.distribution,
+            r.description,
             ", ".join(r.parts["family"]),
             ", ".join(r.parts["kind"]),
             ", ".join(r.parts["env"]),
@@ -29,8 +30,18 @@ def domains_list() -> None:
         )
         for r in domain_records()
     ]
-    header = ("domain", "version", "distribution", "families", "kinds", "env", "corpus", "status")
-    print_rows(Console(soft_wrap=True), header, rows)
+    header = (
+        "domain",
+        "version",
+        "distribution",
+        "description",
+        "families",
+        "kinds",
+        "env",
+        "corpus",
+        "status",
+    )
+    print_rows(Out(soft_wrap=True), header, rows)
 
 
 def domains_check(
@@ -58,7 +69,7 @@ def domains_check(
         )
         for r in results
     ]
-    print_rows(Console(soft_wrap=True), ("check", "result", "time", "detail"), rows)
+    print_rows(Out(soft_wrap=True), ("check", "result", "time", "detail"), rows)
     failed = [r.name for r in results if not r.ok]
     err.print(
         f"{name}: {len(results) - len(failed)}/{len(results)} checks hold"

@@ -20,7 +20,8 @@ def eval_(
         str,
         typer.Option(
             help="local:PATH (a model folder, a .gguf file, or pkg:MODULE: an installed "
-            "package holding one), or openai:URL#MODEL."
+            "package holding one), openai:URL#MODEL, or scripted:TEXT (the same answer to "
+            "every task: a baseline)."
         ),
     ],
     tasks: Annotated[str, typer.Option("--tasks", help=TASKS_HELP)],

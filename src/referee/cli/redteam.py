@@ -6,9 +6,8 @@ import json
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
-from referee.cli.console import err
+from referee.cli.console import Out, err
 from referee.cli.files import load_tasks
 from referee.cli.options import Json
 from referee.errors import ConfigError
@@ -110,7 +109,7 @@ def redteam(
         ))  # fmt: skip
     if not as_json:
         header = ("exploit", "class", "tasks", "rejected", "max reward", "flags raised")
-        print_rows(Console(), header, rows)
+        print_rows(Out(), header, rows)
     bad = [r.exploit.name for r in results if not r.rejected]
     err.print(
         f"{len(results) - len(bad)}/{len(results)} exploits rejected"

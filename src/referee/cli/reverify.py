@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from referee.cli.console import Out
 from referee.cli.files import load_tasks, out_file
 from referee.errors import ConfigError
 
@@ -58,7 +58,7 @@ def reverify(
     if as_json:
         print(json.dumps(report.as_dict()))
         return
-    console = Console(soft_wrap=True)
+    console = Out(soft_wrap=True)
     for c in report.changes:
         if c.change not in ("unchanged", "skipped"):
             console.print(

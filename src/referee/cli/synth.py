@@ -7,9 +7,8 @@ import time
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
-from referee.cli.console import err
+from referee.cli.console import Out, err
 from referee.cli.files import out_file, store_folder
 from referee.cli.options import OUT_TASKS_HELP
 from referee.optional import require_extra
@@ -93,7 +92,7 @@ def synth(
         table.add_row(f"  refactor: {op}", str(n), str(report.kept_by_operator[op]), "")
     # The report is the result, on stdout (`referee synth ... > report.txt` keeps it); the
     # progress lines stay on stderr.
-    result = Console(soft_wrap=True)
+    result = Out(soft_wrap=True)
     print_table(result, table)
     rej = Table("rejected because", "count")
     for reason, n in report.rejected.most_common():

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
-from referee.cli.console import err
+from referee.cli.console import Out, err
 from referee.cli.files import out_file
 from referee.cli.options import BY_OPTION, OUT_TASKS_HELP, heldout_option
 from referee.errors import ConfigError
@@ -180,7 +179,7 @@ def tasks_families() -> None:
 
     families = [get_family(n) for n in family_names()]
     rows = [(f.name, f.domain, f.description) for f in families]
-    print_rows(Console(), ("family", "domain", "makes"), rows)
+    print_rows(Out(), ("family", "domain", "makes"), rows)
 
 
 def tasks_sources() -> None:
@@ -190,7 +189,7 @@ def tasks_sources() -> None:
 
     entries = [get_source(n) for n in source_names()]
     rows = [(e.name, "yes" if e.reads_file else "no", e.description) for e in entries]
-    print_rows(Console(), ("source", "file", "what"), rows)
+    print_rows(Out(), ("source", "file", "what"), rows)
 
 
 def _split_counts(tasks: list[Any]) -> str:

@@ -6,9 +6,8 @@ import json
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from referee.cli.console import err
+from referee.cli.console import Out, err
 from referee.cli.files import load_tasks, out_file
 from referee.cli.options import BY_OPTION, Json, TaskFile, heldout_option
 from referee.errors import ConfigError
@@ -33,7 +32,7 @@ def tasks_list(
             print(json.dumps(r))
         return
     print_rows(
-        Console(),
+        Out(),
         ("id", "split", "domain", "format", "tests"),
         [(r["id"], r["split"], r["domain"], r["answer_format"], str(r["tests"])) for r in rows],
     )

@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
-from referee.cli.console import err
+from referee.cli.console import Out, err
 from referee.cli.options import DEVICE_HELP
 from referee.cli.train_lm import check_device, train_lm
 from referee.errors import ConfigError
@@ -175,7 +174,7 @@ def train(
     results = run_experiment(cfg, log=lambda m: err.print(m, markup=False, highlight=False))
     data = results.to_json()
     # The table is the command's result: on stdout, unless --json makes that line the result.
-    out = err if as_json else Console(soft_wrap=True)
+    out = err if as_json else Out(soft_wrap=True)
     print_table(out, results_table(data), keys=())
     out.print(f"run folder: {data.get('run_dir', '')}", markup=False, highlight=False)
     if as_json:

@@ -9,9 +9,8 @@ import time
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-from referee.cli.console import err
+from referee.cli.console import Out, err
 from referee.cli.files import read_bytes
 from referee.errors import ConfigError
 from referee.optional import require_extra
@@ -76,7 +75,7 @@ def train_lm(
 
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     summary = run_lm(cfg, log=lambda m: err.print(m, markup=False, highlight=False))
-    out = err if as_json else Console(soft_wrap=True)
+    out = err if as_json else Out(soft_wrap=True)
     for stage in ("base", "rl", "control"):
         if stage in summary:
             s = summary[stage]

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
-from referee.cli.console import err
+from referee.cli.console import Out, err
 from referee.cli.files import load_tasks
 from referee.cli.options import TASKS_HELP
 from referee.errors import ConfigError, RefereeError, VerifierError
@@ -96,7 +95,7 @@ def verify(
     flagged = sum(bool(v.flags) for v in verdicts)
     mean = sum(v.reward for v in verdicts) / len(verdicts) if verdicts else 0.0
     # The summary is the result, on stdout; with --json stdout holds the verdicts only.
-    (err if as_json else Console(soft_wrap=True)).print(
+    (err if as_json else Out(soft_wrap=True)).print(
         f"{len(verdicts)} samples: {passed} passed, {len(verdicts) - passed - infra} failed, "
         f"{infra} infra errors, {flagged} flagged; mean reward {mean:.3f}",
         markup=False,
