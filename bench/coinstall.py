@@ -81,11 +81,15 @@ def build_wheels(work: Path) -> dict[str, Path]:
     wheels = {}
     src_before = work / "before-src"
     src_before.mkdir()
-    arch = subprocess.run(["git", "-C", str(ROOT), "archive", "main"], capture_output=True, check=True)
+    arch = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "main"], capture_output=True, check=True
+    )
     subprocess.run(["tar", "-x", "-C", str(src_before)], input=arch.stdout, check=True)
     for side, src in (("after", ROOT), ("before", src_before)):
         dest = work / f"wheel-{side}"
-        res = run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dest), str(src)])
+        res = run(
+            [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dest), str(src)]
+        )
         if res.returncode:
             raise SystemExit(f"pip wheel ({side}) failed:\n{res.stderr}")
         (wheel,) = dest.glob("referee-*.whl")
@@ -99,14 +103,29 @@ def wheel_requires(wheel: Path) -> list[str]:
     with zipfile.ZipFile(wheel) as z:
         meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
         text = z.read(meta).decode()
-    return [ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.startswith("Requires-Dist:")]
+    return [
+        ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.startswith("Requires-Dist:")
+    ]
 
 
 def trainer_requires(venv_py: Path, pkg: str, version: str, work: Path) -> list[str]:
     """The trainer's Requires-Dist whose markers hold here with no extras (from its metadata)."""
     rep = work / f"meta-{pkg}.json"
-    res = run([str(venv_py), "-m", "pip", "install", "--dry-run", "--no-deps", "--ignore-installed",
-               "-q", "--report", str(rep), f"{pkg}=={version}"])
+    res = run(
+        [
+            str(venv_py),
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--no-deps",
+            "--ignore-installed",
+            "-q",
+            "--report",
+            str(rep),
+            f"{pkg}=={version}",
+        ]
+    )
     if res.returncode:
         raise RuntimeError(f"metadata of {pkg}=={version}: {res.stderr[-2000:]}")
     (item,) = json.loads(rep.read_text())["install"]
@@ -142,14 +161,24 @@ def one(name: str, side: str, wheel: Path, work: Path) -> dict[str, Any]:
     excluded = EXCLUDE.get(name, {})
     if excluded:
         reqs = trainer_requires(py, pkg, version, d)
-        dropped = [r for r in reqs if _norm(re.split(r"[ <>=!~\[;]", r, 1)[0]) in excluded]
+        dropped = [r for r in reqs if _norm(re.split(r"[ <>=!~\[;]", r, maxsplit=1)[0]) in excluded]
         trainer_args = [r for r in reqs if r not in dropped]
         mode = f"{pkg}=={version}'s Requires-Dist without {', '.join(excluded)}"
     else:
         dropped, trainer_args, mode = [], [f"{pkg}=={version}"], f"{pkg}=={version}"
     report = d / "report.json"
-    cmd = [str(py), "-m", "pip", "install", "--dry-run", "--ignore-installed", "--report",
-           str(report), ref, *trainer_args]
+    cmd = [
+        str(py),
+        "-m",
+        "pip",
+        "install",
+        "--dry-run",
+        "--ignore-installed",
+        "--report",
+        str(report),
+        ref,
+        *trainer_args,
+    ]
     t0 = time.monotonic()
     try:
         res = run(cmd, timeout=1500)
@@ -158,22 +187,40 @@ def one(name: str, side: str, wheel: Path, work: Path) -> dict[str, Any]:
         rc, stderr = -1, f"timed out after 1500 s\n{(e.stderr or b'')[-3000:]!r}"
     took = time.monotonic() - t0
     row: dict[str, Any] = {
-        "trainer": f"{pkg}=={version}", "side": side, "referee": Path(ref).name,
-        "resolves": rc == 0, "seconds": round(took, 1), "trainer_line": mode,
-        "excluded": {k: v for k, v in excluded.items()}, "dropped_requirements": dropped,
+        "trainer": f"{pkg}=={version}",
+        "side": side,
+        "referee": Path(ref).name,
+        "resolves": rc == 0,
+        "seconds": round(took, 1),
+        "trainer_line": mode,
+        "excluded": {k: v for k, v in excluded.items()},
+        "dropped_requirements": dropped,
     }
     if rc == 0:
-        chosen = {_norm(i["metadata"]["name"]): i["metadata"]["version"]
-                  for i in json.loads(report.read_text())["install"]}
+        chosen = {
+            _norm(i["metadata"]["name"]): i["metadata"]["version"]
+            for i in json.loads(report.read_text())["install"]
+        }
         row["chosen"] = {w: chosen.get(w) for w in WATCH}
         row["packages"] = len(chosen)
         row["install"] = dict(sorted(chosen.items()))
     else:
         row["error"] = _error_text(stderr)
     shutil.rmtree(venv, ignore_errors=True)
-    print(f"coinstall: {name} {side}: {'resolves' if rc == 0 else 'FAILS'} ({took:.0f} s)",
-          file=sys.stderr, flush=True)
+    print(
+        f"coinstall: {name} {side}: {'resolves' if rc == 0 else 'FAILS'} ({took:.0f} s)",
+        file=sys.stderr,
+        flush=True,
+    )
     return row
+
+
+def _verdict(r: dict[str, Any]) -> str:
+    if r["resolves"]:
+        return "resolves"
+    if r["error"].startswith("timed out"):
+        return "timed out"
+    return "ResolutionImpossible" if "ResolutionImpossible" in r["error"] else "fails"
 
 
 def markdown(doc: dict[str, Any]) -> str:
@@ -199,34 +246,28 @@ def markdown(doc: dict[str, Any]) -> str:
         "| trainer | extra | before | after | torch | transformers | ray | packages (after) |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for name, (pkg, version, extra) in TRAINERS.items():
+    for pkg, version, extra in TRAINERS.values():
         t = f"{pkg}=={version}"
         b, a = by.get((t, "before")), by.get((t, "after"))
         if not (a and b):
             continue
-
-        def verdict(r: dict[str, Any]) -> str:
-            if r["resolves"]:
-                return "resolves"
-            return "timed out" if r["error"].startswith("timed out") else "ResolutionImpossible" \
-                if "ResolutionImpossible" in r["error"] else "fails"
-
         ch, chb = a.get("chosen", {}), b.get("chosen", {})
-
-        def cell(w: str) -> str:
+        cells = []
+        for w in WATCH:
             now, was = ch.get(w) or "-", chb.get(w)
-            return f"{now} (before {was})" if was and was != now else now
-
+            cells.append(f"{now} (before {was})" if was and was != now else now)
         star = " (*)" if a["excluded"] else ""
         out.append(
-            f"| {t}{star} | `[{extra}]` | {verdict(b)} | {verdict(a)} | {cell('torch')} | "
-            f"{cell('transformers')} | {cell('ray')} | {a.get('packages', '-')} |"
+            f"| {t}{star} | `[{extra}]` | {_verdict(b)} | {_verdict(a)} | {' | '.join(cells)} | "
+            f"{a.get('packages', '-')} |"
         )
     out.append("")
     for name, why in EXCLUDE.items():
         for req, reason in why.items():
-            out.append(f"(*) {name}: `{req}` left out of the resolution (the rest of its "
-                       f"Requires-Dist is resolved with referee): {reason}.")
+            out.append(
+                f"(*) {name}: `{req}` left out of the resolution (the rest of its "
+                f"Requires-Dist is resolved with referee): {reason}."
+            )
     out += ["", "## Resolver errors", ""]
     for r in rows:
         if not r["resolves"]:
@@ -254,16 +295,17 @@ def main() -> None:
         m = re.search(r"global\.constraint='([^']+)'", cfg)
         if m and Path(m.group(1)).exists():
             constraint = " ".join(
-                ln for ln in Path(m.group(1)).read_text().splitlines()
+                ln
+                for ln in Path(m.group(1)).read_text().splitlines()
                 if ln.strip() and not ln.startswith("#")
             )
         doc = {
             "date": time.strftime("%Y-%m-%d"),
             "machine": f"{platform.system()} {platform.release()} {platform.machine()}, "
-                       f"{os.cpu_count()} CPUs, Python {platform.python_version()}, no GPU",
+            f"{os.cpu_count()} CPUs, Python {platform.python_version()}, no GPU",
             "pip": pip_v,
             "pip_config": f"global constraint ({constraint or 'none'}); a local index and "
-                          "find-links beside the public index",
+            "find-links beside the public index",
             "wheel_requires": {s: wheel_requires(w) for s, w in wheels.items()},
             "exclude": EXCLUDE,
             "results": rows,
@@ -272,9 +314,14 @@ def main() -> None:
         old = OUT / "coinstall.json"
         if args.only and old.exists():  # a partial run updates its rows only
             prev = json.loads(old.read_text())
-            keep = [r for r in prev["results"]
-                    if not any(r["trainer"].startswith(TRAINERS[n][0] + "==") and r["side"] in sides
-                               for n in names)]
+            keep = [
+                r
+                for r in prev["results"]
+                if not any(
+                    r["trainer"].startswith(TRAINERS[n][0] + "==") and r["side"] in sides
+                    for n in names
+                )
+            ]
             doc["results"] = keep + rows
         order = {f"{p}=={v}": i for i, (p, v, _) in enumerate(TRAINERS.values())}
         doc["results"].sort(key=lambda r: (order.get(r["trainer"], 99), r["side"] != "before"))
