@@ -146,7 +146,10 @@ def _error_text(stderr: str) -> str:
     lines = [ln for ln in stderr.splitlines() if "is ignored: it is neither a file" not in ln]
     text = "\n".join(lines)
     i = text.find("ERROR:")
-    return (text[i:] if i >= 0 else text)[-4000:].strip()
+    j = text.find("The conflict is caused by:")
+    i = min(k for k in (i, j) if k >= 0) if max(i, j) >= 0 else 0
+    # the "Would install"/"Collecting" noise stays out; the causes and the final error stay in
+    return text[i:][-4000:].strip()
 
 
 def one(name: str, side: str, wheel: Path, work: Path) -> dict[str, Any]:
@@ -156,8 +159,9 @@ def one(name: str, side: str, wheel: Path, work: Path) -> dict[str, Any]:
     venv = d / "venv"
     subprocess.run([PY, "-m", "venv", str(venv)], check=True)
     py = venv / "bin" / "python"
-    # main's pyproject has no trainer extras: the before side installs referee as it was.
-    ref = f"{wheel}[{extra}]" if side == "after" else str(wheel)
+    # main's pyproject has no trainer extras: the before side installs referee as it was. The
+    # alone side resolves the trainer without referee: a failure there is the trainer's own.
+    ref = {"after": f"{wheel}[{extra}]", "before": str(wheel), "alone": None}[side]
     excluded = EXCLUDE.get(name, {})
     if excluded:
         reqs = trainer_requires(py, pkg, version, d)
@@ -176,20 +180,23 @@ def one(name: str, side: str, wheel: Path, work: Path) -> dict[str, Any]:
         "--ignore-installed",
         "--report",
         str(report),
-        ref,
+        *([ref] if ref else []),
         *trainer_args,
     ]
     t0 = time.monotonic()
     try:
-        res = run(cmd, timeout=1500)
-        rc, stderr = res.returncode, res.stderr
+        # pip prints the conflict's causes ("The conflict is caused by: ...") on stdout.
+        res = subprocess.run(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1500
+        )
+        rc, stderr = res.returncode, res.stdout
     except subprocess.TimeoutExpired as e:
         rc, stderr = -1, f"timed out after 1500 s\n{(e.stderr or b'')[-3000:]!r}"
     took = time.monotonic() - t0
     row: dict[str, Any] = {
         "trainer": f"{pkg}=={version}",
         "side": side,
-        "referee": Path(ref).name,
+        "referee": Path(ref).name if ref else None,
         "resolves": rc == 0,
         "seconds": round(took, 1),
         "trainer_line": mode,
@@ -239,16 +246,18 @@ def markdown(doc: dict[str, Any]) -> str:
         "",
         "*before*: referee built from `main` (every dependency pinned: torch==2.13.0, "
         "transformers==5.24.0, ray==2.60.0, ...; no extras). *after*: this branch (light core, "
-        "the trainer's extra). Regenerate: `.venv/bin/python bench/coinstall.py`.",
+        "the trainer's extra). *trainer alone*: the trainer without referee (where after fails: "
+        "is it referee or the trainer?). Regenerate: `.venv/bin/python bench/coinstall.py`.",
         "torch, transformers, ray: the versions the resolver chose after (and before, where it "
         "resolved and chose another).",
         "",
-        "| trainer | extra | before | after | torch | transformers | ray | packages (after) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| trainer | extra | before | after | trainer alone | torch | transformers | ray | "
+        "packages (after) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for pkg, version, extra in TRAINERS.values():
         t = f"{pkg}=={version}"
-        b, a = by.get((t, "before")), by.get((t, "after"))
+        b, a, alone = by.get((t, "before")), by.get((t, "after")), by.get((t, "alone"))
         if not (a and b):
             continue
         ch, chb = a.get("chosen", {}), b.get("chosen", {})
@@ -258,7 +267,8 @@ def markdown(doc: dict[str, Any]) -> str:
             cells.append(f"{now} (before {was})" if was and was != now else now)
         star = " (*)" if a["excluded"] else ""
         out.append(
-            f"| {t}{star} | `[{extra}]` | {_verdict(b)} | {_verdict(a)} | {' | '.join(cells)} | "
+            f"| {t}{star} | `[{extra}]` | {_verdict(b)} | {_verdict(a)} | "
+            f"{_verdict(alone) if alone else 'not run'} | {' | '.join(cells)} | "
             f"{a.get('packages', '-')} |"
         )
     out.append("")
@@ -279,7 +289,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated trainer names")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--sides", default="before,after")
+    ap.add_argument("--sides", default="before,after,alone")
     args = ap.parse_args()
     names = [n for n in TRAINERS if not args.only or n in args.only.split(",")]
     sides = args.sides.split(",")
