@@ -298,7 +298,7 @@ def main() -> None:
         wheels = build_wheels(work)
         jobs = [(n, s) for n in names for s in sides]
         with ThreadPoolExecutor(args.jobs) as ex:
-            rows = list(ex.map(lambda j: one(j[0], j[1], wheels[j[1]], work), jobs))
+            rows = list(ex.map(lambda j: one(j[0], j[1], wheels.get(j[1], Path()), work), jobs))
         pip_v = run([sys.executable, "-m", "pip", "--version"]).stdout.split()[1]
         cfg = run([sys.executable, "-m", "pip", "config", "list"]).stdout
         constraint = ""

@@ -10,9 +10,9 @@
 #    (ResolutionImpossible), and so do the contract tests. A requirement the lock lacks fails too
 #    (the lock must name every package of the venv: reproducible, offline-friendly); the message
 #    names it. The tests import this installed referee, never src/ (tests/trainers/conftest.py).
-# Safe to run again. The venv is rebuilt when its lock, pyproject.toml or this script changed
-# (.venvs/NAME/.installed holds their hash); when only referee's code changed, the new wheel
-# replaces the old one (again with the resolver). PYTHON picks the interpreter (default
+# Safe to run again. The venv is rebuilt when its lock, referee's declared requirements or this
+# script changed (.venvs/NAME/.installed holds their hash); when only referee's code changed, the
+# new wheel replaces the old one (again with the resolver). PYTHON picks the interpreter (default
 # python3.11; every trainer here installs on 3.11).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +32,19 @@ esac
 pip_q=(-q --disable-pip-version-check --no-compile)
 
 wheel=$(scripts/build-wheel.sh)
-want=$(cat "$lock" pyproject.toml "$0" | sha256sum | cut -d' ' -f1)
+# What the venv depends on: the lock, this script, and referee's declared requirements (the
+# wheel's Requires-Dist: a changed range or extra rebuilds the venv; a changed line of code only
+# replaces the wheel).
+requires=$("${PYTHON:-python3.11}" - "$wheel" <<'PY'
+import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+for line in z.read(meta).decode().splitlines():
+    if line.startswith(("Requires-Dist:", "Requires-Python:")):
+        print(line)
+PY
+)
+want=$( { cat "$lock" "$0"; echo "$requires"; } | sha256sum | cut -d' ' -f1)
 wheel_hash=$(sha256sum "$wheel" | cut -d' ' -f1)
 stamp=$venv/.installed
 if [ -f "$stamp" ] && [ "$(sed -n 1p "$stamp")" = "$want" ] \
