@@ -4,17 +4,17 @@
 #   scripts/build-wheel.sh
 # Builds only when the sources changed: dist/.source-hash holds a hash of pyproject.toml,
 # README.md and every file under src/ the wheel was built from; one build serves every venv of
-# a run. PYTHON picks the interpreter that runs `pip wheel` (default .venv/bin/python if there,
-# else python3.11); the build backend (hatchling, pyproject's build-system) comes from pip's
-# configured indexes into an isolated build environment.
+# a run. PYTHON picks the interpreter that runs `pip wheel` (default python3.11, not .venv's:
+# CI builds the trainer venvs while `make test` is still making .venv); the build backend
+# (hatchling, pyproject's build-system) comes from pip's configured indexes into an isolated
+# build environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mkdir -p dist
 exec 9>dist/.lock
 flock 9  # two venvs built at once wait for one build
-py=${PYTHON:-}
-[ -n "$py" ] || { [ -x .venv/bin/python ] && py=.venv/bin/python || py=python3.11; }
+py=${PYTHON:-python3.11}
 hash=$( { sha256sum pyproject.toml README.md
           find src -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 | sort -z \
             | xargs -0 sha256sum; } | sha256sum | cut -d' ' -f1)
