@@ -67,6 +67,20 @@ EXCLUDE: dict[str, dict[str, str]] = {
 
 WATCH = ("torch", "transformers", "ray")
 
+# What the runs taught, printed under the table (kept by hand: a rerun does not rediscover it).
+NOTES = [
+    "A first run of the light core with floors at requirements.lock's versions failed for AReaL "
+    "(after: ResolutionImpossible): AReaL 1.0.4 pins swanlab[dashboard]==0.6.12, and swanlab "
+    "0.6.12 (and swanboard) ask rich>=13.6,<14, where the core said rich>=15.0.0. AReaL alone "
+    "resolved (rich 13.9.4): referee's floor was the cause, not AReaL. The core now says "
+    "rich>=13.8 (typer's own floor); referee's CLI ran with rich 13.9.4 (--help, tasks export).",
+    "torch 2.14.1 is this machine's cap (pip's global constraint torch<=2.14.1), not referee's: "
+    "referee's trainer extras and core say nothing about torch but openrlhf's torch>=2.1. AReaL's "
+    "own torch<2.11 gives 2.10.0.",
+    "Dry runs resolve metadata only: nothing is built or imported. The contract suites "
+    "(make test-trainers) install the wheel for real, beside each trainer's lock.",
+]
+
 
 def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
@@ -148,8 +162,10 @@ def _error_text(stderr: str) -> str:
     i = text.find("ERROR:")
     j = text.find("The conflict is caused by:")
     i = min(k for k in (i, j) if k >= 0) if max(i, j) >= 0 else 0
-    # the "Would install"/"Collecting" noise stays out; the causes and the final error stay in
-    return text[i:][-4000:].strip()
+    # the "Would install"/"Collecting" noise stays out; the causes and the final error stay in;
+    # where a file came from (an index's address) is not recorded
+    text = re.sub(r" ?\(from https?://[^()]*(\([^()]*\))?[^()]*\)", "", text[i:])
+    return re.sub(r"https?://\S+", "<url>", text)[-4000:].strip()
 
 
 def one(name: str, side: str, wheel: Path, work: Path) -> dict[str, Any]:
@@ -278,6 +294,7 @@ def markdown(doc: dict[str, Any]) -> str:
                 f"(*) {name}: `{req}` left out of the resolution (the rest of its "
                 f"Requires-Dist is resolved with referee): {reason}."
             )
+    out += ["", "## Notes", ""] + [f"* {n}" for n in NOTES]
     out += ["", "## Resolver errors", ""]
     for r in rows:
         if not r["resolves"]:
