@@ -54,9 +54,15 @@ fi
 start=$(date +%s)
 quiet_pip() { { grep -v "is ignored: it is neither a file nor a directory" || true; }; }
 install_referee() {
-  # Not --no-deps: the resolver checks referee's requirements against the lock's packages.
-  "$venv/bin/python" -m pip install "${pip_q[@]}" -c "$lock" "$wheel[$extra]" 2>&1 | quiet_pip
-  return "${PIPESTATUS[0]}"
+  # Not --no-deps: the resolver checks referee's requirements against the lock's packages. Its
+  # output is shown when it fails (the conflict's causes, which -q would hide).
+  local log rc=0
+  log=$(mktemp)
+  "$venv/bin/python" -m pip install --disable-pip-version-check --no-compile -c "$lock" \
+    "$wheel[$extra]" >"$log" 2>&1 || rc=$?
+  [ "$rc" = 0 ] || grep -vE "is ignored: it is neither|^(Looking in|Processing|Requirement already|Collecting|  Using cached|  Downloading|     )" "$log" >&2
+  rm -f "$log"
+  return "$rc"
 }
 if [ -f "$stamp" ] && [ "$(sed -n 1p "$stamp")" = "$want" ]; then
   # Only referee's code changed: the same requirements, a new wheel.
