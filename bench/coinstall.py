@@ -3,7 +3,7 @@
     .venv/bin/python bench/coinstall.py [--only verl,trl] [--jobs 2]
 
 Builds referee's wheel twice with ``pip wheel --no-deps``: *after* from this worktree (the light
-core, each trainer's extra) and *before* from ``main`` (``git archive main``: every dependency
+core, each trainer's extra) and *before* from BEFORE (``git archive``: every dependency
 an exact pin, no trainer extras). Then, for each trainer release below and each side, in a fresh
 ``python3.11 -m venv`` (so nothing installed there interferes), runs
 
@@ -67,6 +67,10 @@ EXCLUDE: dict[str, dict[str, str]] = {
 
 WATCH = ("torch", "transformers", "ray")
 
+# The anchor: main before issue 28 (f096a7e, where this branch started), every dependency an
+# exact pin; main itself has since moved on to ranges.
+BEFORE = "f096a7ebd4a3b9bc86c51d826b7e4565f6409744"
+
 # What the runs taught, printed under the table (kept by hand: a rerun does not rediscover it).
 NOTES = [
     "A first run of the light core with floors at requirements.lock's versions failed for AReaL "
@@ -91,12 +95,12 @@ def run(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
 
 
 def build_wheels(work: Path) -> dict[str, Path]:
-    """The after wheel (this worktree) and the before wheel (main's tree)."""
+    """The after wheel (this worktree) and the before wheel (BEFORE's tree)."""
     wheels = {}
     src_before = work / "before-src"
     src_before.mkdir()
     arch = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "main"], capture_output=True, check=True
+        ["git", "-C", str(ROOT), "archive", BEFORE], capture_output=True, check=True
     )
     subprocess.run(["tar", "-x", "-C", str(src_before)], input=arch.stdout, check=True)
     for side, src in (("after", ROOT), ("before", src_before)):
@@ -175,7 +179,7 @@ def one(name: str, side: str, wheel: Path, work: Path) -> dict[str, Any]:
     venv = d / "venv"
     subprocess.run([PY, "-m", "venv", str(venv)], check=True)
     py = venv / "bin" / "python"
-    # main's pyproject has no trainer extras: the before side installs referee as it was. The
+    # BEFORE's pyproject has no trainer extras: the before side installs referee as it was. The
     # alone side resolves the trainer without referee: a failure there is the trainer's own.
     ref = {"after": f"{wheel}[{extra}]", "before": str(wheel), "alone": None}[side]
     excluded = EXCLUDE.get(name, {})
@@ -260,7 +264,8 @@ def markdown(doc: dict[str, Any]) -> str:
         "    python -m pip install --dry-run --ignore-installed --report REPORT.json \\",
         "        'referee-0.1.0-py3-none-any.whl[EXTRA]' 'TRAINER==VERSION'",
         "",
-        "*before*: referee built from `main` (every dependency pinned: torch==2.13.0, "
+        f"*before*: referee built from main before issue 28 ({BEFORE[:7]}; every dependency "
+        "pinned: torch==2.13.0, "
         "transformers==5.24.0, ray==2.60.0, ...; no extras). *after*: this branch (light core, "
         "the trainer's extra). *trainer alone*: the trainer without referee (where after fails: "
         "is it referee or the trainer?). Regenerate: `.venv/bin/python bench/coinstall.py`.",
@@ -333,6 +338,7 @@ def main() -> None:
             "pip": pip_v,
             "pip_config": f"global constraint ({constraint or 'none'}); a local index and "
             "find-links beside the public index",
+            "before_ref": BEFORE,
             "wheel_requires": {s: wheel_requires(w) for s, w in wheels.items()},
             "exclude": EXCLUDE,
             "results": rows,
