@@ -81,6 +81,10 @@ NOTES = [
     "torch 2.14.1 is this machine's cap (pip's global constraint torch<=2.14.1), not referee's: "
     "referee's trainer extras and core say nothing about torch but openrlhf's torch>=2.1. AReaL's "
     "own torch<2.11 gives 2.10.0.",
+    "main's core as merged from h-core (rich>=15.0.0, packaging>=26.4) with these extras: AReaL "
+    "ResolutionImpossible (rich), veRL backtracking for 797 s (pyvers 0.1.0, under tensordict "
+    "0.10.0, asks packaging<26); with rich>=13.8 and packaging>=22 both resolve "
+    "(coinstall-main-core.json).",
     "Dry runs resolve metadata only: nothing is built or imported. The contract suites "
     "(make test-trainers) install the wheel for real, beside each trainer's lock.",
 ]
