@@ -47,4 +47,4 @@ bench-learn: bootstrap   # bench/results/learn: SmolLM2-135M learns by GRPO on t
 	bench/learn.sh
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache dist

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The trainer contract tests, each in its trainer's own venv: the test file of NAME runs with
-# .venvs/NAME/bin/python and PYTHONPATH=src (referee is not installed there).
+# .venvs/NAME/bin/python, against referee's built wheel installed there with that trainer's extra
+# (scripts/bootstrap-trainer-venv.sh); src/ is never on sys.path (tests/trainers/conftest.py
+# checks that referee is the installed one).
 #   scripts/run-trainer-tests.sh [NAME...]    default: every trainer with a contract test
 # NAME is a venv name (verl, skyrl-gym, verifiers, areal, openrlhf; requirements-trainers/NAME.lock);
 # its test is tests/trainers/test_<name>_contract.py (skyrl-gym: test_skyrl_contract.py).
@@ -53,8 +55,9 @@ for name in "${names[@]}"; do
     continue
   fi
   echo "run-trainer-tests: $name ($file)"
-  # pyproject's addopts leave tests/trainers out of the main suite: replaced here.
-  PYTHONPATH=src "$py" -m pytest -o addopts="-ra --strict-markers" -p no:cacheprovider \
+  # pyproject's addopts leave tests/trainers out of the main suite: replaced here. No PYTHONPATH:
+  # the repository's root is on sys.path (tests/ is a package: tests.policy), src/ is not.
+  env -u PYTHONPATH "$py" -m pytest -o addopts="-ra --strict-markers" -p no:cacheprovider \
     ${PYTEST_ARGS:-} "$file"
   rc=$?
   if [ "$rc" = 5 ]; then

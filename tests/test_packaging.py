@@ -25,6 +25,9 @@ OPTIONAL: dict[str, list[str]] = PROJECT["optional-dependencies"]
 AGGREGATES = {"domains", "all", "dev"}
 #: Extras of tools for working on referee, not for running it: `all` leaves them out.
 TOOLING = {"docs"}
+#: What each trainer's adapter needs beside the trainer (bench/coinstall.py resolves each beside
+#: its trainer): installed with the trainer, so `all` leaves them out too.
+TRAINERS = {"verl", "openrlhf", "areal", "skyrl", "prime", "trl"}
 
 
 def _expand(extra: str) -> list[Requirement]:
@@ -80,7 +83,8 @@ def test_no_core_requirement_belongs_to_an_extra():
 
 
 def test_all_gathers_every_extra_and_dev_gathers_all():
-    assert set(OPTIONAL) - AGGREGATES - TOOLING == set(EXTRAS)
+    assert TRAINERS <= set(OPTIONAL)
+    assert set(OPTIONAL) - AGGREGATES - TOOLING - TRAINERS == set(EXTRAS)
     gathered = {canonicalize_name(r.name) for r in _expand("all")}
     for extra in EXTRAS:
         assert {canonicalize_name(r.name) for r in _expand(extra)} <= gathered, extra

@@ -46,7 +46,6 @@ from referee.tasks.model import read_tasks
 from referee.tasks.trainer_rows import verl_row
 
 FIXTURE = Path(__file__).parent / "fixtures" / "humaneval4.jsonl"
-SRC = Path(__file__).resolve().parents[2] / "src"
 TASKS = {t.id: t for t in read_tasks(FIXTURE)}
 TRAIN = [t for t in TASKS.values() if t.split == "train"]
 HELD = next(t for t in TASKS.values() if t.split == "heldout")
@@ -76,7 +75,8 @@ def tok_dir(tok, tmp_path_factory) -> str:
 
 def _export(out: Path, *extra: str) -> dict[str, Any]:
     args = ["tasks", "export", str(FIXTURE), "--format", "verl", "--out", str(out), "--json"]
-    env = dict(os.environ, PYTHONPATH=str(SRC))
+    # referee's command line as the wheel installed it in this venv (no PYTHONPATH).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     res = subprocess.run(
         [sys.executable, "-m", "referee", *args, *extra], capture_output=True, text=True, env=env
     )
