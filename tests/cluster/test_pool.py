@@ -57,11 +57,16 @@ def _key(v):
 
 
 def _same(a, b) -> bool:
-    """The same verdict. For an exploit that spins until the clock stops it, which of its calls
-    time out and which are then missing depends on the machine's load in any two runs (two
-    in-process runs differ the same way): there the verdict itself (task, passed, reward,
-    infra_error) must be equal, not each call's status."""
-    timed = any(t.status == "timeout" for v in (a, b) for t in v.tests)
+    """The same verdict. For an exploit that spins until the clock stops it, or grows until a
+    resource limit kills it (the memory bomb), which of its calls time out, fail or are then
+    missing depends on the machine's load in any two runs (two in-process runs differ the same
+    way): there the verdict itself (task, passed, reward, infra_error) must be equal, not each
+    call's status."""
+    timed = any(
+        t.status == "timeout" or "killed by signal" in (t.detail or "")
+        for v in (a, b)
+        for t in v.tests
+    )
     if timed:
         return _key(a)[:3] + _key(a)[4:] == _key(b)[:3] + _key(b)[4:]
     return _key(a) == _key(b)
