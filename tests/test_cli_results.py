@@ -172,3 +172,30 @@ def test_redteam_refuses_an_unknown_verifier_naming_every_accepted_one():
     assert len(lines) == 1 and "'nosuch'" in lines[0]
     for name in ("function", "pytest", "program", *corpus_names()):
         assert name in lines[0], name
+
+
+@pytest.mark.parametrize(
+    ("command", "keys"),
+    [
+        (("tasks", "families"), {"family", "domain", "makes"}),
+        (("tasks", "sources"), {"source", "reads_file", "what"}),
+        (
+            ("domains", "list"),
+            {"domain", "version", "distribution", "description", "families", "kinds", "env",
+             "corpus", "error"},
+        ),
+    ],
+)  # fmt: skip
+def test_listings_take_json_one_object_per_line(command, keys):
+    # issue 33, second walk: docs/getting-started.md says listings take --json (one object per
+    # line); tasks families, tasks sources and domains list refused it.
+    import json
+
+    r = _run(*command, "--json")
+    assert r.exit_code == 0, r.output
+    objects = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(objects) > 3
+    assert all(set(o) == keys for o in objects)
+    name = {"families": "family", "sources": "source", "list": "domain"}[command[-1]]
+    plain = _run(*command)
+    assert [o[name] for o in objects] == [line.split("\t")[0] for line in plain.stdout.splitlines()]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -20,6 +22,12 @@ class Out(Console):
     def on_broken_pipe(self) -> None:
         self.quiet = True
         raise BrokenPipeError
+
+
+def print_json_lines(objects: Iterable[Mapping[str, Any]]) -> None:
+    """A listing's ``--json``: one JSON object per line on stdout (docs/getting-started.md)."""
+    for obj in objects:
+        print(json.dumps(obj))
 
 
 def say_error(message: str) -> None:

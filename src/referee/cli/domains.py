@@ -6,16 +6,27 @@ from typing import Annotated
 
 import typer
 
-from referee.cli.console import Out, err
+from referee.cli.console import Out, err, print_json_lines
 
 
-def domains_list() -> None:
+def domains_list(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per domain.")] = False,
+) -> None:
     """The domains found: name, version, distribution, what it is (its register()'s first
     docstring line), families, verifier kinds, environments, red-team corpus, and status (ok,
     or why it failed to load)."""
     from referee.discovery import domain_records
     from referee.ui.tables import print_rows
 
+    if as_json:
+        print_json_lines(
+            {"domain": r.name, "version": r.version, "distribution": r.distribution,
+             "description": r.description, "families": list(r.parts["family"]),
+             "kinds": list(r.parts["kind"]), "env": list(r.parts["env"]),
+             "corpus": list(r.parts["corpus"]), "error": r.error}
+            for r in domain_records()
+        )  # fmt: skip
+        return
     rows = [
         (
             r.name,

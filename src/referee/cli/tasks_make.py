@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from referee.cli.console import Out, err
+from referee.cli.console import Out, err, print_json_lines
 from referee.cli.files import out_file
 from referee.cli.options import BY_OPTION, OUT_TASKS_HELP, heldout_option
 from referee.errors import ConfigError
@@ -172,22 +172,34 @@ def tasks_generate(
     err.print(f"wrote {n} {family} tasks ({_split_counts(tasks)}) to {out}")
 
 
-def tasks_families() -> None:
+def tasks_families(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per family.")] = False,
+) -> None:
     """The task families `referee tasks generate` makes: name, domain, what it makes."""
     from referee.domains import family_names, get_family
     from referee.ui.tables import print_rows
 
     families = [get_family(n) for n in family_names()]
+    if as_json:
+        print_json_lines({"family": f.name, "domain": f.domain, "makes": f.description}
+                         for f in families)  # fmt: skip
+        return
     rows = [(f.name, f.domain, f.description) for f in families]
     print_rows(Out(), ("family", "domain", "makes"), rows)
 
 
-def tasks_sources() -> None:
+def tasks_sources(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per source.")] = False,
+) -> None:
     """The sources `referee tasks import` reads: name, whether it takes a file, what it is."""
     from referee.tasks.sources import get_source, source_names
     from referee.ui.tables import print_rows
 
     entries = [get_source(n) for n in source_names()]
+    if as_json:
+        print_json_lines({"source": e.name, "reads_file": e.reads_file, "what": e.description}
+                         for e in entries)  # fmt: skip
+        return
     rows = [(e.name, "yes" if e.reads_file else "no", e.description) for e in entries]
     print_rows(Out(), ("source", "file", "what"), rows)
 
