@@ -104,7 +104,10 @@ def test_a_verifier_set_judges_raw_program_answers(program_sb: Any) -> None:
         extracted = verifiers.verify(SUM_TASK, answer_for(SUM_TASK, CPP_ANSWER))
         wrong = verifiers.verify(DOUBLE, answer_for(DOUBLE, PY_WRONG))
         assert verifiers.verifier(SUM_TASK.kind).sandbox is program_sb  # type: ignore[attr-defined]
-    assert raw.passed and extracted.passed and raw.reward == extracted.reward == 1.0
+    # On failure, show each case's status and detail (pytest cuts a Verdict's repr short).
+    assert raw.passed, raw.tests
+    assert extracted.passed, extracted.tests
+    assert raw.reward == extracted.reward == 1.0
     assert wrong.reward == 0.0 and wrong.infra_error is None
 
 
