@@ -84,7 +84,8 @@ class Pharmacology(System):
         "A drug is given to a subject as one dose, intravenously (iv: all in the blood at "
         "once) or by mouth (oral: absorbed over time, only a share F reaching the blood). You "
         "set the dose and the route of a run and measure the plasma concentration C at hours "
-        "you choose. The body is one compartment of volume V: C = (amount in the body) / V."
+        "you choose. The body is one compartment of volume V: C = (amount in the body) / V; "
+        "gut is the part of an oral dose not absorbed yet (F * dose at time 0)."
     )
     observable = "C, the plasma concentration in mg/L"
     time_unit = "h"

@@ -38,7 +38,7 @@ VERSION = "lab@1"
 def credit(error: float, tolerance: float) -> float:
     """What one query earns: 1 within ``tolerance``, 0 from twice it, linear between.
 
-    >>> credit(0.04, 0.05), credit(0.075, 0.05), credit(0.2, 0.05), credit(math.nan, 0.05)
+    >>> credit(0.04, 0.05), round(credit(0.075, 0.05), 9), credit(0.2, 0.05), credit(math.nan, 0.05)
     (1.0, 0.5, 0.0, 0.0)
     """
     if not math.isfinite(error):
