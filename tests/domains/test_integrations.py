@@ -33,6 +33,7 @@ FAMILIES = {
     "shell": "ops-permissions",
     "toolworld": "shop-refund",
     "verilog": "v-comb",
+    "lab": "lab-population",
 }
 KINDS = list(FAMILIES)
 _FENCE = {
@@ -41,6 +42,7 @@ _FENCE = {
     "numeric": "python",
     "verilog": "verilog",
     "shell": "bash",
+    "lab": "json",
 }
 WRONG = ["", "I am not sure how to do this; sorry."]
 

@@ -22,7 +22,7 @@ from referee.tasks.kinds import TaskKind, parse_kind, register_task_kind
 from referee.tasks.model import Task, read_tasks, write_tasks
 from tests.domains import plugin_fixture
 
-BUILT_IN = {"sql", "dataframe", "numeric", "shell", "toolworld", "verilog"}
+BUILT_IN = {"sql", "dataframe", "numeric", "shell", "toolworld", "verilog", "lab"}
 
 
 def _ep(name: str, target: str) -> EntryPoint:

@@ -76,7 +76,7 @@ def fit(
     system = system_of(task)
     noise, floor = float(task.payload["noise"]), system.floor
     observed = np.array([v for d in data for v in d.values])
-    sigma = noise * np.abs(observed) + floor
+    sigma = np.sqrt((noise * observed) ** 2 + floor**2)  # the noise model of System.noisy
     rng = random.Random(seed)
     best: tuple[float, str, dict[str, float]] | None = None
     for law_name in laws:
