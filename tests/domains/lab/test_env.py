@@ -114,3 +114,17 @@ def test_unknown_tools_and_broken_calls_are_told_and_cost_nothing(task):
 def test_a_step_before_reset_is_a_config_error():
     with SyncEnvironment(LabEnv()) as env, pytest.raises(ConfigError, match="call reset"):
         env.step(_say())
+
+
+def test_a_snapshot_restores_the_episode_and_its_noise_goes_on_as_before(task):
+    with SyncEnvironment(LabEnv()) as env:
+        env.reset(task)
+        env.step(_say(tool_call("run_experiment", RUN)))
+        snap = env.snapshot()
+        after = env.step(_say(tool_call("run_experiment", RUN))).observations[0]["content"]
+        env.restore(snap)
+        assert env.env.laboratory.budget_left == 5
+        again = env.step(_say(tool_call("run_experiment", RUN))).observations[0]["content"]
+        assert again == after
+        with pytest.raises(ConfigError, match=r"takes what LabEnv\.snapshot returned"):
+            env.restore("not a snapshot")

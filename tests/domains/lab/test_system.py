@@ -97,3 +97,15 @@ def test_noise_is_relative_with_a_floor_never_negative():
     spread = math.sqrt(sum((v - 1.0) ** 2 for v in values[:2000]) / 2000)
     assert 0.09 < spread < 0.11
     assert min(values) >= 0.0 and max(values[2000:]) < 0.05
+
+
+def test_the_power_law_is_continuous_through_first_order():
+    conditions, times = {"A0": 1.5, "T": 300.0}, [5.0, 20.0, 60.0]
+
+    def at(n):
+        return KINETICS.simulate(
+            "power-law", {"k_ref": 0.03, "n": n, "Ea_kJ": 50.0}, conditions, times
+        )
+
+    for near in (1 - 1e-12, 1 + 1e-12, 1 - 1e-7, 1 + 1e-7):
+        _close(at(near), at(1.0), 1e-1)

@@ -25,21 +25,35 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from referee.domains.lab.families import system_of
-from referee.domains.lab.laboratory import Laboratory
+from referee.domains.lab.laboratory import Laboratory, Observation
 from referee.domains.lab.system import MAX_SAMPLES
 from referee.domains.lab.verifier import LabVerifier
 from referee.envs.answers import message_text
 from referee.envs.base import ChatMessage, Environment, EpisodeLimits, StepResult
-from referee.envs.budget import Budget
+from referee.envs.budget import Budget, BudgetState
 from referee.envs.tools import function_tool, parse_tool_calls, tool_message
 from referee.errors import ConfigError
 from referee.tasks.model import Task
 from referee.verify.verdict import Verdict
 
-__all__ = ["LabEnv", "lab_tools"]
+__all__ = ["LabEnv", "LabSnapshot", "lab_tools"]
+
+
+@dataclass(frozen=True)
+class LabSnapshot:
+    """What :meth:`LabEnv.snapshot` captures."""
+
+    task: Task
+    observations: tuple[Observation, ...]
+    refused: int
+    answer: str | None
+    budget: BudgetState
+    done: bool
+    reason: str
 
 
 def lab_tools(task: Task) -> list[dict[str, Any]]:
@@ -182,6 +196,30 @@ class LabEnv(Environment):
         if self._task is None:
             raise ConfigError("no episode is running; call reset(task) first")
         return self._verifier.verify(self._task, self._answer or "")
+
+    async def snapshot(self) -> LabSnapshot:
+        """The whole episode: its task, experiments, refusals, answer and counters."""
+        lab = self.laboratory
+        assert self._task is not None
+        return LabSnapshot(
+            self._task,
+            tuple(lab.observations),
+            lab.refused,
+            self._answer,
+            self.budget.state(),
+            self._done,
+            self._reason,
+        )
+
+    async def restore(self, snapshot: Any) -> None:
+        if not isinstance(snapshot, LabSnapshot):
+            raise ConfigError("LabEnv.restore takes what LabEnv.snapshot returned")
+        await self.reset(snapshot.task)
+        lab = self.laboratory
+        # The k-th experiment's noise follows from k: the restored episode goes on as it would.
+        lab.observations, lab.refused = list(snapshot.observations), snapshot.refused
+        self._answer, self._done, self._reason = snapshot.answer, snapshot.done, snapshot.reason
+        self.budget.restore(snapshot.budget)
 
     async def close(self) -> None:
         """Nothing to release: the laboratory lives in this process."""

@@ -38,12 +38,13 @@ def _arrhenius(value_ref: float, ea_kj: float, temperature: float) -> float:
 def _power(a0: float, k: float, n: float, t: float) -> float:
     if t <= 0:
         return a0
-    if abs(n - 1) < 1e-9:
+    if n == 1:
         return a0 * math.exp(-k * t)
-    base = a0 ** (1 - n) - (1 - n) * k * t
-    if base <= 0:  # an order below 1 runs out in finite time
+    # [A] = A0 (1 - x)^(1/(1-n)), x = (1-n) k t A0^(n-1): through log1p, exact as n nears 1.
+    x = (1 - n) * k * t * a0 ** (n - 1)
+    if x >= 1:  # an order below 1 runs out in finite time
         return 0.0
-    return float(base ** (1 / (1 - n)))
+    return a0 * math.exp(math.log1p(-x) / (1 - n))
 
 
 def _saturable(a0: float, vmax: float, km: float, t: float) -> float:
