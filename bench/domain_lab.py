@@ -33,7 +33,7 @@ from referee.domains.lab.verifier import LabVerifier
 from referee.envs.base import SyncEnvironment
 
 ROOT = Path(__file__).resolve().parent.parent
-FAMILIES = ("lab-kinetics", "lab-population", "lab-pharmacology")
+FAMILIES = ("lab-kinetics", "lab-population", "lab-pharmacology", "lab-circuits")
 DIFFICULTIES = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 

@@ -8,7 +8,7 @@ from referee.domains import generate_family
 from referee.domains.lab.families import HOLDOUT, PILOT, SYSTEMS, system_of
 from referee.domains.lab.system import Settings
 
-FAMILIES = ["lab-kinetics", "lab-population", "lab-pharmacology"]
+FAMILIES = ["lab-kinetics", "lab-population", "lab-pharmacology", "lab-circuits"]
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -6,6 +6,7 @@ import random
 import pytest
 from scipy.integrate import solve_ivp
 
+from referee.domains.lab.circuits import CIRCUITS
 from referee.domains.lab.kinetics import KINETICS
 from referee.domains.lab.pharmacology import PHARMACOLOGY
 from referee.domains.lab.population import POPULATION
@@ -75,7 +76,7 @@ def test_both_pharmacokinetic_laws_solve_their_equations(route):
 
 
 def test_absurd_parameters_give_numbers_or_nan_never_an_exception():
-    for system in (KINETICS, POPULATION, PHARMACOLOGY):
+    for system in (KINETICS, POPULATION, PHARMACOLOGY, CIRCUITS):
         for law in system.laws.values():
             for pick in (lambda p: p.lo, lambda p: p.hi):
                 params = {p.name: pick(p) for p in law.params}
@@ -109,3 +110,22 @@ def test_the_power_law_is_continuous_through_first_order():
 
     for near in (1 - 1e-12, 1 + 1e-12, 1 - 1e-7, 1 + 1e-7):
         _close(at(near), at(1.0), 1e-1)
+
+
+@pytest.mark.parametrize("total", [25.0, 80.0, 2 * math.sqrt(20e-3 / 4e-6), 420.0])
+def test_both_circuit_laws_solve_their_equations(total):
+    # R = 20 ohm, L = 20 mH, C = 4 uF: ringing below R + Rs = 2 sqrt(L/C) = 141.4 ohm (the
+    # third case, critically damped), over-damped above.
+    r, l_h, c_f, vs = 20.0, 20e-3, 4e-6, 3.0
+    times = [0.1, 0.7, 2.0, 9.0]  # ms
+    conditions = {"Vs": vs, "Rs": total - r}
+
+    def rhs(t, y):  # y = (V, dV/dt), t in ms
+        v, dv = y
+        return [dv, (vs - v - total * c_f * 1e3 * dv) / (l_h * c_f * 1e6)]
+
+    want = _ode(rhs, [0.0, 0.0], times)[0]
+    got = CIRCUITS.simulate("rlc", {"R": r, "L": 20.0, "C": 4.0}, conditions, times)
+    _close(got, want, vs)
+    rc = _ode(lambda t, y: [(vs - y[0]) / (total * c_f * 1e3)], [0.0], times)[0]
+    _close(CIRCUITS.simulate("rc", {"R": r, "C": 4.0}, conditions, times), rc, vs)

@@ -8,7 +8,7 @@ from referee.domains import generate_family
 from referee.domains.lab.verifier import LabVerifier, credit
 from referee.tasks.model import Task
 
-FAMILIES = ["lab-kinetics", "lab-population", "lab-pharmacology"]
+FAMILIES = ["lab-kinetics", "lab-population", "lab-pharmacology", "lab-circuits"]
 
 
 @pytest.mark.parametrize("family", FAMILIES)

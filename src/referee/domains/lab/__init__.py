@@ -1,9 +1,10 @@
 """The laboratory domain: simulated systems with hidden laws, an experiment budget, and a
 model judged on held-out predictions.
 
-Three families, one per field: ``lab-kinetics`` (a reactant's rate law and Arrhenius
-temperature dependence), ``lab-population`` (a species' growth law under harvesting) and
-``lab-pharmacology`` (a drug's absorption and elimination). Each task hides a law and its
+Four families, one per field: ``lab-kinetics`` (a reactant's rate law and Arrhenius
+temperature dependence), ``lab-population`` (a species' growth law under harvesting),
+``lab-pharmacology`` (a drug's absorption and elimination) and ``lab-circuits`` (what a sealed
+box in series with a capacitor holds, from its step response). Each task hides a law and its
 parameters; the agent runs noisy experiments within a budget (the ``lab`` environment's
 ``run_experiment`` tool), then submits a model (``submit``): one of the task's candidate laws
 with a number for each parameter, as JSON. The judge predicts held-out experiments with its
@@ -16,7 +17,7 @@ Everything registers lazily: importing this package loads none of its modules.
 
 >>> from referee.domains import family_names
 >>> family_names("lab")
-['lab-kinetics', 'lab-pharmacology', 'lab-population']
+['lab-circuits', 'lab-kinetics', 'lab-pharmacology', 'lab-population']
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ FAMILIES = {
     "lab-kinetics": ("generate_kinetics", "a reactant's rate law and its temperature dependence"),
     "lab-population": ("generate_population", "a species' growth law under harvesting"),
     "lab-pharmacology": ("generate_pharmacology", "a drug's absorption and elimination"),
+    "lab-circuits": ("generate_circuits", "a sealed circuit's step response"),
 }
 
 

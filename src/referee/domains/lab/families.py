@@ -1,4 +1,5 @@
-"""The lab families: ``lab-kinetics``, ``lab-population``, ``lab-pharmacology``.
+"""The lab families: ``lab-kinetics``, ``lab-population``, ``lab-pharmacology``,
+``lab-circuits``.
 
 Task ``i`` of ``generate(count, difficulty, seed)`` draws, from seed ``seed + i``, the hidden
 law and parameters (:meth:`~.system.System.draw_truth`), the noise seed of its experiments,
@@ -19,6 +20,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from referee.domains.lab.circuits import CIRCUITS
 from referee.domains.lab.kinetics import KINETICS
 from referee.domains.lab.pharmacology import PHARMACOLOGY
 from referee.domains.lab.population import POPULATION
@@ -33,6 +35,7 @@ __all__ = [
     "PILOT",
     "SYSTEMS",
     "TOLERANCE",
+    "generate_circuits",
     "generate_kinetics",
     "generate_pharmacology",
     "generate_population",
@@ -49,7 +52,7 @@ PILOT = 2
 #: A query passes when the model's prediction is within this normalised RMS error.
 TOLERANCE = 0.05
 
-SYSTEMS: dict[str, System] = {s.name: s for s in (KINETICS, POPULATION, PHARMACOLOGY)}
+SYSTEMS: dict[str, System] = {s.name: s for s in (KINETICS, POPULATION, PHARMACOLOGY, CIRCUITS)}
 
 
 def system_of(task: Task) -> System:
@@ -69,16 +72,18 @@ def pilot_times(system: System, horizon: float | None = None) -> list[float]:
 def _window(system: System, truth: Truth, conditions: dict[str, Any], horizon: float) -> float:
     """How long a held-out query samples: until its true course has settled (within 5 % of
     its range of its final value) and half as long again, within ``horizon``. A query whose
-    course is over in minutes is sampled while it moves, not over hours of zeros any model
-    matches."""
-    grid = [horizon * (i + 1) / 200 for i in range(200)]
+    course is over in a millisecond is sampled while it moves, not over a long settled tail
+    that any model settling to the same value matches. Settling is found on a geometric grid
+    from ``horizon / 10^4``, fine where courses are fast."""
+    grid = [horizon * 10 ** (-4 + 4 * i / 299) for i in range(300)]
     values = system.simulate(truth.law, truth.params, conditions, [0.0, *grid])
-    final, span = values[-1], max(abs(v) for v in values)
-    settled = horizon / 8
+    final = values[-1]
+    span = max(values) - min(values) or 1.0
+    settled = grid[0]
     for t, v in zip(grid, values[1:], strict=True):
         if abs(v - final) > 0.05 * span:
             settled = t
-    return min(horizon, max(horizon / 8, 1.5 * settled))
+    return min(horizon, 1.5 * settled)
 
 
 def _laws_public(system: System, names: list[str]) -> dict[str, Any]:
@@ -223,3 +228,4 @@ def _generator(system: System) -> Any:
 generate_kinetics = _generator(KINETICS)
 generate_population = _generator(POPULATION)
 generate_pharmacology = _generator(PHARMACOLOGY)
+generate_circuits = _generator(CIRCUITS)

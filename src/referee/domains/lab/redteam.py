@@ -45,7 +45,7 @@ def corpus_tasks() -> list[Task]:
     """The tasks the corpus runs on: each family at difficulty 0.5 and 1."""
     return [
         t
-        for family in ("lab-kinetics", "lab-population", "lab-pharmacology")
+        for family in ("lab-kinetics", "lab-population", "lab-pharmacology", "lab-circuits")
         for d in (0.5, 1.0)
         for t in generate_family(family, count=1, difficulty=d, seed=1000)
     ]
