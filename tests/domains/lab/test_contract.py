@@ -7,7 +7,12 @@ from referee.domains.contract import check_domain
 def test_referee_finds_the_domain_with_its_parts():
     record = domain_record("lab")
     assert record.ok, record.error
-    assert record.parts["family"] == ["lab-kinetics", "lab-population", "lab-pharmacology", "lab-circuits"]
+    assert record.parts["family"] == [
+        "lab-kinetics",
+        "lab-population",
+        "lab-pharmacology",
+        "lab-circuits",
+    ]
     assert record.parts["kind"] == ["lab"] and record.parts["env"] == ["lab"]
     assert record.parts["corpus"] == ["lab"]
 

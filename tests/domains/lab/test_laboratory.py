@@ -67,6 +67,6 @@ def test_no_reply_carries_a_hidden_number_or_name(task):
     texts = [lab.run(RUN)[1], lab.run({**RUN, "seed": 1})[1], lab.run({**RUN, "A0": -1})[1]]
     texts += [lab.run(RUN)[1] for _ in range(5)]
     secrets = [task.hidden["noise_seed"], task.hidden["law"]]
-    secrets += [f"{v:.3g}" for v in task.hidden["params"].values()]
+    secrets += [f"{v:.6g}" for v in task.hidden["params"].values()]
     for text in texts:
         assert not any(s in text for s in secrets), text
