@@ -4,10 +4,11 @@ They play the ``lab`` environment through its tools, as a model would, and serve
 and ``bench/lab_domain.py``:
 
 * ``gold``: spends the whole budget on a design that spans the experimental box (its corners
-  first, :func:`~.system.corner_conditions`; eight sample times spread geometrically over the
-  run), fits every candidate law to all its data and the pilot's by weighted least squares
-  (scipy, several starts, parameters on a log scale where positive), keeps the law with the
-  lowest Bayesian information criterion, and submits it;
+  first, :func:`~.system.corner_conditions`; eight sample times spread geometrically from
+  the system's ``design_start`` to the end of the run), fits every candidate law to all its
+  data and the pilot's by weighted least squares (scipy, several starts, parameters on a log
+  scale where positive), keeps the law with the lowest Bayesian information criterion, and
+  submits it;
 * ``naive``: one experiment at the centre of the box, then the first law offered (the
   simplest) fitted to that and the pilot data;
 * ``pilot``: no experiment; every law fitted to the pilot data (what a single-turn answer
@@ -54,10 +55,11 @@ class Data:
 
 
 def design_times(system: System) -> list[float]:
-    """Eight times spread geometrically from ``t_max / 30`` to ``t_max``: fast and slow
-    phases both sampled."""
+    """Eight times spread geometrically from ``t_max * design_start`` to ``t_max``: fast and
+    slow phases both sampled."""
+    start = system.design_start
     return [
-        round(system.t_max * (1 / 30) ** ((MAX_SAMPLES - 1 - i) / (MAX_SAMPLES - 1)), 4)
+        round(system.t_max * start ** ((MAX_SAMPLES - 1 - i) / (MAX_SAMPLES - 1)), 5)
         for i in range(MAX_SAMPLES)
     ]
 

@@ -78,6 +78,7 @@ class Circuits(System):
     }
     simple_law = "rc"
     floor = 0.01
+    design_start = 1 / 1000  # 20 us: a box with a few ohms charges in tens of microseconds
 
     def simulate(
         self, law: str, params: dict[str, float], conditions: dict[str, Any], times: list[float]
@@ -88,8 +89,7 @@ class Circuits(System):
             if law == "rc":
                 return [_rc(vs, resistance, params["C"], t) if t > 0 else 0.0 for t in times]
             return [
-                _rlc(vs, resistance, params["L"], params["C"], t) if t > 0 else 0.0
-                for t in times
+                _rlc(vs, resistance, params["L"], params["C"], t) if t > 0 else 0.0 for t in times
             ]
         except (OverflowError, ZeroDivisionError, ValueError):
             return [math.nan] * len(times)

@@ -156,6 +156,9 @@ class System(ABC):
     simple_law: str
     #: Measurement floor: absolute noise (in the observable's unit) at the base noise level.
     floor: float
+    #: The earliest time the reference agent samples, as a share of ``t_max``: what an
+    #: experimenter knows of the apparatus's fastest time scale.
+    design_start: float = 1 / 30
 
     @abstractmethod
     def simulate(
