@@ -34,3 +34,11 @@ def test_on_hard_tasks_the_reference_agent_beats_the_naive_one_and_guessing():
 def test_on_easy_tasks_even_the_naive_agent_does_well():
     tasks = generate_family("lab-population", count=4, difficulty=0.0, seed=100)
     assert _mean([play(t, "naive") for t in tasks]) >= 0.9
+
+
+def test_circuits_need_early_samples_and_the_second_law_at_the_hard_end():
+    tasks = generate_family("lab-circuits", count=6, difficulty=1.0, seed=500)
+    gold = [play(t, "gold") for t in tasks]
+    naive = [play(t, "naive") for t in tasks]
+    assert sum(v.passed for v in gold) >= 5
+    assert _mean(naive) <= _mean(gold) - 0.3
