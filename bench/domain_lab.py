@@ -3,7 +3,8 @@ answer, the exploit corpus and four scripted agents (gold, naive, pilot-only, pr
 earn, and what the reference agent's episode costs.
 
 Run: ``PYTHONPATH=src python bench/domain_lab.py [--per-cell 6] [--seed 500]``.
-Writes ``bench/results/lab.json`` and prints a markdown table.
+Writes ``bench/results/lab.json`` and prints a markdown table. ``--verify-cost`` only times the
+verifier (20 tasks a family at difficulty 1; ``bench/results/lab-verify.json``).
 
 * ``reference``: the true model submitted (the task's gold answer);
 * ``empty``: nothing submitted;
@@ -73,6 +74,19 @@ def cell(family: str, difficulty: float, count: int, seed: int) -> dict[str, Any
     return row
 
 
+def verify_cost(count: int = 20) -> dict[str, float]:
+    """Milliseconds the verifier takes per task (the reference answer, difficulty 1)."""
+    verifier = LabVerifier()
+    out = {}
+    for family in FAMILIES:
+        tasks = generate_family(family, count=count, difficulty=1.0, seed=7)
+        start = time.perf_counter()
+        for t in tasks:
+            verifier.verify(t, t.hidden["reference"])
+        out[family] = round((time.perf_counter() - start) / count * 1000, 2)
+    return out
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     head = (
         "| family | d | reference pass | empty max | exploit max | gold pass (mean) | "
@@ -99,7 +113,23 @@ def main() -> None:
     parser.add_argument("--per-cell", type=int, default=6)
     parser.add_argument("--seed", type=int, default=500)
     parser.add_argument("--families", default=",".join(FAMILIES))
+    parser.add_argument(
+        "--verify-cost",
+        action="store_true",
+        help="only time the verifier (bench/results/lab-verify.json)",
+    )
     args = parser.parse_args()
+    if args.verify_cost:
+        cost = {
+            "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "command": "bench/domain_lab.py --verify-cost",
+            "verify_ms_per_task": verify_cost(),
+        }
+        (ROOT / "bench" / "results" / "lab-verify.json").write_text(
+            json.dumps(cost, indent=1) + "\n"
+        )
+        print(json.dumps(cost))
+        return
     started = time.perf_counter()
     rows = []
     for family in args.families.split(","):
