@@ -83,3 +83,20 @@ def test_the_verifier_set_dispatches_lab_tasks():
     task = generate_family("lab-population", count=1, difficulty=0.5, seed=2)[0]
     with VerifierSet() as verifiers:
         assert verifiers.verify(task, f"Here:\n```json\n{task.hidden['reference']}\n```").passed
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_models_at_the_corners_of_the_bounds_are_judged_not_crashed(family):
+    from referee.domains.lab.families import system_of
+
+    task = generate_family(family, count=1, difficulty=1.0, seed=13)[0]
+    system = system_of(task)
+    for law in task.payload["laws"]:
+        params = system.laws[law].params
+        for pick in (lambda p: p.lo, lambda p: p.hi):
+            answer = json.dumps({"law": law, "params": {p.name: pick(p) for p in params}})
+            verdict = LabVerifier().verify(task, answer)
+            # Absurd but finite: judged like any model (a query whose true course is as
+            # extreme may earn a little), never an infra error.
+            assert verdict.infra_error is None and not verdict.passed
+            assert verdict.reward < 0.5

@@ -31,9 +31,10 @@ _V = Param("V", "L", 5.0, 500.0, "volume of distribution")
 _KA = Param("ka", "1/h", 0.05, 10.0, "absorption rate constant (oral)")
 _F = Param("F", "1", 0.01, 1.0, "bioavailability (share of an oral dose absorbed)")
 #: The Runge-Kutta step: at most 0.1 h, and no more than 0.5 / (the fastest rate), within
-#: 20000 steps per simulation (absurd rates then give absurd numbers, judged as such).
+#: 4000 steps per simulation (absurd rates then give absurd numbers, judged as such, and a
+#: submission cannot make the judge integrate for long).
 _STEP_H = 0.1
-_MAX_STEPS = 20000
+_MAX_STEPS = 4000
 
 
 def _linear(dose: float, oral: bool, p: dict[str, float], t: float) -> float:
