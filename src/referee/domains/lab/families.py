@@ -139,8 +139,9 @@ def _prompt(system: System, settings: Settings, payload: dict[str, Any]) -> str:
             if settings.reach > 0
             else "."
         )
-        + f" A prediction counts when its RMS error is within {TOLERANCE:.0%} of the largest "
-        "true value of that experiment."
+        + " Each is sampled at 8 evenly spaced times over the part of its run where "
+        f"{system.observable.split(',')[0]} still changes; a prediction counts when its RMS "
+        f"error over them is within {TOLERANCE:.0%} of that experiment's largest true value."
     )
 
 
