@@ -26,6 +26,7 @@ from referee.domains.sql.database import run_trusted
 from referee.domains.sql.families import make_task, reference_result
 from referee.domains.sql.spec import SqlSpec
 from referee.domains.sql.values import plain_rows
+from referee.optional import require_extra
 from referee.tasks.model import Task
 
 __all__ = [
@@ -206,6 +207,8 @@ def run_corpus(verifier: object | None = None) -> list[ExploitOutcome]:
     """Judge every exploit on its engines' tasks (an :class:`SqlVerifier` given, or one made
     for the run), and the gold, which must pass."""
     from referee.domains.sql.verifier import SqlVerifier
+
+    require_extra("sql", needed_for="the SQL red-team corpus (it attacks DuckDB too)")
 
     own = verifier is None
     v = verifier if isinstance(verifier, SqlVerifier) else SqlVerifier()

@@ -45,9 +45,17 @@ from referee.optional import installed
 from referee.sandbox import ExecResult, Sandbox
 from referee.sandbox.cputime import cpu_limits, judged_run, stalls_outcome
 from referee.tasks.model import Task
+from referee.verify.dispatch import VerifierSetup
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict, metered_verdict
 
-__all__ = ["RUNNER_MODULE", "RunOutcome", "SqlVerifier", "run_query", "sql_sandbox"]
+__all__ = [
+    "RUNNER_MODULE",
+    "RunOutcome",
+    "SqlVerifier",
+    "make_verifier",
+    "run_query",
+    "sql_sandbox",
+]
 
 VERSION = "sql@1"
 RUNNER_MODULE = "referee_sql_runner"
@@ -283,3 +291,9 @@ class SqlVerifier:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def make_verifier(setup: VerifierSetup) -> SqlVerifier:
+    """The dispatch registry's factory: a verifier with its own sandbox (the query runner and
+    DuckDB preloaded; the set's sandbox has neither)."""
+    return SqlVerifier()

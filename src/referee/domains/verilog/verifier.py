@@ -47,6 +47,7 @@ from referee.domains.verilog.testbench import record_phases, stimulus_vectors
 from referee.errors import RefereeError
 from referee.sandbox import Sandbox
 from referee.tasks.model import Task
+from referee.verify.dispatch import VerifierSetup
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict, metered_verdict
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "compare_cycle",
     "count_segments",
     "judge_segments",
+    "make_verifier",
     "reference_trace",
 ]
 
@@ -262,3 +264,9 @@ def count_segments(task: Task) -> int:
     segments = stim.get("segments", 8)
     n = (segments if isinstance(segments, int) else 0) + int(bool(stim.get("long_cycles")))
     return n + int(bool(task.hidden.get("formal")))
+
+
+def make_verifier(setup: VerifierSetup) -> VerilogVerifier:
+    """The dispatch registry's factory: Icarus Verilog must be in the sandbox's view, so a
+    verifier with a sandbox of its own."""
+    return VerilogVerifier()
