@@ -4,7 +4,7 @@ environment, its import and its corpus, and this kit does the rest.
 * :class:`Domain` (:mod:`.domain`): the domain declared as data (its parts named by
   ``"module:attribute"`` targets in its package); :meth:`Domain.register` registers each part
   lazily in referee's registries, the domain's ``register()`` entry point calls it;
-* :func:`judge_exploits` and :func:`exploit_outcome` (:mod:`.redteam`): a red-team corpus judged
+* :func:`judge_task` and :func:`exploit_outcome` (:mod:`.redteam`): a red-team corpus judged
   against the empty answer on the same task, by one rule;
 * :func:`check_reference_and_empty` (:mod:`.imports`): an imported row becomes a task only if its
   reference passes and the empty answer fails;
@@ -25,7 +25,7 @@ environment, its import and its corpus, and this kit does the rest.
 
 from referee.domains.kit.domain import Domain, FamilyPart, Source, families, hidden_count
 from referee.domains.kit.imports import check_reference_and_empty, failure
-from referee.domains.kit.redteam import Attack, exploit_outcome, judge_exploits
+from referee.domains.kit.redteam import Attack, exploit_outcome, judge_task
 from referee.domains.kit.sandbox import runner_sandbox, runner_source
 from referee.domains.kit.tools import tool_call_error, tool_schemas
 
@@ -39,7 +39,7 @@ __all__ = [
     "failure",
     "families",
     "hidden_count",
-    "judge_exploits",
+    "judge_task",
     "runner_sandbox",
     "runner_source",
     "tool_call_error",

@@ -19,7 +19,7 @@ from referee.domains.registry import ExploitOutcome
 from referee.tasks.model import Task
 from referee.verify.verdict import Verdict
 
-__all__ = ["Attack", "exploit_outcome", "judge_exploits"]
+__all__ = ["Attack", "exploit_outcome", "judge_task"]
 
 
 class Attack(NamedTuple):
@@ -43,19 +43,14 @@ def exploit_outcome(name: str, klass: str, verdict: Verdict, baseline: float) ->
     )
 
 
-def judge_exploits(
+def judge_task(
     verify: Callable[[Task, str], Verdict],
-    tasks: Iterable[Task],
-    attacks: Callable[[Task], Iterable[Attack]],
+    task: Task,
+    attacks: Iterable[Attack],
     *,
-    empty: Callable[[Task], str] = lambda task: "",
+    empty: str = "",
 ) -> list[ExploitOutcome]:
-    """On each task, the empty answer (``empty(task)``: doing nothing) judged first, then every
-    attack ``attacks(task)`` gives for it; one outcome per attack, in order."""
-    outcomes = []
-    for task in tasks:
-        baseline = verify(task, empty(task)).reward
-        for attack in attacks(task):
-            verdict = verify(task, attack.answer)
-            outcomes.append(exploit_outcome(attack.name, attack.klass, verdict, baseline))
-    return outcomes
+    """On ``task``, the ``empty`` answer (doing nothing) judged first, then each attack (a
+    generator's answers are made after the baseline); one outcome per attack, in order."""
+    baseline = verify(task, empty).reward
+    return [exploit_outcome(a.name, a.klass, verify(task, a.answer), baseline) for a in attacks]
