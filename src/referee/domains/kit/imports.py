@@ -44,12 +44,14 @@ def check_reference_and_empty(
 ) -> Verdict:
     """Judge ``task.hidden["reference"]`` (or take ``gold``, its verdict already made) and the
     ``empty`` answer; a :class:`~referee.tasks.imports.rows.RowError` naming the row unless the
-    reference passes and the empty answer fails cleanly (an infrastructure error on it counts as
-    not deciding). Returns the reference's verdict."""
+    reference passes and the empty answer fails cleanly (an infrastructure error on it is no
+    failure, and is named). Returns the reference's verdict."""
     gold = gold if gold is not None else verify(task, task.hidden["reference"])
     if not gold.passed:
         raise row.error("reference", f"{reference_fails} ({failure(gold)})")
     nothing = verify(task, empty)
-    if nothing.passed or nothing.infra_error:
+    if nothing.infra_error:
+        raise row.error(empty_field, f"the empty answer could not be judged: {nothing.infra_error}")
+    if nothing.passed:
         raise row.error(empty_field, empty_passes)
     return gold

@@ -33,9 +33,9 @@ import functools
 import json
 import secrets
 import time
-from importlib import resources
 from typing import Any
 
+from referee.domains.kit import runner_sandbox, runner_source
 from referee.domains.sql.answer import MAX_QUERY_CHARS, query_of, scan_query
 from referee.domains.sql.compare import same_columns, same_result
 from referee.domains.sql.database import database_file
@@ -59,7 +59,7 @@ __all__ = [
 
 VERSION = "sql@1"
 RUNNER_MODULE = "referee_sql_runner"
-_RUNNER_SOURCE = resources.files("referee.domains.sql").joinpath("sandbox_runner.py").read_text()
+_RUNNER_SOURCE = runner_source("referee.domains.sql", "sandbox_runner.py")
 #: At most this many rows a result; more is a failure (a cross join's output, say).
 MAX_ROWS = 10_000
 MAX_BYTES = 2 << 20
@@ -68,13 +68,13 @@ _EXT = {"sqlite": "sqlite", "duckdb": "duckdb"}
 
 def sql_sandbox(**kwargs: Any) -> Sandbox:
     """A sandbox whose fork-server workers have the query runner (and DuckDB) preloaded."""
-    preload = dict(kwargs.pop("preload", None) or {})
-    preload[RUNNER_MODULE] = _RUNNER_SOURCE
     packages = tuple(kwargs.pop("python_packages", ()))
     kwargs.setdefault("python_workers", 2)
     # DuckDB's extension module where referee[sql] is installed; SQLite tasks need nothing more.
     duck = ("_duckdb",) if installed("_duckdb") else ()
-    return Sandbox(preload=preload, python_packages=(*packages, *duck), **kwargs)
+    return runner_sandbox(
+        {RUNNER_MODULE: _RUNNER_SOURCE}, python_packages=(*packages, *duck), **kwargs
+    )
 
 
 RunOutcome = dict[str, Any]
