@@ -11,7 +11,9 @@ environment, its import and its corpus, and this kit does the rest.
 * :func:`tool_call_error` and :func:`tool_schemas` (:mod:`.tools`): an environment's tool calls
   checked against its schemas;
 * :func:`runner_sandbox` and :func:`runner_source` (:mod:`.sandbox`): a sandbox whose workers have
-  the domain's grader-side runner module preloaded.
+  the domain's grader-side runner module preloaded;
+* :class:`SandboxedVerifier` (:mod:`.verifier`): a verifier's sandbox, closed with it where it
+  made it.
 
 ``docs/domains.md`` is the guide; ``referee domains new NAME`` writes a domain built on this kit.
 
@@ -28,11 +30,13 @@ from referee.domains.kit.imports import check_reference_and_empty, failure
 from referee.domains.kit.redteam import Attack, exploit_outcome, judge_task
 from referee.domains.kit.sandbox import runner_sandbox, runner_source
 from referee.domains.kit.tools import tool_call_error, tool_schemas
+from referee.domains.kit.verifier import SandboxedVerifier
 
 __all__ = [
     "Attack",
     "Domain",
     "FamilyPart",
+    "SandboxedVerifier",
     "Source",
     "check_reference_and_empty",
     "exploit_outcome",

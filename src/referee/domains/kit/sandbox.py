@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from referee.sandbox import Sandbox
+if TYPE_CHECKING:
+    from referee.sandbox import Sandbox
 
 __all__ = ["runner_sandbox", "runner_source"]
 
@@ -28,6 +29,8 @@ def runner_source(package: str, filename: str) -> str:
 def runner_sandbox(runners: Mapping[str, str], **kwargs: Any) -> Sandbox:
     """A :class:`Sandbox` (``kwargs`` as it takes them) whose Python workers preload
     ``runners`` (module name -> source) beside any ``preload`` given."""
+    from referee.sandbox import Sandbox  # here, not at import: registering a domain stays light
+
     preload = dict(kwargs.pop("preload", None) or {})
     preload.update(runners)
     return Sandbox(preload=preload, **kwargs)

@@ -35,7 +35,7 @@ import secrets
 import time
 from typing import Any
 
-from referee.domains.kit import runner_sandbox, runner_source
+from referee.domains.kit import SandboxedVerifier, runner_sandbox, runner_source
 from referee.domains.sql.answer import MAX_QUERY_CHARS, query_of, scan_query
 from referee.domains.sql.compare import same_columns, same_result
 from referee.domains.sql.database import database_file
@@ -165,7 +165,7 @@ def run_query(
     return outcomes, r
 
 
-class SqlVerifier:
+class SqlVerifier(SandboxedVerifier):
     """Judges answers to SQL tasks (:class:`~referee.tasks.kinds.TaskKind.SQL`).
 
     ``sandbox`` must come from :func:`sql_sandbox` (made, and closed with the verifier, when not
@@ -175,8 +175,7 @@ class SqlVerifier:
     name = "sql"
 
     def __init__(self, sandbox: Sandbox | None = None, *, memory_mb: int = 256) -> None:
-        self._own = sandbox is None
-        self.sandbox = sandbox or sql_sandbox()
+        super().__init__(sandbox, sql_sandbox)
         if RUNNER_MODULE not in getattr(self.sandbox, "preload", {}):
             raise TaskError("SqlVerifier needs a sandbox made by referee.domains.sql.sql_sandbox")
         self.memory_mb = memory_mb
@@ -281,16 +280,6 @@ class SqlVerifier:
             timings={"run_s": run_s, "total_s": time.perf_counter() - t0},
             verifier=VERSION,
         )
-
-    def close(self) -> None:
-        if self._own:
-            self.sandbox.close()
-
-    def __enter__(self) -> SqlVerifier:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def make_verifier(setup: VerifierSetup) -> SqlVerifier:
