@@ -50,12 +50,11 @@ DEFAULT_LIMITS = Limits(timeout_s=10.0, memory_mb=1024)
 def _preload() -> str:
     # Runs in each worker at start: the venv's packages first on the path, then pandas and the
     # runner, compiled once and inherited by every forked run.
-    runner = _RUNNER_SOURCE
     return (
         f"import sys\nsys.path.insert(0, {PATHS_MOUNT + '/0'!r})\n"
         "import types as _t\n"
         f"_m = _t.ModuleType({RUNNER_MODULE!r})\n"
-        f"exec(compile({runner!r}, '<{RUNNER_MODULE}>', 'exec'), _m.__dict__)\n"
+        f"exec(compile({_RUNNER_SOURCE!r}, '<{RUNNER_MODULE}>', 'exec'), _m.__dict__)\n"
         f"sys.modules[{RUNNER_MODULE!r}] = _m\n"
     )
 
