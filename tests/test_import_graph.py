@@ -5,6 +5,8 @@
   cycle either, and none through the registries' discovery of domains in particular
   (``referee.discovery`` is imported by the registries and imports none of them; domains are
   reached through entry points, by string).
+* Nothing runs back up: every import, function-level ones included, goes from a component to one
+  on its own floor or a lower one of :data:`FLOORS`.
 
 An edge goes to the module named (``from a.b import c`` is ``a.b.c`` where that is a module, else
 ``a.b``); a package's ``__init__`` run on the way is not counted.
@@ -32,6 +34,29 @@ DISCOVERY = {
 #: Function-level cycles allowed (imports inside functions, harmless at import time): none is
 #: left, and a new one fails.
 KNOWN_DEEP_CYCLES: list[set[str]] = []
+
+#: The components (``referee.NAME``), lowest floor first: a module may import its own floor and
+#: the floors below it, never one above (``shared/DESIGN.md``, ``docs/concepts/layout.md``). The
+#: package ``referee`` itself holds only ``__version__`` and lazy names, so it is on the ground.
+FLOORS: list[set[str]] = [
+    {"referee", "errors", "optional", "discovery", "storage"},
+    {"sandbox"},
+    {"tasks"},
+    {"verify"},
+    {"envs", "synth"},
+    {"domains"},
+    {"policy"},
+    {"rollout"},
+    {"track"},
+    {"service"},  # the engine and sessions the cluster's actors hold
+    {"cluster"},  # Ray pools of those engines; the trainers' shared pools
+    {"train"},  # the adapters: veRL and NeMo RL judge on the cluster's shared pool
+    {"experiments"},
+    {"ui"},
+    {"demo", "cli", "__main__"},
+]
+#: Upward imports allowed, each with its reason: none is left, and a new one fails.
+KNOWN_UPWARD: dict[tuple[str, str], str] = {}
 
 
 def _modules() -> dict[str, Path]:
@@ -147,3 +172,28 @@ def test_no_cycle_even_through_function_level_imports() -> None:
 
 def test_the_cycle_finder_finds_one() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+
+
+def _floor(module: str) -> int:
+    parts = module.split(".")
+    component = parts[1] if len(parts) > 1 else parts[0]
+    floors = [i for i, names in enumerate(FLOORS) if component in names]
+    assert floors, f"{component} (of {module}) is on no floor of FLOORS: add it where it belongs"
+    return floors[0]
+
+
+def upward(edges: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The imports from a module to one on a higher floor, sorted."""
+    return sorted((a, b) for a, targets in edges.items() for b in targets if _floor(b) > _floor(a))
+
+
+def test_nothing_imports_upward() -> None:
+    edges = graph(deep=True)
+    found = upward(edges)
+    assert [e for e in found if e not in KNOWN_UPWARD] == []
+    assert sorted(KNOWN_UPWARD) == [e for e in found if e in KNOWN_UPWARD]  # none stale
+
+
+def test_the_floor_check_finds_an_upward_import() -> None:
+    edges = {"referee.tasks.model": {"referee.train.lookup"}, "referee.train.lookup": set()}
+    assert upward(edges) == [("referee.tasks.model", "referee.train.lookup")]

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from referee.cli.console import err
 from referee.optional import require_extra
+
+if TYPE_CHECKING:
+    from referee.service.config import ServeConfig
+    from referee.service.engine import RemoteVerifier
+    from referee.tasks.model import Task
 
 
 def serve(
@@ -92,7 +98,7 @@ def serve(
         ray_actors=ray_actors,
     )
     bind(host, port).close()  # a busy port fails now, before the tasks and sandbox load
-    service = Service.start(config)
+    service = Service.start(config, remote=_ray_pool(config) if ray is not None else None)
     for line in compat_warnings(config.compat):
         err.print(f"[yellow]referee: {line}[/]", highlight=False)
 
@@ -108,6 +114,23 @@ def serve(
         )
 
     run_server(service, on_listening=announce)
+
+
+def _ray_pool(config: ServeConfig) -> Callable[[list[Task]], RemoteVerifier]:
+    """``--ray``: the pool of sandbox actors that verifies the loaded tasks. Made here, on top of
+    both: the cluster's actors hold the service's engine, so the service does not import it."""
+
+    def make(tasks: list[Task]) -> RemoteVerifier:
+        from referee.cluster import SandboxPool
+
+        return SandboxPool(
+            tasks,
+            actors=config.ray_actors,
+            address=config.ray,
+            deadline_cap_s=config.deadline_cap_s,
+        )
+
+    return make
 
 
 def register(app: typer.Typer) -> None:

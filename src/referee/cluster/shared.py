@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 
 from referee.envs.answers import answer_for
 from referee.errors import ConfigError, VerifierError
+from referee.tasks.labels import TASKS_ENV
 from referee.tasks.model import Task
-from referee.train.lookup import TASKS_ENV
 from referee.verify.dispatch import verify_with_retries
 from referee.verify.verdict import Verdict
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from referee.errors import ConfigError
 from referee.service.admission import Admission
 from referee.service.auth import ANONYMOUS, Tokens
 from referee.service.config import ServeConfig
-from referee.service.engine import ServiceEngine
+from referee.service.engine import RemoteVerifier, ServiceEngine
 from referee.service.metrics import ServiceMetrics
 from referee.service.sessions import Session, SessionStore
 from referee.tasks.model import Task
@@ -35,9 +36,20 @@ class Service:
     metrics: ServiceMetrics
 
     @classmethod
-    def start(cls, config: ServeConfig, tasks: Sequence[Task] | None = None) -> Service:
+    def start(
+        cls,
+        config: ServeConfig,
+        tasks: Sequence[Task] | None = None,
+        *,
+        remote: Callable[[list[Task]], RemoteVerifier] | None = None,
+    ) -> Service:
         """Load the tokens and tasks (``tasks`` given: use those instead of ``config.tasks``)
-        and start the engine. Every bad setting fails here, before a port is bound."""
+        and start the engine. Every bad setting fails here, before a port is bound.
+
+        With ``config.ray``, ``remote`` makes the pool that verifies instead of the engine's own
+        sandbox from the loaded tasks (``referee serve --ray`` passes a
+        :class:`referee.cluster.SandboxPool`'s: the cluster's actors hold this package's engine,
+        so the service does not import the cluster back)."""
         from referee.service.tasks_loading import LiveTasks
 
         tokens = Tokens.load(config.tokens_file) if config.tokens_file is not None else None
@@ -49,15 +61,10 @@ class Service:
             tasks = list(live.current().values())
         loaded = list(tasks)
         metrics_ref: list[ServiceMetrics] = []
-        remote = None
-        if config.ray is not None:
-            from referee.cluster import SandboxPool
-
-            remote = SandboxPool(
-                loaded,
-                actors=config.ray_actors,
-                address=config.ray,
-                deadline_cap_s=config.deadline_cap_s,
+        if (config.ray is None) != (remote is None):
+            raise ConfigError(
+                "ServeConfig.ray and Service.start(remote=...) go together: give both (remote "
+                "makes the Ray pool from the tasks, as `referee serve --ray` does) or neither"
             )
         engine = ServiceEngine(
             live if live is not None and config.ray is None else loaded,
@@ -66,7 +73,7 @@ class Service:
             backend=config.backend,
             on_busy=lambda n: metrics_ref[0].busy(n) if metrics_ref else None,
             on_lost_worker=lambda: metrics_ref[0].lost_worker() if metrics_ref else None,
-            remote=remote,
+            remote=remote(loaded) if remote is not None else None,
         )
         metrics = ServiceMetrics(workers=engine.workers, queue_limit=config.queue)
         metrics_ref.append(metrics)

@@ -22,48 +22,31 @@ True
 
 from __future__ import annotations
 
-from typing import Any
-
 from referee.domains.dataframe.names import FAMILY_NAMES
-from referee.domains.registry import FamilyGenerator, lazy, register_corpus, register_family
-from referee.envs.registry import register_env
-from referee.optional import require_extra
+from referee.domains.kit import Domain, Source, families
 from referee.tasks.kinds import TaskKind
-from referee.tasks.model import Task
-from referee.tasks.sources import register_source
-from referee.verify.dispatch import register_kind
 
-__all__ = ["FAMILY_NAMES", "register"]
+__all__ = ["DOMAIN", "FAMILY_NAMES", "register"]
 
 #: pandas and numpy, on the host and in the sandbox: ``pip install 'referee[dataframe]'``.
-_NEEDS: dict[str, Any] = {"extra": "dataframe", "needed_for": "the dataframe domain"}
-
-
-def _family(name: str) -> FamilyGenerator:
-    def generate(count: int, difficulty: float | None, seed: int) -> list[Task]:
-        require_extra(**_NEEDS)
-        from referee.domains.dataframe.families import generate as make
-
-        return make(name, count, difficulty, seed)
-
-    return generate
+DOMAIN = Domain(
+    "dataframe",
+    package=__name__,
+    kind=TaskKind.DATAFRAME,
+    families=families("families:generate", FAMILY_NAMES),
+    verifier="verifier:make_verifier",
+    count_tests="verifier:count_tests",
+    env="env:DataframeEnv",
+    source=Source(
+        "dataframe-rows",
+        "imports:load_rows",
+        "dataframe pipeline tasks: instruction, input tables, reference (JSONL)",
+    ),
+    corpus="redteam:run_corpus",
+    extra="dataframe",
+)
 
 
 def register() -> None:
     """Dataframe pipelines over input tables, judged on hidden inputs of the same schema."""
-    for _name, _description in FAMILY_NAMES.items():
-        register_family(_name, _family(_name), domain="dataframe", description=_description)
-    register_kind(
-        TaskKind.DATAFRAME,
-        lazy("referee.domains.dataframe.verifier:make_verifier", **_NEEDS),
-        lazy("referee.domains.dataframe.verifier:count_tests"),
-    )
-    register_env("dataframe", lazy("referee.domains.dataframe.env:DataframeEnv", **_NEEDS))
-    register_source(
-        "dataframe-rows",
-        lazy("referee.domains.dataframe.imports:load_rows", **_NEEDS),
-        description="dataframe pipeline tasks: instruction, input tables, reference (JSONL)",
-        reads_file=True,
-        skips_bad_rows=True,
-    )
-    register_corpus("dataframe", lazy("referee.domains.dataframe.redteam:run_corpus", **_NEEDS))
+    DOMAIN.register()

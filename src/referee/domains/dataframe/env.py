@@ -19,9 +19,10 @@ from typing import Any
 
 from referee.domains.dataframe.execute import script_program
 from referee.domains.dataframe.verifier import DataframeVerifier, answer_code
+from referee.domains.kit import tool_call_error, tool_schemas
 from referee.envs.answers import message_text
 from referee.envs.base import ChatMessage, Environment, EpisodeLimits, StepResult
-from referee.envs.tools import check_arguments, function_tool, parse_tool_calls, tool_message
+from referee.envs.tools import function_tool, parse_tool_calls, tool_message
 from referee.errors import RefereeError
 from referee.sandbox import Limits
 from referee.tasks.model import Task
@@ -50,7 +51,7 @@ TOOLS = [
         {"code": {"type": "string"}},
     ),
 ]
-_SCHEMAS = {t["function"]["name"]: t for t in TOOLS}
+_SCHEMAS = tool_schemas(TOOLS)
 
 
 class DataframeEnv(Environment):
@@ -132,11 +133,7 @@ class DataframeEnv(Environment):
             if self.submitted is not None:
                 observations.append(tool_message(call, "error: already submitted"))
                 continue
-            error = call.error or (
-                check_arguments(call, _SCHEMAS[call.name])
-                if call.name in _SCHEMAS
-                else f"unknown tool {call.name!r}; tools: {', '.join(_SCHEMAS)}"
-            )
+            error = tool_call_error(call, _SCHEMAS)
             if error:
                 observations.append(tool_message(call, f"error: {error}"))
                 continue

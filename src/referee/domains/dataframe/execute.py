@@ -21,9 +21,9 @@ import json
 import secrets
 import sysconfig
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
+from referee.domains.kit import runner_sandbox, runner_source
 from referee.sandbox import ExecResult, Limits, Sandbox
 from referee.sandbox.core import PATHS_MOUNT
 from referee.sandbox.cputime import cpu_limits, judged_run
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 RUNNER_MODULE = "referee_dataframe_runner"
-_RUNNER_SOURCE = resources.files("referee.domains.dataframe").joinpath("sandbox_runner.py")
+_RUNNER_SOURCE = runner_source("referee.domains.dataframe", "sandbox_runner.py")
 _MARK = "\x1eDF "
 
 #: Per input set: a generous wall clock for small tables, and enough memory for pandas itself
@@ -50,12 +50,11 @@ DEFAULT_LIMITS = Limits(timeout_s=10.0, memory_mb=1024)
 def _preload() -> str:
     # Runs in each worker at start: the venv's packages first on the path, then pandas and the
     # runner, compiled once and inherited by every forked run.
-    runner = _RUNNER_SOURCE.read_text()
     return (
         f"import sys\nsys.path.insert(0, {PATHS_MOUNT + '/0'!r})\n"
         "import types as _t\n"
         f"_m = _t.ModuleType({RUNNER_MODULE!r})\n"
-        f"exec(compile({runner!r}, '<{RUNNER_MODULE}>', 'exec'), _m.__dict__)\n"
+        f"exec(compile({_RUNNER_SOURCE!r}, '<{RUNNER_MODULE}>', 'exec'), _m.__dict__)\n"
         f"sys.modules[{RUNNER_MODULE!r}] = _m\n"
     )
 
@@ -63,10 +62,8 @@ def _preload() -> str:
 def dataframe_sandbox(**kwargs: Any) -> Sandbox:
     """A sandbox whose workers have pandas and the dataframe runner loaded (the host's
     ``site-packages`` bound read-only at ``/opt/paths/0``)."""
-    preload = dict(kwargs.pop("preload", None) or {})
-    preload["referee_dataframe_boot"] = _preload()
     site = sysconfig.get_paths()["purelib"]
-    return Sandbox(preload=preload, python_paths=(site,), **kwargs)
+    return runner_sandbox({"referee_dataframe_boot": _preload()}, python_paths=(site,), **kwargs)
 
 
 def frames(stdout: str, nonce: str) -> list[dict[str, Any]]:

@@ -20,6 +20,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from referee.domains.kit import Attack, judge_task
 from referee.domains.registry import ExploitOutcome
 from referee.tasks.model import Task
 from referee.verify.verdict import Verdict
@@ -233,22 +234,9 @@ def run_exploits(
     """Every exploit on every task, beside the empty answer's reward on the same task."""
     out = []
     for task in tasks:
-        baseline = verify(task, EMPTY_ANSWER).reward
-        for e in exploits:
-            v = verify(task, e.make(task))
-            out.append(
-                ExploitOutcome(
-                    name=f"{e.name} on {task.provenance.generator or task.id}",
-                    klass=e.klass,
-                    reward=v.reward,
-                    baseline=baseline,
-                    passed=v.passed or v.infra_error is not None,
-                    # An infra verdict is no failure of the exploit: it is reported as a flag
-                    # (it would be retried, never trained on), and counted as not held.
-                    flags=tuple(f.kind for f in v.flags)
-                    + (("infra-error",) if v.infra_error else ()),
-                )
-            )
+        unit = task.provenance.generator or task.id
+        attacks = (Attack(f"{e.name} on {unit}", e.klass, e.make(task)) for e in exploits)
+        out += judge_task(verify, task, attacks, empty=EMPTY_ANSWER)
     return out
 
 

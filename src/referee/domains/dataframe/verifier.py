@@ -31,6 +31,7 @@ import time
 from referee.domains.dataframe.compare import check_rules, compare_tables
 from referee.domains.dataframe.execute import DEFAULT_LIMITS, dataframe_sandbox, run_program
 from referee.domains.dataframe.spec import DataframeSpec, dataframe_spec
+from referee.domains.kit import SandboxedVerifier
 from referee.envs.answers import extract_code
 from referee.errors import RefereeError, VerifierError
 from referee.sandbox import Limits, Sandbox
@@ -67,7 +68,7 @@ def make_verifier(setup: VerifierSetup) -> DataframeVerifier:
     return DataframeVerifier(dataframe_sandbox(python_workers=workers), own_sandbox=True)
 
 
-class DataframeVerifier:
+class DataframeVerifier(SandboxedVerifier):
     """Judges answers to dataframe tasks (:class:`~referee.tasks.kinds.TaskKind.DATAFRAME`).
 
     ``sandbox`` must come from :func:`~referee.domains.dataframe.execute.dataframe_sandbox`
@@ -84,8 +85,7 @@ class DataframeVerifier:
         limits: Limits = DEFAULT_LIMITS,
         own_sandbox: bool = False,
     ) -> None:
-        self._own = sandbox is None or own_sandbox
-        self.sandbox = sandbox or dataframe_sandbox()
+        super().__init__(sandbox, dataframe_sandbox, own=own_sandbox)
         if "referee_dataframe_boot" not in getattr(self.sandbox, "preload", {}):
             raise VerifierError(
                 "DataframeVerifier needs a sandbox with pandas and its runner preloaded; make "
@@ -193,13 +193,3 @@ class DataframeVerifier:
                 name=name, status="failed", detail="; ".join([m for m in (why, *broken) if m][:4])
             )
         return TestOutcome(name=name, status="passed")
-
-    def close(self) -> None:
-        if self._own:
-            self.sandbox.close()
-
-    def __enter__(self) -> DataframeVerifier:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -24,20 +24,10 @@ True
 
 from __future__ import annotations
 
-from typing import Any
-
-from referee.domains.registry import lazy, register_corpus, register_family
-from referee.envs.registry import register_env
-from referee.optional import require_extra
+from referee.domains.kit import Domain, Source, families, hidden_count
 from referee.tasks.kinds import TaskKind
-from referee.tasks.model import Task
-from referee.tasks.sources import register_source
-from referee.verify.dispatch import Verifier, VerifierSetup, register_kind
 
-__all__ = ["FAMILIES", "register"]
-
-#: numpy and scipy, on the host and in the sandbox: ``pip install 'referee[numeric]'``.
-_NEEDS: dict[str, Any] = {"extra": "numeric", "needed_for": "the numeric domain"}
+__all__ = ["DOMAIN", "FAMILIES", "register"]
 
 #: The families and what each makes.
 FAMILIES = {
@@ -50,40 +40,25 @@ FAMILIES = {
     "num-simulate": "simulate heat on a periodic rod, a pendulum or planets (conservation laws)",
 }
 
-
-def _family(name: str) -> Any:
-    generate = lazy("referee.domains.numeric.families:generate", **_NEEDS)
-
-    def make(count: int, difficulty: float | None, seed: int) -> list[Task]:
-        return generate(name, count, difficulty, seed)  # type: ignore[no-any-return]
-
-    return make
-
-
-def _verifier(setup: VerifierSetup) -> Verifier:
-    # Numeric tasks need numpy and scipy in the sandbox's view: a sandbox of their own.
-    require_extra(**_NEEDS)
-    from referee.domains.numeric.verifier import NumericVerifier
-
-    return NumericVerifier()
-
-
-def _count_tests(task: Task) -> int:
-    params = task.hidden.get("params", [])
-    return len(params) if isinstance(params, list) else 0
+#: numpy and scipy, on the host and in the sandbox: ``pip install 'referee[numeric]'``.
+DOMAIN = Domain(
+    "numeric",
+    package=__name__,
+    kind=TaskKind.NUMERIC,
+    families=families("families:generate", FAMILIES),
+    verifier="verifier:make_verifier",
+    count_tests=hidden_count("params"),
+    env="env:NumericEnv",
+    source=Source(
+        "numeric-rows",
+        "imports:numeric_rows_tasks",
+        "numeric problems: JSONL rows (problem, reference, parameter_sets, tolerance)",
+    ),
+    corpus="redteam:run_corpus",
+    extra="numeric",
+)
 
 
 def register() -> None:
     """Scientific computing, judged by tolerance and invariants on hidden parameter sets."""
-    for _name, _description in FAMILIES.items():
-        register_family(_name, _family(_name), domain="numeric", description=_description)
-    register_kind(TaskKind.NUMERIC, _verifier, _count_tests)
-    register_env("numeric", lazy("referee.domains.numeric.env:NumericEnv", **_NEEDS))
-    register_source(
-        "numeric-rows",
-        lazy("referee.domains.numeric.imports:numeric_rows_tasks", **_NEEDS),
-        description="numeric problems: JSONL rows (problem, reference, parameter_sets, tolerance)",
-        reads_file=True,
-        skips_bad_rows=True,
-    )
-    register_corpus("numeric", lazy("referee.domains.numeric.redteam:run_corpus", **_NEEDS))
+    DOMAIN.register()

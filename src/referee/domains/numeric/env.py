@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from referee.domains.kit import tool_call_error, tool_schemas
 from referee.domains.numeric.execute import run_function
 from referee.domains.numeric.sandbox import numeric_sandbox
 from referee.domains.numeric.spec import NumericSpec
@@ -32,7 +33,6 @@ from referee.envs.answers import extract_code, message_text
 from referee.envs.base import ChatMessage, Environment, EpisodeLimits, StepResult
 from referee.envs.tools import (
     ToolCall,
-    check_arguments,
     function_tool,
     parse_tool_calls,
     tool_message,
@@ -60,7 +60,7 @@ _TOOLS = [
     ),
     function_tool("submit", "Submit the program as the final answer; ends the episode.", _CODE),
 ]
-_SCHEMAS = {t["function"]["name"]: t for t in _TOOLS}
+_SCHEMAS = tool_schemas(_TOOLS)
 
 
 @dataclass(frozen=True)
@@ -130,11 +130,7 @@ class NumericEnv(Environment):
             if reason:  # nothing after a submit runs
                 observations.append(tool_message(call, "ignored: the answer was submitted"))
                 continue
-            why = call.error or (
-                check_arguments(call, _SCHEMAS[call.name])
-                if call.name in _SCHEMAS
-                else f"unknown tool {call.name!r}; tools: {', '.join(_SCHEMAS)}"
-            )
+            why = tool_call_error(call, _SCHEMAS)
             if why:
                 observations.append(tool_message(call, f"error: {why}"))
                 continue

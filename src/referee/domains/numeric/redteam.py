@@ -17,6 +17,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from referee.domains.kit import Attack, judge_task
 from referee.domains.registry import ExploitOutcome
 from referee.sandbox import Sandbox
 from referee.tasks.model import Task
@@ -277,23 +278,9 @@ def run_corpus(tasks: list[Task] | None = None) -> list[ExploitOutcome]:
 
     outcomes = []
     with numeric_sandbox(python_workers=2) as box:
-        tasks = tasks if tasks is not None else corpus_tasks(box)
         verifier = NumericVerifier(box)
-        for task in tasks:
-            baseline = verifier.verify(task, "").reward
+        for task in tasks if tasks is not None else corpus_tasks(box):
             unit = task.payload.get("structure", task.id)
-            for ex in EXPLOITS:
-                v = verifier.verify(task, ex.make(task))
-                if v.infra_error:
-                    raise RuntimeError(f"{ex.name} on {task.id}: infra error {v.infra_error}")
-                outcomes.append(
-                    ExploitOutcome(
-                        name=f"{ex.name}:{unit}",
-                        klass=ex.klass,
-                        reward=v.reward,
-                        baseline=baseline,
-                        passed=v.passed,
-                        flags=tuple(f.kind for f in v.flags),
-                    )
-                )
+            attacks = (Attack(f"{ex.name}:{unit}", ex.klass, ex.make(task)) for ex in EXPLOITS)
+            outcomes += judge_task(verifier.verify, task, attacks)
     return outcomes

@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from referee.domains.kit import runner_sandbox
 from referee.errors import ConfigError, SandboxError
 from referee.sandbox import Limits, Sandbox
 from referee.verify.function import HARNESS_MODULE, HARNESS_SOURCE
@@ -115,9 +116,9 @@ def numeric_sandbox(*, warm: bool = True, **kwargs: Any) -> Sandbox:
     """
     site = numeric_site()
     paths = tuple(kwargs.pop("python_paths", ()))
-    preload = dict(kwargs.pop("preload", None) or {})
-    preload[HARNESS_MODULE] = HARNESS_SOURCE
-    sandbox = Sandbox(python_paths=(site, *paths), preload=preload, **kwargs)
+    sandbox = runner_sandbox(
+        {HARNESS_MODULE: HARNESS_SOURCE}, python_paths=(site, *paths), **kwargs
+    )
     # The mount point of the folder inside the sandbox (the host path for the local backend).
     inside = sandbox.python_paths[0] if sandbox.python_paths else str(site)
     sandbox.preload[WARM_MODULE] = _WARM_SOURCE.format(path=inside)

@@ -34,10 +34,11 @@ from referee.envs.answers import extract_code
 from referee.errors import RefereeError, VerifierError
 from referee.sandbox import Sandbox
 from referee.tasks.model import Task
+from referee.verify.dispatch import VerifierSetup
 from referee.verify.guard import scan
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict, metered_verdict
 
-__all__ = ["VERSION", "NumericVerifier", "judge_outcome"]
+__all__ = ["VERSION", "NumericVerifier", "judge_outcome", "make_verifier"]
 
 VERSION = "numeric@1"
 _STATUS: dict[str, TestStatus] = {
@@ -172,3 +173,9 @@ class NumericVerifier:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def make_verifier(setup: VerifierSetup) -> NumericVerifier:
+    """The dispatch registry's factory: numeric tasks need numpy and scipy in the sandbox's
+    view, so a verifier with a sandbox of its own."""
+    return NumericVerifier()

@@ -19,14 +19,10 @@ Registered here, lazily (nothing of the domain is imported until a task is made 
 
 from __future__ import annotations
 
-from referee.domains.registry import lazy, register_corpus, register_family
-from referee.envs.registry import register_env
+from referee.domains.kit import Domain, FamilyPart, Source, hidden_count
 from referee.tasks.kinds import TaskKind
-from referee.tasks.model import Task
-from referee.tasks.sources import register_source
-from referee.verify.dispatch import Verifier, VerifierSetup, register_kind
 
-__all__ = ["FAMILY_MODULES", "register"]
+__all__ = ["DOMAIN", "FAMILY_MODULES", "register"]
 
 #: Each family and the module that builds it.
 FAMILY_MODULES = {
@@ -46,36 +42,28 @@ FAMILY_MODULES = {
     ),
 }
 
-
-def _verifier(setup: VerifierSetup) -> Verifier:
-    from referee.domains.shell.verifier import ShellVerifier
-
-    return ShellVerifier(setup.sandbox())
-
-
-def _count_checks(task: Task) -> int:
-    checks = task.hidden.get("checks", [])
-    return len(checks) if isinstance(checks, list) else 0
+DOMAIN = Domain(
+    "shell",
+    package=__name__,
+    kind=TaskKind.SHELL,
+    families={
+        name: FamilyPart(f"{module}:generate", about)
+        for name, (module, about) in FAMILY_MODULES.items()
+    },
+    verifier="verifier:make_verifier",
+    count_tests=hidden_count("checks"),
+    # Lazy, like every part: its constructor's signature stays readable (the server's sessions
+    # give an environment only the keyword arguments it takes: referee.envs.env_keywords).
+    env="env:ShellEnv",
+    source=Source(
+        "shell-rows",
+        "imports:load_rows",
+        "shell operations tasks: JSONL rows of prompt, setup, check, reference",
+    ),
+    corpus="redteam:run_corpus",
+)
 
 
 def register() -> None:
     """Operations on a small Linux system, judged by checks of its final state."""
-    for _name, (_module, _description) in FAMILY_MODULES.items():
-        register_family(
-            _name,
-            lazy(f"referee.domains.shell.{_module}:generate"),
-            domain="shell",
-            description=_description,
-        )
-    register_kind(TaskKind.SHELL, _verifier, _count_checks)
-    # Lazy, like every domain's: its constructor's signature stays readable (the server's sessions
-    # give an environment only the keyword arguments it takes: referee.envs.env_keywords).
-    register_env("shell", lazy("referee.domains.shell.env:ShellEnv"))
-    register_source(
-        "shell-rows",
-        lazy("referee.domains.shell.imports:load_rows"),
-        description="shell operations tasks: JSONL rows of prompt, setup, check, reference",
-        reads_file=True,
-        skips_bad_rows=True,
-    )
-    register_corpus("shell", lazy("referee.domains.shell.redteam:run_corpus"))
+    DOMAIN.register()

@@ -24,11 +24,11 @@ import signal as signals
 import time
 from typing import Any
 
+from referee.domains.kit import tool_call_error, tool_schemas
 from referee.envs.answers import message_text
 from referee.envs.base import ChatMessage, Environment, EpisodeLimits, StepResult
 from referee.envs.tools import (
     ToolCall,
-    check_arguments,
     function_tool,
     parse_tool_calls,
     tool_message,
@@ -81,6 +81,7 @@ _TOOLS = [
     ),
     function_tool("submit", "End the episode; the final state is judged."),
 ]
+_SCHEMAS = tool_schemas(_TOOLS)
 
 
 class ShellEnv(Environment):
@@ -202,10 +203,7 @@ class ShellEnv(Environment):
         return f"refused: {reason} (outside this task's permission manifest; recorded)"
 
     def _call(self, call: ToolCall) -> str:
-        schema = next((t for t in _TOOLS if t["function"]["name"] == call.name), None)
-        if call.error or schema is None:
-            return f"error: {call.error or f'no tool named {call.name!r}'}"
-        problem = check_arguments(call, schema)
+        problem = tool_call_error(call, _SCHEMAS)
         if problem:
             return f"error: {problem}"
         args = call.arguments

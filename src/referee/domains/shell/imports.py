@@ -39,6 +39,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from referee.domains.kit import check_reference_and_empty
 from referee.errors import TaskError
 from referee.tasks.imports.rows import OnBadRow, Row, iter_rows, skipping
 from referee.tasks.model import Provenance, Task
@@ -181,8 +182,12 @@ def _validate(verifier: Any, row: Row, task: Task) -> None:
             f"timed out after {limit:g} s (time_limit_s): raise time_limit_s (at most "
             f"{_LIMITS['time_limit_s'][1]:g}) or make the reference faster",
         )
-    if not gold.passed:
-        detail = "; ".join(f"{t.name}: {t.detail}" for t in gold.tests if t.status != "passed")
-        raise row.error("reference", f"does not pass its check ({detail})")
-    if verifier.verify(task, "").passed:
-        raise row.error("check", "passes on an empty answer; it decides nothing")
+    check_reference_and_empty(
+        row,
+        verifier.verify,
+        task,
+        gold=gold,
+        reference_fails="does not pass its check",
+        empty_field="check",
+        empty_passes="passes on an empty answer; it decides nothing",
+    )

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from referee.domains.kit import Attack, exploit_outcome, judge_task
 from referee.domains.registry import ExploitOutcome
 from referee.tasks.model import Task
 
@@ -246,35 +247,19 @@ def _run(
     out: list[ExploitOutcome] = []
     for task in tasks:
         family = task.payload["family"]
-        baseline = verifier.verify(task, "").reward
-        for ex in exploits:
-            if ex.family not in ("*", family):
-                continue
-            v = verifier.verify(task, ex.script(task))
-            out.append(
-                ExploitOutcome(
-                    f"{family}/{ex.name}",
-                    ex.klass,
-                    v.reward,
-                    baseline,
-                    v.passed,
-                    tuple(f.kind for f in v.flags),
-                )
-            )
+        attacks = [
+            Attack(f"{family}/{ex.name}", ex.klass, ex.script(task))
+            for ex in exploits
+            if ex.family in ("*", family)
+        ]
+        judged = judge_task(verifier.verify, task, attacks)
+        out += judged
         if not env_exploits:
             continue
+        baseline = judged[0].baseline if judged else verifier.verify(task, "").reward
         for name, calls in ENV_EXPLOITS.items():
             v = asyncio.run(_env_episode(ShellEnv(sandbox=verifier.sandbox), task, calls))
-            out.append(
-                ExploitOutcome(
-                    f"{family}/env:{name}",
-                    "manifest",
-                    v.reward,
-                    baseline,
-                    v.passed,
-                    tuple(f.kind for f in v.flags),
-                )
-            )
+            out.append(exploit_outcome(f"{family}/env:{name}", "manifest", v, baseline))
     return out
 
 

@@ -25,12 +25,13 @@ from referee.errors import RefereeError
 from referee.sandbox.cgroups import Cgroups, detect_cgroups
 from referee.sandbox.core import Sandbox
 from referee.tasks.model import Task
+from referee.verify.dispatch import VerifierSetup
 from referee.verify.verdict import Flag, TestOutcome, Verdict
 
 from .episode import Episode, ShellSpec, judge, script_of
 from .manifest import Manifest, script_violations
 
-__all__ = ["VERIFIER_NAME", "ShellVerifier", "manifest_outcome"]
+__all__ = ["VERIFIER_NAME", "ShellVerifier", "make_verifier", "manifest_outcome"]
 
 VERIFIER_NAME = "shell-state@1"
 
@@ -123,3 +124,8 @@ class ShellVerifier:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def make_verifier(setup: VerifierSetup) -> ShellVerifier:
+    """The dispatch registry's factory: a verifier on the set's sandbox."""
+    return ShellVerifier(setup.sandbox())

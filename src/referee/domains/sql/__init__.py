@@ -17,16 +17,10 @@ the rows with the trusted reference's on the host. Everything registers lazily h
 
 from __future__ import annotations
 
-from typing import Any
-
-from referee.domains.registry import lazy, register_corpus, register_family
-from referee.envs.registry import register_env
+from referee.domains.kit import Domain, Source, families, hidden_count
 from referee.tasks.kinds import TaskKind
-from referee.tasks.model import Task
-from referee.tasks.sources import register_source
-from referee.verify.dispatch import VerifierSetup, register_kind
 
-__all__ = ["FAMILIES", "register"]
+__all__ = ["DOMAIN", "FAMILIES", "register"]
 
 #: The families and what each asks for.
 FAMILIES = {
@@ -37,47 +31,23 @@ FAMILIES = {
     "sql-nested": "SQL: subqueries, NOT EXISTS, CTEs and correlated maxima",
 }
 
-
-def _family(name: str) -> Any:
-    generate = lazy("referee.domains.sql.families:generate")
-
-    def run(count: int, difficulty: float | None, seed: int) -> list[Task]:
-        tasks: list[Task] = generate(name, count, difficulty, seed)
-        return tasks
-
-    return run
-
-
-def _verifier(setup: VerifierSetup) -> Any:
-    # Its own sandbox: the query runner and DuckDB preloaded (the set's sandbox has neither).
-    from referee.domains.sql.verifier import SqlVerifier
-
-    return SqlVerifier()
-
-
-def _count_tests(task: Task) -> int:
-    instances = task.hidden.get("instances", [])
-    return len(instances) if isinstance(instances, list) else 0
+DOMAIN = Domain(
+    "sql",
+    package=__name__,
+    kind=TaskKind.SQL,
+    families=families("families:generate", FAMILIES),
+    verifier="verifier:make_verifier",
+    count_tests=hidden_count("instances"),
+    env="env:SqlEnv",
+    source=Source(
+        "text-to-sql",
+        "imports:load_text_to_sql",
+        "text-to-SQL JSONL (BIRD/Spider shape): question, db or ddl+inserts, gold_sql",
+    ),
+    corpus="redteam:run_corpus",
+)
 
 
 def register() -> None:
     """SQL questions over generated databases, judged by running the query on hidden instances."""
-    for _name, _description in FAMILIES.items():
-        register_family(_name, _family(_name), domain="sql", description=_description)
-    register_kind(TaskKind.SQL, _verifier, _count_tests)
-    register_env("sql", lazy("referee.domains.sql.env:SqlEnv"))
-    register_source(
-        "text-to-sql",
-        lazy("referee.domains.sql.imports:load_text_to_sql"),
-        description="text-to-SQL JSONL (BIRD/Spider shape): question, db or ddl+inserts, gold_sql",
-        reads_file=True,
-        skips_bad_rows=True,
-    )
-    register_corpus(
-        "sql",
-        lazy(
-            "referee.domains.sql.redteam:run_corpus",
-            extra="sql",
-            needed_for="the SQL red-team corpus (it attacks DuckDB too)",
-        ),
-    )
+    DOMAIN.register()

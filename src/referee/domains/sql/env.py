@@ -17,13 +17,14 @@ import asyncio
 import time
 from typing import Any
 
+from referee.domains.kit import tool_call_error, tool_schemas
 from referee.domains.sql.answer import MAX_QUERY_CHARS, query_of
 from referee.domains.sql.compare import describe_rows
 from referee.domains.sql.database import database_file
 from referee.domains.sql.spec import SqlSpec
 from referee.domains.sql.verifier import SqlVerifier, run_query
 from referee.envs.base import ChatMessage, Environment, EpisodeLimits, StepResult
-from referee.envs.tools import check_arguments, function_tool, parse_tool_calls, tool_message
+from referee.envs.tools import function_tool, parse_tool_calls, tool_message
 from referee.errors import ConfigError
 from referee.tasks.model import Task
 from referee.verify.verdict import Verdict
@@ -50,6 +51,7 @@ _TOOLS = [
         {"query": {"type": "string", "description": "the SQL query"}},
     ),
 ]
+_SCHEMAS = tool_schemas(_TOOLS)
 
 
 class SqlEnv(Environment):
@@ -102,10 +104,7 @@ class SqlEnv(Environment):
             self._done = True
             return StepResult([], done=True, reason="answered", metrics={"tool_calls": 0})
         for call in calls:
-            schema = next((t for t in _TOOLS if t["function"]["name"] == call.name), None)
-            error = call.error or (
-                check_arguments(call, schema) if schema else f"unknown tool {call.name!r}"
-            )
+            error = tool_call_error(call, _SCHEMAS)
             if error:
                 observations.append(tool_message(call, f"error: {error}"))
             elif self._done:

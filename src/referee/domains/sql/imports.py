@@ -65,19 +65,20 @@ def read_sqlite(path: str | Path) -> Database:
     """The tables of a SQLite file (opened read-only) as a :class:`Database`."""
     con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
     try:
-        names = [
-            r[0]
-            for r in con.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' "
-                "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
-            )
-        ]
-        return _database(con, names)
+        return _database(con)
     finally:
         con.close()
 
 
-def _database(con: sqlite3.Connection, names: list[str]) -> Database:
+def _database(con: sqlite3.Connection) -> Database:
+    """The connection's tables (in the order they were made), read whole and checked."""
+    names = [
+        r[0]
+        for r in con.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' "
+            "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+        )
+    ]
     tables, total = [], 0
     for name in names:
         info = con.execute(f'PRAGMA table_info("{name}")').fetchall()
@@ -111,14 +112,7 @@ def _from_statements(ddl: str, inserts: str) -> Database:
         con.executescript(ddl)
         con.executescript(inserts)
         con.set_authorizer(None)
-        names = [
-            r[0]
-            for r in con.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' "
-                "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
-            )
-        ]
-        return _database(con, names)
+        return _database(con)
     finally:
         con.close()
 

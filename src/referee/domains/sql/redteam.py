@@ -21,11 +21,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from referee.domains.kit import Attack, judge_task
 from referee.domains.registry import ExploitOutcome
 from referee.domains.sql.database import run_trusted
 from referee.domains.sql.families import make_task, reference_result
 from referee.domains.sql.spec import SqlSpec
 from referee.domains.sql.values import plain_rows
+from referee.optional import require_extra
 from referee.tasks.model import Task
 
 __all__ = [
@@ -207,27 +209,19 @@ def run_corpus(verifier: object | None = None) -> list[ExploitOutcome]:
     for the run), and the gold, which must pass."""
     from referee.domains.sql.verifier import SqlVerifier
 
+    require_extra("sql", needed_for="the SQL red-team corpus (it attacks DuckDB too)")
+
     own = verifier is None
     v = verifier if isinstance(verifier, SqlVerifier) else SqlVerifier()
     try:
-        tasks = corpus_tasks()
         outcomes = []
-        for key, task in tasks.items():
-            baseline = v.verify(task, "").reward
-            for x in EXPLOITS:
-                if not runs_on(x, key):
-                    continue
-                verdict = v.verify(task, x.query(task))
-                outcomes.append(
-                    ExploitOutcome(
-                        name=f"{x.name}[{key}]",
-                        klass=x.klass,
-                        reward=verdict.reward,
-                        baseline=baseline,
-                        passed=verdict.passed,
-                        flags=tuple(f.kind for f in verdict.flags),
-                    )
-                )
+        for key, task in corpus_tasks().items():
+            attacks = [
+                Attack(f"{x.name}[{key}]", x.klass, x.query(task))
+                for x in EXPLOITS
+                if runs_on(x, key)
+            ]
+            outcomes += judge_task(v.verify, task, attacks)
         return outcomes
     finally:
         if own:

@@ -33,9 +33,9 @@ import functools
 import json
 import secrets
 import time
-from importlib import resources
 from typing import Any
 
+from referee.domains.kit import SandboxedVerifier, runner_sandbox, runner_source
 from referee.domains.sql.answer import MAX_QUERY_CHARS, query_of, scan_query
 from referee.domains.sql.compare import same_columns, same_result
 from referee.domains.sql.database import database_file
@@ -45,13 +45,21 @@ from referee.optional import installed
 from referee.sandbox import ExecResult, Sandbox
 from referee.sandbox.cputime import cpu_limits, judged_run, stalls_outcome
 from referee.tasks.model import Task
+from referee.verify.dispatch import VerifierSetup
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict, metered_verdict
 
-__all__ = ["RUNNER_MODULE", "RunOutcome", "SqlVerifier", "run_query", "sql_sandbox"]
+__all__ = [
+    "RUNNER_MODULE",
+    "RunOutcome",
+    "SqlVerifier",
+    "make_verifier",
+    "run_query",
+    "sql_sandbox",
+]
 
 VERSION = "sql@1"
 RUNNER_MODULE = "referee_sql_runner"
-_RUNNER_SOURCE = resources.files("referee.domains.sql").joinpath("sandbox_runner.py").read_text()
+_RUNNER_SOURCE = runner_source("referee.domains.sql", "sandbox_runner.py")
 #: At most this many rows a result; more is a failure (a cross join's output, say).
 MAX_ROWS = 10_000
 MAX_BYTES = 2 << 20
@@ -60,13 +68,13 @@ _EXT = {"sqlite": "sqlite", "duckdb": "duckdb"}
 
 def sql_sandbox(**kwargs: Any) -> Sandbox:
     """A sandbox whose fork-server workers have the query runner (and DuckDB) preloaded."""
-    preload = dict(kwargs.pop("preload", None) or {})
-    preload[RUNNER_MODULE] = _RUNNER_SOURCE
     packages = tuple(kwargs.pop("python_packages", ()))
     kwargs.setdefault("python_workers", 2)
     # DuckDB's extension module where referee[sql] is installed; SQLite tasks need nothing more.
     duck = ("_duckdb",) if installed("_duckdb") else ()
-    return Sandbox(preload=preload, python_packages=(*packages, *duck), **kwargs)
+    return runner_sandbox(
+        {RUNNER_MODULE: _RUNNER_SOURCE}, python_packages=(*packages, *duck), **kwargs
+    )
 
 
 RunOutcome = dict[str, Any]
@@ -157,7 +165,7 @@ def run_query(
     return outcomes, r
 
 
-class SqlVerifier:
+class SqlVerifier(SandboxedVerifier):
     """Judges answers to SQL tasks (:class:`~referee.tasks.kinds.TaskKind.SQL`).
 
     ``sandbox`` must come from :func:`sql_sandbox` (made, and closed with the verifier, when not
@@ -167,8 +175,7 @@ class SqlVerifier:
     name = "sql"
 
     def __init__(self, sandbox: Sandbox | None = None, *, memory_mb: int = 256) -> None:
-        self._own = sandbox is None
-        self.sandbox = sandbox or sql_sandbox()
+        super().__init__(sandbox, sql_sandbox)
         if RUNNER_MODULE not in getattr(self.sandbox, "preload", {}):
             raise TaskError("SqlVerifier needs a sandbox made by referee.domains.sql.sql_sandbox")
         self.memory_mb = memory_mb
@@ -274,12 +281,8 @@ class SqlVerifier:
             verifier=VERSION,
         )
 
-    def close(self) -> None:
-        if self._own:
-            self.sandbox.close()
 
-    def __enter__(self) -> SqlVerifier:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+def make_verifier(setup: VerifierSetup) -> SqlVerifier:
+    """The dispatch registry's factory: a verifier with its own sandbox (the query runner and
+    DuckDB preloaded; the set's sandbox has neither)."""
+    return SqlVerifier()

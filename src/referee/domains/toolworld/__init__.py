@@ -16,46 +16,43 @@ Everything registers lazily: importing this package loads none of its modules.
  'ticket-triage']
 """
 
-from referee.domains.registry import lazy, register_corpus, register_family
-from referee.envs.registry import register_env
+from referee.domains.kit import Domain, FamilyPart, Source
 from referee.tasks.kinds import TaskKind
-from referee.tasks.sources import register_source
-from referee.verify.dispatch import register_kind
 
-__all__: list[str] = []
+__all__ = ["DOMAIN", "register"]
 
-_PKG = "referee.domains.toolworld"
+#: Each family, the function of :mod:`.families` that makes it, and what it asks for.
+_FAMILIES = {
+    "shop-refund": ("shop_refund", "refund delivered orders within the window"),
+    "shop-exchange": ("shop_exchange", "exchange an order for a cheaper variant"),
+    "shop-cancel": ("shop_cancel", "cancel a pending order (confirm first), change an address"),
+    "calendar-schedule": ("calendar_schedule", "schedule a meeting at the earliest free hour"),
+    "mail-followup": ("mail_followup", "mail a follow-up to a meeting's attendees"),
+    "ticket-triage": ("ticket_triage", "triage a requester's open tickets"),
+}
+
+DOMAIN = Domain(
+    "toolworld",
+    package=__name__,
+    kind=TaskKind.TOOLWORLD,
+    families={
+        name: FamilyPart(
+            f"families:{function}", f"tool world: {what} (final store + policy judged)"
+        )
+        for name, (function, what) in _FAMILIES.items()
+    },
+    verifier="verifier:make_verifier",
+    count_tests="verifier:count_tests",
+    env="env:ToolworldEnv",
+    source=Source(
+        "toolworld-rows",
+        "imports:toolworld_rows",
+        "tool-world tasks: a world module + SQLite file, JSONL rows with goal assertions",
+    ),
+    corpus="redteam:run_corpus",
+)
 
 
 def register() -> None:
     """Simulated applications with typed tools, judged by the final store and the policy."""
-    for _name, _function, _what in (
-        ("shop-refund", "shop_refund", "refund delivered orders within the window"),
-        ("shop-exchange", "shop_exchange", "exchange an order for a cheaper variant"),
-        ("shop-cancel", "shop_cancel", "cancel a pending order (confirm first), change an address"),
-        ("calendar-schedule", "calendar_schedule", "schedule a meeting at the earliest free hour"),
-        ("mail-followup", "mail_followup", "mail a follow-up to a meeting's attendees"),
-        ("ticket-triage", "ticket_triage", "triage a requester's open tickets"),
-    ):
-        register_family(
-            _name,
-            lazy(f"{_PKG}.families:{_function}"),
-            domain="toolworld",
-            description=f"tool world: {_what} (final store + policy judged)",
-        )
-    register_kind(
-        TaskKind.TOOLWORLD,
-        lazy(f"{_PKG}.verifier:make_verifier"),
-        lazy(f"{_PKG}.verifier:count_tests"),
-    )
-    register_env("toolworld", lazy(f"{_PKG}.env:ToolworldEnv"))
-    register_source(
-        "toolworld-rows",
-        lazy(f"{_PKG}.imports:toolworld_rows"),
-        description=(
-            "tool-world tasks: a world module + SQLite file, JSONL rows with goal assertions"
-        ),
-        reads_file=True,
-        skips_bad_rows=True,
-    )
-    register_corpus("toolworld", lazy(f"{_PKG}.redteam:run_corpus"))
+    DOMAIN.register()

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from referee.domains.kit import Attack, judge_task
 from referee.domains.registry import ExploitOutcome
 from referee.tasks.model import Task
 
@@ -341,17 +342,6 @@ def _imported_task() -> Task:
         return next(iter(toolworld_rows("train", Path(d) / "rows.jsonl")))
 
 
-def _outcome(name: str, klass: str, verdict: Any, baseline: float) -> ExploitOutcome:
-    return ExploitOutcome(
-        name=name,
-        klass=klass,
-        reward=verdict.reward,
-        baseline=baseline,
-        passed=verdict.passed,
-        flags=tuple(f.kind for f in verdict.flags),
-    )
-
-
 def run_corpus(seed: int = 7, *, imported: bool = True) -> list[ExploitOutcome]:
     """Every exploit judged, with the empty answer's reward on the same task as baseline;
     ``imported`` adds the exploits on an imported world (its tools run in the sandbox)."""
@@ -363,16 +353,10 @@ def run_corpus(seed: int = 7, *, imported: bool = True) -> list[ExploitOutcome]:
     try:
         for e in EXPLOITS:
             task = FAMILIES[e.family](1, e.difficulty, seed)[0]
-            baseline = verifier.verify(task, "").reward
-            outcomes.append(
-                _outcome(e.name, e.klass, verifier.verify(task, e.answer(task)), baseline)
-            )
+            outcomes += judge_task(verifier.verify, task, [Attack(e.name, e.klass, e.answer(task))])
         if imported:
-            task = _imported_task()
-            baseline = verifier.verify(task, "").reward
-            for name, klass, plan in IMPORTED_EXPLOITS:
-                verdict = verifier.verify(task, json.dumps(plan))
-                outcomes.append(_outcome(name, klass, verdict, baseline))
+            plans = [Attack(n, k, json.dumps(plan)) for n, k, plan in IMPORTED_EXPLOITS]
+            outcomes += judge_task(verifier.verify, _imported_task(), plans)
     finally:
         verifier.close()
     return outcomes

@@ -16,17 +16,12 @@ Importing this package registers, lazily (nothing of it loads until used):
 
 from __future__ import annotations
 
-from typing import Any
-
-from referee.domains.registry import lazy, register_corpus, register_family
-from referee.envs.registry import register_env
+from referee.domains.kit import Domain, FamilyPart, Source
 from referee.tasks.kinds import TaskKind
-from referee.tasks.model import Task
-from referee.tasks.sources import register_source
-from referee.verify.dispatch import VerifierSetup, register_kind
 
-__all__: list[str] = []
+__all__ = ["DOMAIN", "register"]
 
+#: Each family, the function of :mod:`.families` that makes it, and what it asks for.
 _FAMILIES = {
     "v-comb": ("comb", "combinational Verilog: multiplexer, decoder, priority encoder, parity"),
     "v-arith": ("arith", "Verilog arithmetic: adder, subtractor, multiplier, ALU"),
@@ -35,36 +30,26 @@ _FAMILIES = {
     "v-fsm": ("fsm", "Verilog FSMs: sequence detector, traffic-light controller"),
 }
 
-
-def _verifier(setup: VerifierSetup) -> Any:
-    # Icarus Verilog must be in the sandbox's view: a sandbox of the verifier's own.
-    from referee.domains.verilog.verifier import VerilogVerifier
-
-    return VerilogVerifier()
-
-
-def _segments(task: Task) -> int:
-    from referee.domains.verilog.verifier import count_segments
-
-    return count_segments(task)
+DOMAIN = Domain(
+    "verilog",
+    package=__name__,
+    kind=TaskKind.VERILOG,
+    families={
+        name: FamilyPart(f"families:{function}", about)
+        for name, (function, about) in _FAMILIES.items()
+    },
+    verifier="verifier:make_verifier",
+    count_tests="verifier:count_segments",
+    env="env:VerilogEnv",
+    source=Source(
+        "verilog-rows",
+        "imports:verilog_rows",
+        "Verilog design rows (JSONL: id, description, module_header, reference, top)",
+    ),
+    corpus="redteam:run_corpus",
+)
 
 
 def register() -> None:
     """Hardware modules in Verilog, simulated against the reference under a testbench."""
-    for _name, (_function, _description) in _FAMILIES.items():
-        register_family(
-            _name,
-            lazy(f"referee.domains.verilog.families:{_function}"),
-            domain="verilog",
-            description=_description,
-        )
-    register_kind(TaskKind.VERILOG, _verifier, _segments)
-    register_env("verilog", lazy("referee.domains.verilog.env:VerilogEnv"))
-    register_source(
-        "verilog-rows",
-        lazy("referee.domains.verilog.imports:verilog_rows"),
-        description="Verilog design rows (JSONL: id, description, module_header, reference, top)",
-        reads_file=True,
-        skips_bad_rows=True,
-    )
-    register_corpus("verilog", lazy("referee.domains.verilog.redteam:run_corpus"))
+    DOMAIN.register()

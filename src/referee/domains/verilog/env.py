@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from referee.domains.kit import tool_call_error, tool_schemas
 from referee.domains.verilog.simulate import compile_limits
 from referee.domains.verilog.source import check_source, extract_verilog
 from referee.domains.verilog.task import RULES
@@ -35,7 +36,6 @@ from referee.envs.base import ChatMessage, Environment, EpisodeLimits, StepResul
 from referee.envs.budget import Budget, BudgetState
 from referee.envs.tools import (
     ToolCall,
-    check_arguments,
     function_tool,
     parse_tool_calls,
     tool_message,
@@ -79,7 +79,7 @@ _TOOLS = [
         {"source": {"type": "string", "description": "the module's Verilog source"}},
     ),
 ]
-_SCHEMAS = {t["function"]["name"]: t for t in _TOOLS}
+_SCHEMAS = tool_schemas(_TOOLS)
 
 
 @dataclass(frozen=True)
@@ -196,12 +196,7 @@ class VerilogEnv(Environment):
         )
 
     async def _call(self, task: Task, call: ToolCall) -> str:
-        schema = _SCHEMAS.get(call.name)
-        problem = call.error or (
-            f"unknown tool {call.name!r}; the tools are {', '.join(_SCHEMAS)}"
-            if schema is None
-            else check_arguments(call, schema)
-        )
+        problem = tool_call_error(call, _SCHEMAS)
         if problem:
             return f"error: {problem}"
         args = call.arguments

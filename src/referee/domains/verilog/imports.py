@@ -34,6 +34,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from referee.domains.kit import check_reference_and_empty
 from referee.domains.verilog.spec import MAX_CYCLES, Port, check_control, port_list
 from referee.domains.verilog.task import verilog_task
 from referee.domains.verilog.verifier import VerilogVerifier
@@ -164,16 +165,12 @@ def verilog_rows(
 
 
 def _check_row(verifier: VerilogVerifier, row: Row, task: Task) -> None:
-    gold = verifier.verify(task, task.hidden["reference"])
-    if not gold.passed:
-        why = gold.infra_error or next(
-            (t.detail for t in gold.tests if t.status != "passed"), "it fails"
-        )
-        raise row.error("reference", f"the reference does not pass against itself: {why}")
-    empty = verifier.verify(task, f"{task.payload['module_header']}\nendmodule\n")
-    if empty.passed or empty.infra_error:
-        raise row.error(
-            "reference",
-            "an empty module passes: the outputs never change under the stimulus, so "
-            "nothing would be tested",
-        )
+    check_reference_and_empty(
+        row,
+        verifier.verify,
+        task,
+        empty=f"{task.payload['module_header']}\nendmodule\n",
+        reference_fails="the reference does not pass against itself",
+        empty_passes="an empty module passes: the outputs never change under the stimulus, so "
+        "nothing would be tested",
+    )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from referee.domains.kit import Attack, judge_task
 from referee.domains.registry import ExploitOutcome
 from referee.tasks.model import Task
 
@@ -208,19 +209,7 @@ def run_corpus() -> list[ExploitOutcome]:
     outcomes: list[ExploitOutcome] = []
     with VerilogVerifier() as verifier:
         for task in corpus_tasks():
-            baseline = verifier.verify(task, _empty(task)).reward
-            for name, (klass, answer) in exploit_answers(task).items():
-                v = verifier.verify(task, answer)
-                if v.infra_error:
-                    raise RuntimeError(f"exploit {name} on {task.id}: {v.infra_error}")
-                outcomes.append(
-                    ExploitOutcome(
-                        name=f"{name}@{task.payload['top']}",
-                        klass=klass,
-                        reward=v.reward,
-                        baseline=baseline,
-                        passed=v.passed,
-                        flags=tuple(f.kind for f in v.flags),
-                    )
-                )
+            top, answers = task.payload["top"], exploit_answers(task).items()
+            attacks = [Attack(f"{name}@{top}", klass, answer) for name, (klass, answer) in answers]
+            outcomes += judge_task(verifier.verify, task, attacks, empty=_empty(task))
     return outcomes

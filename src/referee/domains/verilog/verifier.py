@@ -39,6 +39,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from referee.domains.kit import SandboxedVerifier
 from referee.domains.verilog.formal import parse_setting, prove
 from referee.domains.verilog.simulate import SimResult, simulate, verilog_sandbox
 from referee.domains.verilog.source import check_source, extract_verilog
@@ -47,6 +48,7 @@ from referee.domains.verilog.testbench import record_phases, stimulus_vectors
 from referee.errors import RefereeError
 from referee.sandbox import Sandbox
 from referee.tasks.model import Task
+from referee.verify.dispatch import VerifierSetup
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict, metered_verdict
 
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
     "compare_cycle",
     "count_segments",
     "judge_segments",
+    "make_verifier",
     "reference_trace",
 ]
 
@@ -98,7 +101,7 @@ def _nonce() -> str:
     return "R" + secrets.token_hex(12)
 
 
-class VerilogVerifier:
+class VerilogVerifier(SandboxedVerifier):
     """Judges verilog tasks; ``sandbox`` is one made by
     :func:`~referee.domains.verilog.simulate.verilog_sandbox` (default: made here, owned)."""
 
@@ -109,8 +112,7 @@ class VerilogVerifier:
         self.formal = formal
         if formal is not None:
             parse_setting(formal, "VerilogVerifier(formal=...)")
-        self._own = sandbox is None
-        self.sandbox = sandbox or verilog_sandbox()
+        super().__init__(sandbox, verilog_sandbox)
         self._traces: OrderedDict[str, list[list[str]]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -178,16 +180,6 @@ class VerilogVerifier:
         if self.formal is not None:
             return parse_setting(self.formal)
         return parse_setting(task.hidden.get("formal"), f"task {task.id!r}: hidden.formal")
-
-    def close(self) -> None:
-        if self._own:
-            self.sandbox.close()
-
-    def __enter__(self) -> VerilogVerifier:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def judge_segments(
@@ -262,3 +254,9 @@ def count_segments(task: Task) -> int:
     segments = stim.get("segments", 8)
     n = (segments if isinstance(segments, int) else 0) + int(bool(stim.get("long_cycles")))
     return n + int(bool(task.hidden.get("formal")))
+
+
+def make_verifier(setup: VerifierSetup) -> VerilogVerifier:
+    """The dispatch registry's factory: Icarus Verilog must be in the sandbox's view, so a
+    verifier with a sandbox of its own."""
+    return VerilogVerifier()

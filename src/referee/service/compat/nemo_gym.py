@@ -106,8 +106,8 @@ from referee.service.schemas import MAX_ID, EnvBody, SessionOptions
 from referee.service.sessions import Session
 from referee.service.state import Service
 from referee.tasks.kinds import TaskKind
+from referee.tasks.labels import CODE_KINDS
 from referee.tasks.model import Task
-from referee.train.lookup import CODE_KINDS
 from referee.verify.verdict import Verdict
 
 __all__ = ["COOKIE", "ROUTES", "nemo_gym_row", "router"]

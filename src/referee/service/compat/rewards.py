@@ -31,7 +31,7 @@ from typing import Any
 from referee.envs.answers import answer_for
 from referee.service.http_errors import ApiError
 from referee.service.state import Service
-from referee.train.lookup import label_task_id_or_none
+from referee.tasks.labels import label_task_id_or_none
 from referee.verify.verdict import Verdict
 
 __all__ = [
@@ -51,7 +51,7 @@ MAX_WAIT_S = 30.0
 
 def task_id_of(label: Any) -> str:
     """The task id a label carries (see the module; the rule is
-    :func:`referee.train.lookup.label_task_id_or_none`); :class:`ApiError` 422 when none."""
+    :func:`referee.tasks.labels.label_task_id_or_none`); :class:`ApiError` 422 when none."""
     value = label_task_id_or_none(label)
     if value is None or len(value) > MAX_ID:
         raise ApiError(
