@@ -22,14 +22,9 @@ Everything registers lazily: importing this package loads none of its modules.
 
 from __future__ import annotations
 
-from referee.domains.registry import lazy, register_corpus, register_family
-from referee.envs.registry import register_env
-from referee.tasks.kinds import register_task_kind
-from referee.verify.dispatch import register_kind
+from referee.domains.kit import Domain, FamilyPart
 
-__all__ = ["FAMILIES", "register"]
-
-_PKG = "referee.domains.lab"
+__all__ = ["DOMAIN", "FAMILIES", "register"]
 
 #: The families and what each makes.
 FAMILIES = {
@@ -39,19 +34,26 @@ FAMILIES = {
     "lab-circuits": ("generate_circuits", "a sealed circuit's step response"),
 }
 
+#: Pure Python on the host (the simulators are ours): no extra, and no sandbox.
+DOMAIN = Domain(
+    "lab",
+    package=__name__,
+    kind="lab",
+    answer_format="text",
+    families={
+        name: FamilyPart(
+            f"families:{function}",
+            f"lab: {what} (experiments on a budget, judged on held-out runs)",
+        )
+        for name, (function, what) in FAMILIES.items()
+    },
+    verifier="verifier:make_verifier",
+    count_tests="verifier:count_tests",
+    env="env:LabEnv",
+    corpus="redteam:run_corpus",
+)
+
 
 def register() -> None:
     """A laboratory: hidden laws, noisy experiments on a budget, models judged on held-out runs."""
-    kind = register_task_kind("lab", answer_format="text")
-    for name, (function, what) in FAMILIES.items():
-        register_family(
-            name,
-            lazy(f"{_PKG}.families:{function}"),
-            domain="lab",
-            description=f"lab: {what} (experiments on a budget, judged on held-out runs)",
-        )
-    register_kind(
-        kind, lazy(f"{_PKG}.verifier:make_verifier"), lazy(f"{_PKG}.verifier:count_tests")
-    )
-    register_env("lab", lazy(f"{_PKG}.env:LabEnv"))
-    register_corpus("lab", lazy(f"{_PKG}.redteam:run_corpus"))
+    DOMAIN.register()
