@@ -95,7 +95,8 @@ def test_a_wrong_rule_the_contract_cannot_see_is_caught_by_the_comparison(
     )
     assert wrong != hard_task.hidden["reference"]
     v = df_verifier.verify(hard_task, wrong)
-    assert v.reward < 1.0
+    # Every set lists a newer version before an older one: the mistake shows on each.
+    assert v.reward == 0.0
     failed = [t.detail for t in v.tests if t.status == "failed"]
     assert failed and not any("contract:" in d for d in failed), failed
 

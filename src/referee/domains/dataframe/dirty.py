@@ -142,21 +142,39 @@ def _row(rng: random.Random, i: int, oid: int, shape: Shape, kinds: Collection[s
     ]
 
 
+def _doomed(rng: random.Random, row: list[str], kinds: Collection[str]) -> list[str]:
+    """``row`` with a value that one of the task's dropping steps removes (where it has one)."""
+    row = list(row)
+    if "dates" in kinds:
+        row[3] = rng.choice(_BAD_DATES)
+    elif "missing" in kinds:
+        row[5] = ""
+    elif "outliers" in kinds:
+        row[5] = _weight(rng, 99999.0, kinds, 0)
+    return row
+
+
 def shipments_csv(rng: random.Random, shape: Shape, kinds: Collection[str]) -> str:
     """The raw ``shipments`` table (CSV) with ``shape.rows`` shipments and the dirt ``kinds``."""
     n = max(shape.rows, 12)
     rows = [_row(rng, i, 5000 + 7 * i + rng.randint(0, 6), shape, kinds) for i in range(n)]
     rng.shuffle(rows)
     if "duplicates" in kinds:
-        n_dups = max(2, round(shape.dup_rate * n))
-        for k in range(n_dups):
+        for k in range(max(4, round(shape.dup_rate * n))):
             src = rng.choice(rows)
-            if k % 2 == 0:  # exact repeat
-                copy = list(src)
-            else:  # re-sent with a higher version and another weight and quantity
-                resent = _row(rng, 20, int(src[0]), shape, kinds)
-                versions = [int(r[1]) for r in rows if r[0] == src[0]]
-                copy = [*src[:5], *resent[5:]]
-                copy[1] = str(max(versions) + 1)
-            rows.insert(rng.randrange(len(rows) + 1), copy)
+            at = rows.index(src)
+            if k == 0 or (k >= 4 and rng.random() < 0.4):  # an exact repeat, later in the file
+                rows.insert(rng.randrange(at + 1, len(rows) + 1), list(src))
+                continue
+            # Re-sent with a higher version and another weight and quantity: listed before the
+            # older row (k == 1), after it (k == 2), or (k == 3) with a value a later step
+            # drops, so that deduplicating after the filters keeps the older row instead.
+            resent = _row(rng, 20, int(src[0]), shape, kinds)
+            copy = [*src[:5], *resent[5:]]
+            copy[1] = str(max(int(r[1]) for r in rows if r[0] == src[0]) + 1)
+            if k == 3:
+                copy = _doomed(rng, copy, kinds)
+            before = k == 1 or (k >= 4 and rng.random() < 0.5)
+            spot = rng.randrange(0, at + 1) if before else rng.randrange(at + 1, len(rows) + 1)
+            rows.insert(spot, copy)
     return to_csv(list(COLUMNS), rows)

@@ -206,7 +206,9 @@ class DataframeVerifier:
         if spec.contract is not None and not well_formed(result):
             contract = _contract_breaks(result, spec.contract)
         if why or broken or contract:
-            messages = [m for m in (*contract, why, *broken) if m]
+            # The contract's first three violations name the rules; the comparison's finding
+            # always follows them (the detail is what the model is shown).
+            messages = [m for m in (*contract[:3], why, *broken) if m]
             return TestOutcome(name=name, status="failed", detail="; ".join(messages[:4]))
         return TestOutcome(name=name, status="passed")
 
