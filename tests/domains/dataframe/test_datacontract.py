@@ -15,8 +15,8 @@ from referee.domains.dataframe.datacontract import (
     pandera_schema,
     render_contract,
 )
-from referee.domains.dataframe.pipelines import contract_for
 from referee.domains.dataframe.dirty import KINDS
+from referee.domains.dataframe.pipelines import contract_for
 
 CONTRACT: dict[str, Any] = {
     "name": "t",
@@ -54,10 +54,21 @@ def test_a_table_that_keeps_the_contract_breaks_nothing():
         ([_row(1, w=0.0)], "w: in_range(0, 1000) fails for 1 row (e.g. 0.0)"),
         ([_row(1, d="2023-12-31")], "d: in_range(2024-01-01 00:00:00, 2025-12-31 00:00:00)"),
         (
-            [[["i", 1], ["s", "north"], ["f", 1.0], ["t", "2024-03-05T00:00:00"], ["t", "2024-03-01T00:00:00"]]],
+            [
+                [
+                    ["i", 1],
+                    ["s", "north"],
+                    ["f", 1.0],
+                    ["t", "2024-03-05T00:00:00"],
+                    ["t", "2024-03-01T00:00:00"],
+                ]
+            ],
             "row check e >= d fails for 1 row",
         ),
-        ([[["i", 1], ["s", "north"], None, ["t", "2024-03-05T00:00:00"], None]], "w: 1 missing value"),
+        (
+            [[["i", 1], ["s", "north"], None, ["t", "2024-03-05T00:00:00"], None]],
+            "w: 1 missing value",
+        ),
     ],
 )
 def test_each_broken_rule_is_named(rows: list[list[Any]], said: str):
@@ -93,7 +104,13 @@ def test_columns_must_be_exactly_the_contract_s():
 
 def test_a_rebuilt_frame_has_one_dtype_per_kind():
     frame = frame_from_report(_report(_row(1)), CONTRACT)
-    assert [str(t) for t in frame.dtypes] == ["Int64", "str", "float64", "datetime64[us]", "datetime64[us]"]
+    assert [str(t) for t in frame.dtypes] == [
+        "Int64",
+        "str",
+        "float64",
+        "datetime64[us]",
+        "datetime64[us]",
+    ]
 
 
 @pytest.mark.parametrize("contract", [CONTRACT, contract_for(set(KINDS)), contract_for({"types"})])
@@ -134,7 +151,13 @@ def test_the_rendered_source_is_the_schema_the_grader_builds(contract: dict[str,
         ({"columns": {"a": {"type": "decimal"}}}, "column 'a': 'type'"),
         ({"columns": {"a": {"type": "int", "checks": [{"between": 1}]}}}, "names none of"),
         ({"columns": {"a": {"type": "int"}}, "unique": [["b"]]}, "unique key"),
-        ({"columns": {"a": {"type": "int"}}, "row_checks": [{"column": "a", "op": "eq", "other": "a"}]}, "'op'"),
+        (
+            {
+                "columns": {"a": {"type": "int"}},
+                "row_checks": [{"column": "a", "op": "eq", "other": "a"}],
+            },
+            "'op'",
+        ),
     ],
 )
 def test_a_malformed_contract_is_named(contract: dict[str, Any], said: str):

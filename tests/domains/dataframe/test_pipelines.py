@@ -111,16 +111,12 @@ def test_pandera_is_importable_in_the_sandbox(df_verifier: DataframeVerifier, ha
         "    return contract.validate(_clean(tables))\n"
     )
     instance = hard_task.hidden["instances"][0]
-    out = run_program(
-        df_verifier.sandbox, checked, hard_task.payload["schema"], instance["inputs"]
-    )
+    out = run_program(df_verifier.sandbox, checked, hard_task.payload["schema"], instance["inputs"])
     assert out.result is not None, out.error
     assert out.result["rows"] == instance["expected"]["rows"]
 
 
-def test_the_family_s_exploits_earn_nothing(
-    hostile_verifier: DataframeVerifier, hard_task: Task
-):
+def test_the_family_s_exploits_earn_nothing(hostile_verifier: DataframeVerifier, hard_task: Task):
     outcomes = run_exploits(hostile_verifier.verify, [hard_task], PIPELINE_EXPLOITS)
     assert len(outcomes) == len(PIPELINE_EXPLOITS)
     assert not [(o.name, o.reward, o.baseline) for o in outcomes if not o.held]

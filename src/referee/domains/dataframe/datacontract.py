@@ -93,7 +93,7 @@ def contract_error(contract: Any) -> str:
 
 def _bound(kind: str, value: Any) -> Any:
     if kind == "datetime":
-        import pandas as pd
+        import pandas as pd  # type: ignore[import-untyped]
 
         return pd.Timestamp(value)
     return value
@@ -183,7 +183,12 @@ def _literal(kind: str, value: Any) -> str:
 def render_contract(contract: dict[str, Any]) -> str:
     """``contract`` as Python source defining ``contract``, a pandera ``DataFrameSchema``
     (what the prompt shows; :func:`pandera_schema` builds the same schema)."""
-    lines = ["import pandas as pd", "import pandera.pandas as pa", "", "contract = pa.DataFrameSchema("]
+    lines = [
+        "import pandas as pd",
+        "import pandera.pandas as pa",
+        "",
+        "contract = pa.DataFrameSchema(",
+    ]
     lines.append("    {")
     for name, spec in contract["columns"].items():
         kind = spec["type"]
@@ -289,7 +294,10 @@ def _sentences(failures: Any, frame: Any) -> list[str]:
     order: list[tuple[str, str]] = []
     for row in failures.itertuples(index=False):
         context, column, check = str(row.schema_context), row.column, str(row.check)
-        if context == "DataFrameSchema" and check not in ("column_in_schema", "column_in_dataframe"):
+        if context == "DataFrameSchema" and check not in (
+            "column_in_schema",
+            "column_in_dataframe",
+        ):
             # A check on the whole frame lists each failing row once per column: one sentence.
             where = "rows"
             value = row.index
@@ -318,8 +326,10 @@ def _sentences(failures: Any, frame: Any) -> list[str]:
             n = len(values)
             out.append(f"contract: {where}: {n} missing value{'s' * (n != 1)} (not nullable)")
         elif check == "field_uniqueness":
-            out.append(f"contract: {where}: duplicate values in {len(values)} rows (unique), "
-                       f"e.g. {_show(values)}")
+            out.append(
+                f"contract: {where}: duplicate values in {len(values)} rows (unique), "
+                f"e.g. {_show(values)}"
+            )
         elif check == "multiple_fields_uniqueness":
             out.append(f"contract: unique key: repeated in {len(values)} rows")
         elif where == "rows":
@@ -346,4 +356,3 @@ def _type_word(check: str) -> str:
         if re.search(pattern, inner, re.I):
             return word
     return inner
-

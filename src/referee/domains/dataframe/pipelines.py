@@ -29,7 +29,14 @@ from typing import Any
 from referee.domains.dataframe.dirty import KINDS, SITES, input_schema, shipments_csv
 from referee.domains.dataframe.plan import Plan
 
-__all__ = ["OUTPUT_COLUMNS", "STEP_LINES", "contract_for", "kinds_for", "pipeline_plan", "reference"]
+__all__ = [
+    "OUTPUT_COLUMNS",
+    "STEP_LINES",
+    "contract_for",
+    "kinds_for",
+    "pipeline_plan",
+    "reference",
+]
 
 OUTPUT_COLUMNS = ("shipment_id", "site", "shipped_on", "delivered_on", "weight_kg", "qty")
 #: What each step asks (the instruction's sentence).

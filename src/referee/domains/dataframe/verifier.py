@@ -16,9 +16,10 @@ How an answer is judged (nothing here trusts the candidate's process):
    rebuilt from the report (:func:`~referee.domains.dataframe.datacontract.check_contract`);
    its violations, one sentence per rule, come first in the set's detail.
 
-An input set passes when the table matches, no rule is broken and the contract holds; ``reward`` is the share of
-sets passed, ``passed`` needs all of them. A program killed for time or memory on one set is not
-run on the rest (they count as skipped): a hostile answer costs one limit, not one per set.
+An input set passes when the table matches, no rule is broken and the contract holds;
+``reward`` is the share of sets passed, ``passed`` needs all of them. A program killed for time
+or memory on one set is not run on the rest (they count as skipped): a hostile answer costs one
+limit, not one per set.
 A sandbox failure, or a hidden input the grader's own runner cannot load, is an
 ``infra_error`` verdict, never a 0 or a pass.
 
