@@ -47,6 +47,7 @@ _DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d.%m.%Y")
 _BAD_DATES = ("2024-02-30", "2024-13-01", "unknown", "soon")
 _BAD_QTY = ("three", "2.5", "n/a", "?")
 _LB = 0.45359237
+_FORCED = 11  # rows 0..10 are forced through the forms (see _row)
 
 
 def input_schema(kinds: Collection[str]) -> dict[str, str]:
@@ -156,14 +157,20 @@ def _doomed(rng: random.Random, row: list[str], kinds: Collection[str]) -> list[
 
 def shipments_csv(rng: random.Random, shape: Shape, kinds: Collection[str]) -> str:
     """The raw ``shipments`` table (CSV) with ``shape.rows`` shipments and the dirt ``kinds``."""
-    n = max(shape.rows, 12)
+    n = max(shape.rows, _FORCED + 3)
     rows = [_row(rng, i, 5000 + 7 * i + rng.randint(0, 6), shape, kinds) for i in range(n)]
+    # Re-sends replace a row's values: only rows past the forced ones are re-sent, so that no
+    # forced form is replaced (or dropped with a doomed newer version).
+    # Rows 11 to 14 carry no dropping dirt: a doomed newer version of one of them makes the
+    # order of the steps show (the older version would survive the filters).
+    plain, kept = rows[_FORCED:], rows[_FORCED : _FORCED + 4]
     rng.shuffle(rows)
     if "duplicates" in kinds:
         for k in range(max(4, round(shape.dup_rate * n))):
-            src = rng.choice(rows)
+            exact = k == 0 or (k >= 4 and rng.random() < 0.4)
+            src = rng.choice(rows if exact else kept if k == 3 else plain)
             at = rows.index(src)
-            if k == 0 or (k >= 4 and rng.random() < 0.4):  # an exact repeat, later in the file
+            if exact:  # an exact repeat, later in the file
                 rows.insert(rng.randrange(at + 1, len(rows) + 1), list(src))
                 continue
             # Re-sent with a higher version and another weight and quantity: listed before the
