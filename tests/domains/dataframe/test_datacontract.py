@@ -94,6 +94,14 @@ def test_types_are_judged_by_the_reported_kind_not_by_what_the_values_could_be()
     assert "contract: e: wrong type, expected datetime, got mixed" in broken
 
 
+def test_every_combined_key_is_checked():
+    keyed = {**CONTRACT, "unique": [["site", "d"], ["w", "d"]]}
+    assert check_contract(_report(_row(1), _row(2, "south", w=3.0)), keyed) == []
+    broken = check_contract(_report(_row(1), _row(2)), keyed)
+    assert "contract: unique key ['site', 'd'] is repeated in 2 rows" in broken
+    assert "contract: unique key ['w', 'd'] is repeated in 2 rows" in broken
+
+
 def test_columns_must_be_exactly_the_contract_s():
     report = _report(_row(1))
     report["columns"] = ["id", "site", "w", "d", "extra"]

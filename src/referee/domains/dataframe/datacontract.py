@@ -166,9 +166,8 @@ def pandera_schema(contract: dict[str, Any]) -> Any:
     return pa.DataFrameSchema(
         columns,
         checks=[_row_check(rc) for rc in contract.get("row_checks", [])],
-        # pandera takes one combined key; several keys are checked as row checks would be,
-        # one schema each (see check_contract).
-        unique=keys[0] if len(keys) == 1 else None,
+        # pandera takes one combined key: the first; check_contract checks any further ones.
+        unique=keys[0] if keys else None,
         strict=bool(contract.get("strict", True)),
         name=str(contract.get("name", "contract")),
     )
@@ -276,7 +275,7 @@ def check_contract(report: dict[str, Any], contract: dict[str, Any]) -> list[str
             warnings.simplefilter("ignore")
             schema.validate(frame, lazy=True)
     except pa.errors.SchemaErrors as e:
-        broken += _sentences(e.failure_cases, frame)
+        broken += _sentences(e.failure_cases, frame, keys[0] if keys else [])
     except pa.errors.SchemaError as e:  # pandera raises a single error for some schema faults
         broken.append(f"contract: {str(e).splitlines()[0][:200]}")
     # Further combined keys (pandera's schema holds one): each its own check.
@@ -288,17 +287,19 @@ def check_contract(report: dict[str, Any], contract: dict[str, Any]) -> list[str
     return broken
 
 
-def _sentences(failures: Any, frame: Any) -> list[str]:
-    """One sentence per (column, check) from pandera's ``failure_cases`` table."""
+def _sentences(failures: Any, frame: Any, combined: list[str]) -> list[str]:
+    """One sentence per (column, check) from pandera's ``failure_cases`` table (``combined``: the
+    combined unique key pandera checked)."""
     groups: dict[tuple[str, str], list[Any]] = defaultdict(list)
     order: list[tuple[str, str]] = []
     for row in failures.itertuples(index=False):
         context, column, check = str(row.schema_context), row.column, str(row.check)
-        if context == "DataFrameSchema" and check not in (
-            "column_in_schema",
-            "column_in_dataframe",
+        if check == "multiple_fields_uniqueness" or (
+            context == "DataFrameSchema"
+            and check not in ("column_in_schema", "column_in_dataframe")
         ):
-            # A check on the whole frame lists each failing row once per column: one sentence.
+            # A check on the whole frame, or on a combined key, lists each failing row once
+            # per column: one sentence, its rows counted once.
             where = "rows"
             value = row.index
         else:
@@ -331,7 +332,8 @@ def _sentences(failures: Any, frame: Any) -> list[str]:
                 f"e.g. {_show(values)}"
             )
         elif check == "multiple_fields_uniqueness":
-            out.append(f"contract: unique key: repeated in {len(values)} rows")
+            n = len(set(values))
+            out.append(f"contract: unique key {combined} is repeated in {n} rows")
         elif where == "rows":
             n = len(set(values))
             out.append(f"contract: row check {check} fails for {n} row{'s' * (n != 1)}")
