@@ -6,7 +6,9 @@
   or per customer, left, customers without orders kept) and aggregate (more aggregates harder);
 * ``df-pivot``: long to wide (a column per category, absent ones too) or wide to long (melt);
 * ``df-window``: per-customer running totals, ranks (``min`` or ``dense``), rolling means;
-* ``df-dates``: month or week buckets with the empty periods between filled.
+* ``df-dates``: month or week buckets with the empty periods between filled;
+* ``df-pipeline``: a multi-step cleaning pipeline over a dirty export, with a declared data
+  contract (its plan is made in :mod:`referee.domains.dataframe.pipelines`).
 
 The variant (the choices above) is the held-out unit (``provenance.unit``).
 
