@@ -44,7 +44,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "ray": ("ray",),
     "train": ("torch", "transformers", "tokenizers", "trl", "peft", "accelerate", "datasets"),
     "sql": ("duckdb", "pyarrow"),
-    "dataframe": ("pandas", "numpy"),
+    "dataframe": ("pandas", "numpy", "pandera"),
     "numeric": ("numpy", "scipy"),
     "synth": ("libcst",),
     "parquet": ("pyarrow",),

@@ -8,12 +8,14 @@ reference's on the host, then checks the task's rules (docs/domains/dataframe.md
 Registered here, lazily (importing this package loads neither pandas nor the sandbox):
 
 * families ``df-clean``, ``df-join-aggregate``, ``df-pivot``, ``df-window``, ``df-dates``
-  (:mod:`.families`);
+  (:mod:`.families`) and ``df-pipeline`` (:mod:`.pipelines`: dirty inputs, a declared data
+  contract checked with pandera);
 * the verifier of :attr:`~referee.tasks.kinds.TaskKind.DATAFRAME` (:mod:`.verifier`);
 * the environment ``dataframe`` (:mod:`.env`): tools to list and preview the tables, run a
   script on the sample, and submit;
 * the import source ``dataframe-rows`` (:mod:`.imports`);
-* the red-team corpus ``dataframe`` (:mod:`.redteam`).
+* the red-team corpus ``dataframe`` (:mod:`.redteam`, with :mod:`.redteam_pipeline`'s
+  exploits for ``df-pipeline``).
 
 >>> from referee.domains import family_names
 >>> "df-window" in family_names("dataframe")
@@ -42,7 +44,7 @@ DOMAIN = Domain(
         "imports:load_rows",
         "dataframe pipeline tasks: instruction, input tables, reference (JSONL)",
     ),
-    corpus="redteam:run_corpus",
+    corpus="redteam_pipeline:run_corpus",
     extra="dataframe",
 )
 

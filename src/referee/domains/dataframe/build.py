@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee.domains.dataframe.compare import RULE_TYPES, check_rules, compare_tables
+from referee.domains.dataframe.datacontract import check_contract, contract_error, render_contract
 from referee.domains.dataframe.execute import dataframe_sandbox, run_program
 from referee.domains.dataframe.spec import COLUMN_TYPES, CONTRACT
 from referee.errors import RefereeError, TaskError
@@ -52,6 +53,9 @@ class Draft:
     #: Keep only the hidden sets whose expected output differs from the sample's (for sets the
     #: grader made from the sample: one with the sample's output rewards a hard-coded answer).
     distinct_from_sample: bool = False
+    #: The output's declared data contract (:mod:`referee.domains.dataframe.datacontract`),
+    #: shown in the prompt and checked with pandera on every hidden set.
+    contract: dict[str, Any] | None = None
 
 
 def check_draft(d: Draft) -> None:
@@ -77,6 +81,10 @@ def check_draft(d: Draft) -> None:
     for rule in d.rules:
         if not isinstance(rule, dict) or rule.get("type") not in RULE_TYPES:
             raise TaskError(f"{d.name}: rule {rule!r} is not one of {RULE_TYPES}")
+    if d.contract is not None:
+        bad_contract = contract_error(d.contract)
+        if bad_contract:
+            raise TaskError(f"{d.name}: contract: {bad_contract}")
 
 
 def input_facts(rules: list[dict[str, Any]], inputs: dict[str, str]) -> dict[str, Any]:
@@ -137,7 +145,18 @@ def _prompt(d: Draft, visible_output: dict[str, Any]) -> str:
     if d.ordered:
         parts += ["The row order matters: sort as the instruction says."]
     parts += ["On the sample, the expected output is:", "```csv", render_table(visible_output)]
-    parts += ["```", "", CONTRACT]
+    parts += ["```"]
+    if d.contract is not None:
+        parts += [
+            "",
+            "The data contract the output must satisfy (pandera is importable where your "
+            "program runs; the grader checks the contract on your output as reported, with "
+            "int columns as Int64, text as str and dates as datetime64):",
+            "```python",
+            render_contract(d.contract).rstrip("\n"),
+            "```",
+        ]
+    parts += ["", CONTRACT]
     return "\n".join(parts)
 
 
@@ -163,9 +182,18 @@ def _run_reference(d: Draft, sb: Sandbox, inputs: dict[str, str], where: str) ->
     return out.result
 
 
+def _keeps_contract(d: Draft, output: dict[str, Any], where: str) -> None:
+    if d.contract is None:
+        return
+    broken = check_contract(output, d.contract)
+    if broken:  # a contract the reference breaks would fail every right answer
+        raise TaskError(f"{d.name}: the reference breaks its contract on the {where}: {broken}")
+
+
 def _build(d: Draft, sb: Sandbox) -> Task:
     check_draft(d)
     visible_output = _run_reference(d, sb, d.visible, "visible")
+    _keeps_contract(d, visible_output, "visible tables")
     instances = []
     for i, inputs in enumerate(d.hidden_inputs):
         expected = _run_reference(d, sb, inputs, f"hidden set {i}")
@@ -177,6 +205,7 @@ def _build(d: Draft, sb: Sandbox) -> Task:
         broken = check_rules(expected, d.rules, facts)
         if broken:  # rules the reference itself breaks would fail every right answer
             raise TaskError(f"{d.name}: the reference breaks its rules on hidden set {i}: {broken}")
+        _keeps_contract(d, expected, f"hidden set {i}")
         instances.append({"inputs": inputs, "expected": expected, "facts": facts})
     if not instances:
         raise TaskError(
@@ -197,6 +226,7 @@ def _build(d: Draft, sb: Sandbox) -> Task:
             "schema": d.schema,
             "visible": d.visible,
             "visible_output": visible_output,
+            **({"contract": d.contract} if d.contract is not None else {}),
         },
         hidden={
             "instances": instances,

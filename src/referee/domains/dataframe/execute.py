@@ -48,10 +48,13 @@ DEFAULT_LIMITS = Limits(timeout_s=10.0, memory_mb=1024)
 
 
 def _preload() -> str:
-    # Runs in each worker at start: the venv's packages first on the path, then pandas and the
-    # runner, compiled once and inherited by every forked run.
+    # Runs in each worker at start: the venv's packages first on the path, then pandera (for
+    # the programs that check their output against a task's data contract: a run's sys.path
+    # no longer holds the venv, so only what a worker imported here can be imported), pandas
+    # and the runner, compiled once and inherited by every forked run.
     return (
         f"import sys\nsys.path.insert(0, {PATHS_MOUNT + '/0'!r})\n"
+        "try:\n    import pandera.pandas\nexcept ImportError:\n    pass\n"
         "import types as _t\n"
         f"_m = _t.ModuleType({RUNNER_MODULE!r})\n"
         f"exec(compile({_RUNNER_SOURCE!r}, '<{RUNNER_MODULE}>', 'exec'), _m.__dict__)\n"

@@ -6,7 +6,9 @@
   or per customer, left, customers without orders kept) and aggregate (more aggregates harder);
 * ``df-pivot``: long to wide (a column per category, absent ones too) or wide to long (melt);
 * ``df-window``: per-customer running totals, ranks (``min`` or ``dense``), rolling means;
-* ``df-dates``: month or week buckets with the empty periods between filled.
+* ``df-dates``: month or week buckets with the empty periods between filled;
+* ``df-pipeline``: a multi-step cleaning pipeline over a dirty export, with a declared data
+  contract (its plan is made in :mod:`referee.domains.dataframe.pipelines`).
 
 The variant (the choices above) is the held-out unit (``provenance.unit``).
 
@@ -23,31 +25,16 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from referee.domains.dataframe import datagen as G
 from referee.domains.dataframe.build import Draft, build_tasks
 from referee.domains.dataframe.names import FAMILY_NAMES
+from referee.domains.dataframe.pipelines import pipeline_plan
+from referee.domains.dataframe.plan import InputMaker, Plan
 from referee.tasks.model import Task
 
-__all__ = ["FAMILIES", "Plan", "draft_for", "generate", "plan_for"]
-
-InputMaker = Callable[[random.Random, G.Shape], dict[str, str]]
-
-
-@dataclass(frozen=True)
-class Plan:
-    """One task's design: what to ask, the reference, the tables and the rules."""
-
-    variant: str
-    instruction: str
-    reference: str
-    schema: dict[str, dict[str, str]]
-    make_inputs: InputMaker
-    rules: list[dict[str, Any]] = field(default_factory=list)
-    ordered: bool = False
-    steps: int = 1
+__all__ = ["FAMILIES", "InputMaker", "Plan", "draft_for", "generate", "plan_for"]
 
 
 # ---- df-clean ------------------------------------------------------------------------------
@@ -397,6 +384,7 @@ _MAKERS: dict[str, Callable[[random.Random, float], Plan]] = {
     "df-pivot": _pivot,
     "df-window": _window,
     "df-dates": _dates,
+    "df-pipeline": pipeline_plan,
 }
 #: Each family's plan maker and its description (the one kept in the package's ``__init__``,
 #: which registers the families without importing this module).
@@ -436,6 +424,7 @@ def draft_for(family: str, difficulty: float, seed: int) -> Draft:
         generator=family,
         seed=seed,
         features={"steps": float(plan.steps), "rows": float(G.hidden_shapes(difficulty)[0].rows)},
+        contract=plan.contract,
     )
 
 

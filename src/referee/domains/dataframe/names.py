@@ -12,4 +12,5 @@ FAMILY_NAMES = {
     "df-pivot": "reshape: long to wide with every category, or wide to long",
     "df-window": "per-group running totals, ranks and rolling means",
     "df-dates": "calendar buckets (months, weeks) with empty periods filled",
+    "df-pipeline": "a multi-step cleaning pipeline over dirty inputs, judged by a data contract",
 }

@@ -11,7 +11,9 @@ error to turn the verdict into an infrastructure error), ``resource`` (an endles
 bomb), ``lazy`` (the input returned unchanged, the right columns with no rows).
 
 ``tests/domains/dataframe/test_redteam.py`` asserts that every exploit is held and
-``bench/domain_dataframe.py`` reports them. ``referee redteam --verifier dataframe`` runs it.
+``bench/domain_dataframe.py`` reports them. ``referee redteam --verifier dataframe`` runs it,
+with the ``df-pipeline`` family's own exploits after it
+(:mod:`referee.domains.dataframe.redteam_pipeline`).
 """
 
 from __future__ import annotations
@@ -241,7 +243,8 @@ def run_exploits(
 
 
 def run_corpus() -> list[ExploitOutcome]:
-    """The corpus on one task per family (``referee redteam --verifier dataframe``)."""
+    """The general corpus on one task per family (the registered corpus,
+    ``redteam_pipeline.run_corpus``, adds the ``df-pipeline`` family's exploits)."""
     from referee.domains.dataframe.verifier import DataframeVerifier
 
     with DataframeVerifier() as v:

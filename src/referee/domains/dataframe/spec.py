@@ -2,7 +2,9 @@
 
 ``payload`` (what the model sees): ``entry_point`` (``"transform"``), ``schema`` (table name ->
 column name -> ``int | float | str | bool | date``), ``visible`` (table name -> CSV text) and
-``visible_output`` (the reference's result on the visible tables, as plain data).
+``visible_output`` (the reference's result on the visible tables, as plain data) and, for
+families that declare one, ``contract`` (the output's data contract,
+:mod:`referee.domains.dataframe.datacontract`).
 
 ``hidden`` (what only the verifier sees): ``instances`` (each ``{"inputs": {table: CSV},
 "expected": <report>, "facts": {"totals": {...}, "row_counts": {...}}}``), ``rules`` (see
@@ -58,6 +60,7 @@ class DataframeSpec:
     ordered: bool = False
     tol: float = 1e-6
     int_float: bool = True
+    contract: dict[str, Any] | None = None
 
 
 def dataframe_spec(task: Task) -> DataframeSpec:
@@ -91,4 +94,16 @@ def dataframe_spec(task: Task) -> DataframeSpec:
         ordered=bool(compare.get("ordered", False)),
         tol=float(compare.get("tol", 1e-6)),
         int_float=bool(compare.get("int_float", True)),
+        contract=_contract(task, payload.get("contract")),
     )
+
+
+def _contract(task: Task, contract: Any) -> dict[str, Any] | None:
+    if contract is None:
+        return None
+    from referee.domains.dataframe.datacontract import contract_error
+
+    bad = contract_error(contract)
+    if bad:
+        raise VerifierError(f"task {task.id!r}: payload.contract: {bad}")
+    return dict(contract)

@@ -12,10 +12,14 @@ How an answer is judged (nothing here trusts the candidate's process):
    with the reference's (columns, kinds, rows as a multiset or sequence, float tolerance,
    missing values), and :func:`~referee.domains.dataframe.compare.check_rules` checks the task's
    rules (unique keys, no missing values, totals of the hidden input, row counts, sort order).
+   Where the task declares a data contract (``df-pipeline``), pandera checks it on a frame
+   rebuilt from the report (:func:`~referee.domains.dataframe.datacontract.check_contract`);
+   its violations, one sentence per rule, come first in the set's detail.
 
-An input set passes when the table matches and no rule is broken; ``reward`` is the share of
-sets passed, ``passed`` needs all of them. A program killed for time or memory on one set is not
-run on the rest (they count as skipped): a hostile answer costs one limit, not one per set.
+An input set passes when the table matches, no rule is broken and the contract holds;
+``reward`` is the share of sets passed, ``passed`` needs all of them. A program killed for time
+or memory on one set is not run on the rest (they count as skipped): a hostile answer costs one
+limit, not one per set.
 A sandbox failure, or a hidden input the grader's own runner cannot load, is an
 ``infra_error`` verdict, never a 0 or a pass.
 
@@ -27,8 +31,9 @@ A sandbox failure, or a hidden input the grader's own runner cannot load, is an
 from __future__ import annotations
 
 import time
+from typing import Any
 
-from referee.domains.dataframe.compare import check_rules, compare_tables
+from referee.domains.dataframe.compare import check_rules, compare_tables, well_formed
 from referee.domains.dataframe.execute import DEFAULT_LIMITS, dataframe_sandbox, run_program
 from referee.domains.dataframe.spec import DataframeSpec, dataframe_spec
 from referee.domains.kit import SandboxedVerifier
@@ -48,6 +53,16 @@ _LOAD_PROBE = (
     "def transform(tables):\n"
     "    return pd.DataFrame({'rows': [len(t) for t in tables.values()]})\n"
 )
+
+
+def _contract_breaks(result: dict[str, Any], contract: dict[str, Any]) -> list[str]:
+    """The contract's violations by a well-formed ``result`` (pandera imported on first use)."""
+    from referee.domains.dataframe.datacontract import check_contract
+
+    try:
+        return check_contract(result, contract)
+    except Exception as e:  # the report is the candidate's: a value pandas refuses fails it
+        return [f"contract: the output could not be checked ({type(e).__name__})"]
 
 
 def answer_code(answer: str) -> str:
@@ -188,8 +203,12 @@ class DataframeVerifier(SandboxedVerifier):
         except (ValueError, TypeError, OverflowError, RecursionError) as e:
             # What the candidate reported must never crash the grader into an infra error.
             return TestOutcome(name=name, status="failed", detail=f"malformed result ({e})")
-        if why or broken:
-            return TestOutcome(
-                name=name, status="failed", detail="; ".join([m for m in (why, *broken) if m][:4])
-            )
+        contract: list[str] = []
+        if spec.contract is not None and not well_formed(result):
+            contract = _contract_breaks(result, spec.contract)
+        if why or broken or contract:
+            # The contract's first three violations name the rules; the comparison's finding
+            # always follows them (the detail is what the model is shown).
+            messages = [m for m in (*contract[:3], why, *broken) if m]
+            return TestOutcome(name=name, status="failed", detail="; ".join(messages[:4]))
         return TestOutcome(name=name, status="passed")
