@@ -43,6 +43,7 @@ from _common import OUT, machine, pct
 from _service import humaneval_file, memory, serve
 
 ENVS = ("code", "shell", "sql", "toolworld")
+GENERATE = (sys.executable, "-m", "referee.cli", "tasks", "generate")
 FAMILIES = {"shell": "ops-permissions", "sql": "sql-filter", "toolworld": "shop-refund"}
 
 
@@ -57,8 +58,7 @@ def task_file() -> tuple[Path, dict[str, list[str]]]:
     for env, family in FAMILIES.items():
         out = tmp / f"{family}.jsonl"
         subprocess.run(
-            [sys.executable, "-m", "referee.cli", "tasks", "generate", family, "--count", "20"]
-            + ["--out", str(out)],
+            [*GENERATE, family, "--count", "20", "--out", str(out)],
             check=True,
             stdout=subprocess.DEVNULL,
         )
@@ -77,7 +77,11 @@ def tool_step(env: str) -> dict[str, Any]:
         "sql": ("run_query", {"query": "SELECT 1 AS one"}),
         "toolworld": ("find_customer", {"email": "nobody@example.com"}),
     }[env]
-    call = {"id": "c1", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args)},
+    }
     return {"role": "assistant", "content": "", "tool_calls": [call]}
 
 
@@ -99,7 +103,9 @@ async def pooled(n: int, clients: int, work: Any) -> None:
     await asyncio.gather(*(worker() for _ in range(clients)))
 
 
-async def run(url: str, ids: dict[str, list[str]], args: argparse.Namespace, pid: int) -> dict[str, Any]:
+async def run(
+    url: str, ids: dict[str, list[str]], args: argparse.Namespace, pid: int
+) -> dict[str, Any]:
     rng = random.Random(args.seed)
     out: dict[str, Any] = {"problems": []}
     problems: list[str] = out["problems"]
@@ -124,7 +130,8 @@ async def run(url: str, ids: dict[str, list[str]], args: argparse.Namespace, pid
         out["open_s"] = round(time.perf_counter() - t0, 1)
         out["opened"] = len(sessions)
         out["open_latency_ms"] = {
-            "p50": round(pct(open_s, 0.5) * 1000, 1), "p99": round(pct(open_s, 0.99) * 1000, 1)
+            "p50": round(pct(open_s, 0.5) * 1000, 1),
+            "p99": round(pct(open_s, 0.99) * 1000, 1),
         }
         await asyncio.sleep(2)
         out["memory_open"] = memory(pid)
@@ -147,8 +154,11 @@ async def run(url: str, ids: dict[str, list[str]], args: argparse.Namespace, pid
         out["steps_s"] = round(time.perf_counter() - t0, 1)
         every = [x for xs in step_s.values() for x in xs]
         out["step_latency_ms"] = {
-            env: {"n": len(xs), "p50": round(pct(xs, 0.5) * 1000, 1),
-                  "p99": round(pct(xs, 0.99) * 1000, 1)}
+            env: {
+                "n": len(xs),
+                "p50": round(pct(xs, 0.5) * 1000, 1),
+                "p99": round(pct(xs, 0.99) * 1000, 1),
+            }
             for env, xs in sorted({**step_s, "all": every}.items())
         }
         out["memory_after_steps"] = memory(pid)
@@ -207,7 +217,9 @@ def main() -> None:
         "tree_pss": round((full["tree_pss_mb"] - before["tree_pss_mb"]) * 1024 / n, 1),
     }
     result.update(
-        machine=machine(), loadavg=os.getloadavg(), settings=vars(args),
+        machine=machine(),
+        loadavg=os.getloadavg(),
+        settings=vars(args),
         command="python bench/sessions_live.py " + " ".join(sys.argv[1:]),
     )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import OUT, machine
 from _service import descendants, humaneval_file, memory, rss_mb, serve
 
+GENERATE = (sys.executable, "-m", "referee.cli", "tasks", "generate")
 DOMAIN_FAMILIES = (("sql-filter", 12), ("sql-join", 12), ("shop-refund", 8))
 
 
@@ -59,8 +60,7 @@ def task_file(mix: str) -> tuple[Path, list[dict[str, str]], list[dict[str, str]
         for family, count in DOMAIN_FAMILIES:
             out = tmp / f"{family}.jsonl"
             subprocess.run(
-                [sys.executable, "-m", "referee.cli", "tasks", "generate", family]
-                + ["--count", str(count), "--out", str(out)],
+                [*GENERATE, family, "--count", str(count), "--out", str(out)],
                 check=True,
                 stdout=subprocess.DEVNULL,
             )
@@ -116,7 +116,9 @@ class Load:
 
     async def session(self, c: httpx.AsyncClient, rng: random.Random) -> None:
         sample = rng.choice(self.he_gold)
-        r = await self.call(c, "POST", "/v1/sessions", json={"env": "code", "task_id": sample["task_id"]})
+        r = await self.call(
+            c, "POST", "/v1/sessions", json={"env": "code", "task_id": sample["task_id"]}
+        )
         if r.status_code != 200:
             self.note(f"open {r.status_code} {r.text[:300]}", False)
             return
@@ -160,9 +162,7 @@ MIXES = {
 }
 
 
-async def drive(
-    url: str, load: Load, mix: str, clients: int, until: float, seed: int
-) -> None:
+async def drive(url: str, load: Load, mix: str, clients: int, until: float, seed: int) -> None:
     ops, weights = zip(*MIXES[mix], strict=True)
 
     async def client(i: int) -> None:
@@ -212,8 +212,12 @@ def main() -> None:
         def sample() -> None:
             stop.wait(max(0.0, warm_end - time.monotonic()))
             while not stop.is_set():
-                row = {"t": round(time.monotonic() - t0, 1), "answers": load.answers,
-                       "requests": load.requests, **tree_memory(srv.pid)}
+                row = {
+                    "t": round(time.monotonic() - t0, 1),
+                    "answers": load.answers,
+                    "requests": load.requests,
+                    **tree_memory(srv.pid),
+                }
                 series.append(row)
                 print(
                     f"t={row['t']:7.1f}s answers={row['answers']:8d} requests={row['requests']:8d} "
@@ -229,8 +233,14 @@ def main() -> None:
         asyncio.run(drive(srv.url, load, args.mix, args.clients, t0 + args.duration_s, args.seed))
         stop.set()
         sampler.join()
-        series.append({"t": round(time.monotonic() - t0, 1), "answers": load.answers,
-                       "requests": load.requests, **tree_memory(srv.pid)})
+        series.append(
+            {
+                "t": round(time.monotonic() - t0, 1),
+                "answers": load.answers,
+                "requests": load.requests,
+                **tree_memory(srv.pid),
+            }
+        )
     elapsed = time.monotonic() - t0
     fits = {}
     for key in ("server_rss_mb", "workers_rss_mb", "tree_pss_mb"):
@@ -265,8 +275,10 @@ def main() -> None:
         f"({result['answers_per_s']}/s); statuses {result['statuses']}; wrong {len(load.wrong)}"
     )
     for key, fit in fits.items():
-        print(f"slope {key}: {fit['mb_per_1000_answers']} MB per 1,000 answers "
-              f"({fit['mb_per_hour']} MB/h at this rate)")
+        print(
+            f"slope {key}: {fit['mb_per_1000_answers']} MB per 1,000 answers "
+            f"({fit['mb_per_hour']} MB/h at this rate)"
+        )
     print(f"server RSS slope, second half: {s2} MB per 1,000 answers; saved {args.out}")
 
 
