@@ -7,8 +7,8 @@ A `referee serve` subprocess (2 sandbox workers, ``--max-sessions`` = ``--sessio
 sandbox) and generated shell (``ops-permissions``), SQL (``sql-filter``) and tool-world
 (``shop-refund``) tasks. Then, with ``--clients`` concurrent httpx clients:
 
-1. ``--sessions`` sessions are opened, the four environments in turn (``code`` multi-turn with
-   its workspace, ``shell``, ``sql``, ``toolworld``); the server's RSS, its process tree's PSS
+1. ``--sessions`` sessions are opened, the environments of ``--envs`` in turn (default all four:
+   ``code`` multi-turn with its workspace, ``shell``, ``sql``, ``toolworld``); the server's RSS, its process tree's PSS
    and its process count before and after give the memory per idle session;
 2. ``--steps`` tool steps on sessions picked at random (``code``: ``list_files``; ``shell``:
    ``list_processes``; ``sql``: ``run_query`` of a SELECT on the sample database;
@@ -115,8 +115,8 @@ async def run(
         out["memory_before"] = memory(pid)
 
         async def open_one(i: int) -> None:
-            env = ENVS[i % len(ENVS)]
-            task_id = ids[env][(i // len(ENVS)) % len(ids[env])]
+            env = args.envs[i % len(args.envs)]
+            task_id = ids[env][(i // len(args.envs)) % len(ids[env])]
             t = time.perf_counter()
             r = await c.post("/v1/sessions", json=open_body(env, task_id))
             open_s.append(time.perf_counter() - t)
@@ -163,7 +163,8 @@ async def run(
         }
         out["memory_after_steps"] = memory(pid)
 
-        r = await c.post("/v1/sessions", json=open_body("sql", ids["sql"][0]))
+        env = args.envs[0]
+        r = await c.post("/v1/sessions", json=open_body(env, ids[env][0]))
         out["over_cap"] = {"status": r.status_code, "retry_after": r.headers.get("retry-after")}
 
         verdicts: collections.Counter[str] = collections.Counter()
@@ -198,14 +199,16 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--envs", default=",".join(ENVS), help="environments, taken in turn")
     ap.add_argument("--out", default=str(OUT / "sessions_live.json"))
     args = ap.parse_args()
+    args.envs = args.envs.split(",")
     path, ids = task_file()
     serve_args = ["--tasks", str(path), "--workers", str(args.workers), "--queue", "1024"]
     serve_args += ["--max-sessions", str(args.sessions), "--session-ttl", "3600"]
     with serve(serve_args) as srv:
         with httpx.Client(base_url=srv.url, timeout=120) as c:  # warm: one session of each
-            for env in ENVS:
+            for env in args.envs:
                 sid = c.post("/v1/sessions", json=open_body(env, ids[env][0])).json()["session_id"]
                 c.post(f"/v1/sessions/{sid}/step", json={"message": tool_step(env)})
                 c.delete(f"/v1/sessions/{sid}")

@@ -1,7 +1,7 @@
 """Small verify requests over HTTP against the same verify in-process, in one run, alternating.
 
     .venv/bin/python bench/small_requests.py [--rounds 7] [--requests 96] [--levels 1,8]
-        [--fast-path DIR]
+        [--variant NAME=DIR ...]
 
 As ``bench/service_throughput.py`` measures them (bench/RESULTS.md section 9): the 164
 HumanEval tasks recorded in the sandbox, requests of 8 canonical solutions (consecutive slices,
@@ -10,9 +10,11 @@ server's own ``ServiceEngine`` in this process with the same number of sandbox w
 round measures every side once, the order rotating from round to round; the overhead is
 computed within each round and the median over rounds is quoted.
 
-``--fast-path DIR``: a second `referee serve` whose interpreter also sees DIR (a folder holding
-``httptools`` and ``uvloop``, e.g. ``pip install --target DIR httptools uvloop``): uvicorn then
-parses HTTP with httptools and runs on uvloop. Both servers run the whole time and take turns.
+``--variant NAME=DIR`` (repeatable): one more `referee serve`, named NAME, whose interpreter
+sees DIR first on its ``PYTHONPATH``: a folder holding ``httptools`` and ``uvloop`` (``pip
+install --target DIR httptools uvloop``; uvicorn then parses HTTP with httptools and runs on
+uvloop), or another checkout's ``src`` (the code before a change). Every server runs the whole
+time and they take turns with the in-process side.
 
 Also reported, per side: the CPU of this process and everything below it per sample (the
 servers, the sandbox workers and the programs they ran), and each server process's own CPU per
@@ -51,7 +53,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=3, help="sandbox workers, every side")
     ap.add_argument("--requests", type=int, default=96, help="8-sample requests per level")
     ap.add_argument("--levels", default="1,8", help="concurrent clients, comma-separated")
-    ap.add_argument("--fast-path", default=None, help="a folder with httptools and uvloop")
+    ap.add_argument("--variant", action="append", default=[], help="NAME=DIR: another server")
     ap.add_argument("--out", default=str(OUT / "small_requests.json"))
     args = ap.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
@@ -64,11 +66,10 @@ def main() -> None:
     rounds: list[dict[str, Any]] = []
     with ExitStack() as stack:
         servers = {"http": stack.enter_context(serve(serve_args))}
-        if args.fast_path:
-            env = {
-                "PYTHONPATH": os.pathsep.join([args.fast_path, os.environ.get("PYTHONPATH", "")])
-            }
-            servers["http_fast"] = stack.enter_context(serve(serve_args, env=env))
+        for variant in args.variant:
+            name, _, first = variant.partition("=")
+            env = {"PYTHONPATH": os.pathsep.join([first, os.environ.get("PYTHONPATH", "")])}
+            servers[name] = stack.enter_context(serve(serve_args, env=env))
         engine = ServiceEngine(tasks, workers=args.workers)
         stack.callback(engine.close)
         loop = asyncio.new_event_loop()

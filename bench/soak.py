@@ -184,6 +184,10 @@ def tree_memory(pid: int) -> dict[str, float]:
     out = memory(pid)
     kids = descendants(pid)
     out["workers_rss_mb"] = round(sum(rss_mb(p) for p in kids), 1)
+    try:
+        out["server_threads"] = len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        out["server_threads"] = 0
     return out
 
 
@@ -197,6 +201,9 @@ def main() -> None:
     ap.add_argument("--mix", choices=sorted(MIXES), default="all")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--serve-arg", action="append", default=[], help="passed to referee serve")
+    ap.add_argument(
+        "--server-path", default=None, help="put first on the server's PYTHONPATH (other code)"
+    )
     ap.add_argument("--out", default=str(OUT / "soak.json"))
     args = ap.parse_args()
 
@@ -204,7 +211,10 @@ def main() -> None:
     load = Load(gold, he_gold)
     series: list[dict[str, float]] = []
     serve_args = ["--tasks", str(path), "--workers", str(args.workers), "--queue", "1024"]
-    with serve(serve_args + args.serve_arg) as srv:
+    env = None
+    if args.server_path:
+        env = {"PYTHONPATH": os.pathsep.join([args.server_path, os.environ.get("PYTHONPATH", "")])}
+    with serve(serve_args + args.serve_arg, env=env) as srv:
         stop = threading.Event()
         t0 = time.monotonic()
         warm_end = t0 + args.warmup_s
@@ -223,7 +233,7 @@ def main() -> None:
                     f"t={row['t']:7.1f}s answers={row['answers']:8d} requests={row['requests']:8d} "
                     f"server RSS {row['server_rss_mb']:6.1f} MB  workers RSS "
                     f"{row['workers_rss_mb']:6.1f} MB  tree PSS {row['tree_pss_mb']:6.1f} MB "
-                    f"fds {row['server_fds']}",
+                    f"fds {row['server_fds']} threads {row['server_threads']}",
                     flush=True,
                 )
                 stop.wait(args.every_s)
