@@ -7,9 +7,10 @@ A `referee serve` subprocess (2 sandbox workers, ``--max-sessions`` = ``--sessio
 sandbox) and generated shell (``ops-permissions``), SQL (``sql-filter``) and tool-world
 (``shop-refund``) tasks. Then, with ``--clients`` concurrent httpx clients:
 
-1. ``--sessions`` sessions are opened, the environments of ``--envs`` in turn (default all four:
-   ``code`` multi-turn with its workspace, ``shell``, ``sql``, ``toolworld``); the server's RSS, its process tree's PSS
-   and its process count before and after give the memory per idle session;
+1. ``--sessions`` sessions are opened, the environments of ``--envs`` in turn (default all
+   four: ``code`` multi-turn with its workspace, ``shell``, ``sql``, ``toolworld``); the
+   server's RSS, its process tree's PSS and its process count before and after give the
+   memory per idle session;
 2. ``--steps`` tool steps on sessions picked at random (``code``: ``list_files``; ``shell``:
    ``list_processes``; ``sql``: ``run_query`` of a SELECT on the sample database;
    ``toolworld``: ``find_customer``), each checked (200, a tool message back): p50/p99 latency
