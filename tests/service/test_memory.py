@@ -105,6 +105,7 @@ def test_memory_stays_flat_and_nothing_is_left_behind_under_mixed_load(
         f"server RSS {rss0:.1f} -> {rss1:.1f} MB over {MEASURED} requests: "
         f"{growth:.2f} MB per 1,000 (allowed {MAX_MB_PER_1000})"
     )
-    # Connections are the clients' (closed between phases); a few may still be closing.
-    assert fds1 <= fds0 + CLIENTS, (fds0, fds1)
-    assert threads1 <= threads0 + 2, (threads0, threads1)
+    # A leak per request would be thousands; the slack is connections still closing and the
+    # worker threads asyncio's default pool starts on demand (at most CPUs + 4).
+    assert fds1 <= fds0 + 16, (fds0, fds1)
+    assert threads1 <= threads0 + 16, (threads0, threads1)
