@@ -45,17 +45,19 @@ class Served:
 
 
 @contextmanager
-def serve(args: Sequence[str], *, timeout_s: float = 60.0) -> Iterator[Served]:
+def serve(
+    args: Sequence[str], *, timeout_s: float = 60.0, env: dict[str, str] | None = None
+) -> Iterator[Served]:
     """`referee serve ARGS --no-auth --port 0` in a subprocess (its own interpreter, so client
-    and server share no GIL); yields it once it listens. SIGTERM (drain) at the end, SIGKILL if
-    it has not exited 30 s later."""
+    and server share no GIL), ``env`` added to its environment; yields it once it listens.
+    SIGTERM (drain) at the end, SIGKILL if it has not exited 30 s later."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "referee.cli", "serve", *args, "--no-auth", "--port", "0"],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "COLUMNS": "400"},
+        env={**os.environ, "COLUMNS": "400", **(env or {})},
     )
     lines: queue.Queue[str] = queue.Queue()
 

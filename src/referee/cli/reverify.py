@@ -30,7 +30,12 @@ def reverify(
     ] = None,
 ) -> None:
     """Judge a run's stored answers again with today's verifiers, in the sandbox, and report
-    what changed (newly passing, newly failing, ...); the stored rewards are left as they are."""
+    what changed (newly passing, newly failing, ...); the stored rewards are left as they are.
+    A multi-turn episode is replayed in a fresh environment (its recorded tool calls, each
+    result checked against the record) and its final state judged; one that cannot be replayed
+    faithfully is reported as skipped, with the reason."""
+    from referee.envs.runtime import CodeRuntime
+    from referee.track.replay import env_factory
     from referee.track.reverify import load_trajectories
     from referee.track.reverify import reverify as judge_again
     from referee.verify.dispatch import VerifierSet
@@ -49,7 +54,18 @@ def reverify(
         harness_sandbox(python_workers=workers, python_packages=GRADER_PACKAGES) as sandbox,
         VerifierSet(sandbox) as verifiers,
     ):
-        report = judge_again(trajectories, task_list, verifiers, workers=sandbox.python_workers)
+        # Multi-turn episodes are replayed in fresh environments sharing these sandboxes.
+        runtime = CodeRuntime(sandbox=sandbox, program_sandbox=verifiers.setup.program_sandbox)
+        try:
+            report = judge_again(
+                trajectories,
+                task_list,
+                verifiers,
+                workers=sandbox.python_workers,
+                make_env=env_factory(verifiers, runtime),
+            )
+        finally:
+            runtime.close()
     if out is not None:
         from referee.storage import write_bytes
 

@@ -130,7 +130,14 @@ class SandboxActor:
             await idle.env.close()
         self.sessions.check_room()
         opts = SessionOptions.model_validate(dict(options or {}))
-        kwargs = session_env_kwargs(env_name, opts, self.engine.runtime, self.engine.deadline_cap_s)
+        engine = self.engine
+        kwargs = session_env_kwargs(
+            env_name,
+            opts,
+            engine.runtime,
+            engine.deadline_cap_s,
+            verifier=lambda: engine.verifiers.verifier(task.kind),
+        )
         env = make_env(env_name, **kwargs)
         try:
             messages = await self._bounded(env.reset(task), None)

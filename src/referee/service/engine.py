@@ -232,8 +232,10 @@ class ServiceEngine:
         """The completion of a sample of ``task_id`` that names its ``language``: a program
         task's code fenced with that tag (:func:`~referee.verify.program.answer.with_language`,
         as ``referee verify`` reads a sample's ``language``); as it is otherwise."""
+        if language is None:  # most samples: no look-up (each one stats the --tasks files)
+            return completion
         task = self.tasks.get(task_id)
-        if language is None or task is None or task.kind != TaskKind.PROGRAM:
+        if task is None or task.kind != TaskKind.PROGRAM:
             return completion
         from referee.verify.program.answer import with_language
 

@@ -33,11 +33,18 @@ async def bounded(work: Awaitable[Any], seconds: float) -> Any:
         return await asyncio.wait_for(work, timeout=seconds + GRACE_S)
 
 
-def make_session_env(service: Service, body: EnvBody) -> Environment:
-    """The environment a session body asks for, on the engine's shared runtime."""
+def make_session_env(service: Service, body: EnvBody, task: Task | None = None) -> Environment:
+    """The environment a session body asks for, on the engine's shared runtime; with the
+    engine's verifier of ``task``'s kind when the environment takes one (its sandbox shared by
+    every session, not one per session)."""
     check_env_name(body.env, env_names())
+    engine = service.engine
     kwargs = session_env_kwargs(
-        body.env, body.options, service.engine.runtime, service.engine.deadline_cap_s
+        body.env,
+        body.options,
+        engine.runtime,
+        engine.deadline_cap_s,
+        verifier=None if task is None else lambda: engine.verifiers.verifier(task.kind),
     )
     return make_env(body.env, **kwargs)
 
@@ -50,7 +57,7 @@ async def open_episode(
     any step fails."""
     service.sessions.check_room()
     with service.admission.admit(1):
-        env = make_session_env(service, body)
+        env = make_session_env(service, body, task)
         try:
             messages = await bounded(env.reset(task), service.engine.deadline_cap_s)
             session = service.sessions.add(owner, body.env, task.id, env)

@@ -13,6 +13,7 @@ import asyncio
 import re
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -133,7 +134,12 @@ def check_env_name(name: str, known: list[str]) -> None:
 
 
 def session_env_kwargs(
-    name: str, options: SessionOptions, runtime: CodeRuntime, deadline_cap_s: float
+    name: str,
+    options: SessionOptions,
+    runtime: CodeRuntime,
+    deadline_cap_s: float,
+    *,
+    verifier: Callable[[], Any] | None = None,
 ) -> dict[str, Any]:
     """The keyword arguments of ``make_env(name, ...)`` for a session: the server's shared
     ``runtime``, limits whose tool step the server's deadline bounds, and the caller's options.
@@ -142,7 +148,13 @@ def session_env_kwargs(
     domain's environment (``sql``, ``toolworld``, ...) takes no :class:`CodeRuntime` and makes
     the sandbox it needs itself (closed with the session); before, it was given ``runtime=``
     and every session of a domain environment failed with a TypeError. An option the caller
-    chose that the environment does not take is a :class:`ConfigError` naming it."""
+    chose that the environment does not take is a :class:`ConfigError` naming it.
+
+    ``verifier`` makes the server's shared verifier of the session's task kind; an environment
+    that takes a ``verifier`` (``sql``, ``dataframe``, ``verilog``) gets it, so that its
+    sessions share one sandbox. Made by each session instead, every SQL session started a
+    sandbox worker of its own with DuckDB loaded at its first query (~12 MB each): a thousand
+    sessions did not fit."""
     chosen: dict[str, Any] = {}
     if options.single_turn is not None:
         chosen["single_turn"] = options.single_turn
@@ -162,4 +174,6 @@ def session_env_kwargs(
                 "leave it out of the session's options"
             )
     kwargs: dict[str, Any] = {"runtime": runtime, **chosen, "limits": limits}
+    if verifier is not None and takes is not None and "verifier" in takes:
+        kwargs["verifier"] = verifier()
     return {k: v for k, v in kwargs.items() if takes is None or k in takes}

@@ -4,13 +4,17 @@ A run's trajectories keep the verdict they got when they ran. After a verifier i
 task's tests are, :func:`reverify` judges every stored single-turn answer again (the final
 assistant text, read as the verifier reads it: :func:`referee.envs.answers.answer_for`), in the
 sandbox, concurrently, and compares: each answer's old and new reward and pass, and a count per
-change. Nothing stored is modified.
+change. Nothing stored is modified. A multi-turn episode's answer is the state its environment
+ended in: given an environment factory, it is replayed in a fresh environment (the recorded
+assistant messages in order, each step's tool results checked against the record) and the
+state reached is judged (:mod:`referee.track.replay`); one that cannot be replayed faithfully
+is skipped with the exact reason.
 
 Trajectories come from a run folder (its ``track.sqlite``, else its ``trajectories.jsonl``), a
 store file, or a JSONL file (:func:`load_trajectories`); tasks from ``--tasks`` (today's task
-file: a fixed reference counts) or else the tasks the store recorded. An episode of more than
-one turn is skipped (its answer is the environment's state, not one text), as is one whose task
-is unknown or that never got a verdict.
+file: a fixed reference counts) or else the tasks the store recorded. An episode whose task is
+unknown, that never got a verdict, or (without an environment factory) of more than one turn
+is skipped.
 
 >>> row = Change("t/a-v1", "tr1", 0.0, False, 1.0, True, "function", "function", None)
 >>> row.change
@@ -19,11 +23,12 @@ is unknown or that never got a verdict.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.errors import ConfigError
 from referee.rollout.sink import JSONL_NAME, read_jsonl
@@ -31,6 +36,10 @@ from referee.rollout.trajectory import Trajectory
 from referee.tasks.model import Task
 from referee.track.schema import DB_NAME
 from referee.verify.dispatch import VerifierSet
+from referee.verify.verdict import Verdict
+
+if TYPE_CHECKING:
+    from referee.track.replay import EnvFactory, Replayed
 
 __all__ = ["CHANGES", "Change", "ReverifyReport", "load_trajectories", "reverify"]
 
@@ -141,28 +150,49 @@ def reverify(
     verifiers: VerifierSet,
     *,
     workers: int | None = None,
+    make_env: EnvFactory | None = None,
 ) -> ReverifyReport:
-    """Judge every stored single-turn answer of ``trajectories`` again with ``verifiers``
-    (concurrently, ``workers`` at once) against ``tasks``; see the module docstring."""
+    """Judge every stored answer of ``trajectories`` again with ``verifiers`` (concurrently,
+    ``workers`` at once) against ``tasks``: single-turn answers as text, multi-turn episodes
+    replayed in environments from ``make_env`` (:func:`referee.track.replay.env_factory`;
+    None: they are skipped); see the module docstring."""
     from referee import __version__
     from referee.envs.answers import answer_for
 
     by_id = dict(tasks) if isinstance(tasks, Mapping) else {t.id: t for t in tasks}
     out: list[Change | None] = []
     todo: list[tuple[int, Trajectory, Task, str]] = []
+    episodes: list[tuple[int, Trajectory, Task]] = []
     for t in trajectories:
         task = by_id.get(t.task_id)
         if task is None:
             out.append(_skip(t, "task not in the task file or store"))
-        elif len(t.turns) != 1:
-            out.append(_skip(t, f"{len(t.turns)} turns: only single-turn answers are judged"))
         elif t.verdict is None and t.error is None:
             out.append(_skip(t, "no stored verdict"))
+        elif not t.turns:
+            out.append(_skip(t, "no turns: there is no answer to judge"))
+        elif len(t.turns) > 1 and make_env is None:
+            out.append(_skip(t, f"{len(t.turns)} turns: multi-turn episodes need an environment"))
+        elif len(t.turns) > 1:
+            episodes.append((len(out), t, task))
+            out.append(None)
         else:
             todo.append((len(out), t, task, answer_for(task, t.final_text())))
             out.append(None)
-    verdicts = verifiers.verify_many([(task, a) for _, _, task, a in todo], workers=workers)
-    for (i, t, _, _), v in zip(todo, verdicts, strict=True):
+    verdicts: list[Verdict | None] = list(
+        verifiers.verify_many([(task, a) for _, _, task, a in todo], workers=workers)
+    )
+    notes: list[str | None] = [None] * len(todo)
+    if episodes:
+        assert make_env is not None
+        replayed = _replay_all(episodes, make_env, workers or 4)
+        todo += [(i, t, task, "") for i, t, task in episodes]
+        verdicts += [r.verdict for r in replayed]
+        notes += [r.note for r in replayed]
+    for (i, t, _, _), v, note in zip(todo, verdicts, notes, strict=True):
+        if v is None:
+            out[i] = _skip(t, note or "not judged")
+            continue
         old = t.verdict
         infra = v.infra_error
         out[i] = Change(
@@ -177,3 +207,21 @@ def reverify(
             infra,
         )
     return ReverifyReport([c for c in out if c is not None], __version__)
+
+
+def _replay_all(
+    episodes: Sequence[tuple[int, Trajectory, Task]], make_env: EnvFactory, workers: int
+) -> list[Replayed]:
+    """Every episode replayed (``workers`` at once), in order."""
+    from referee.track.replay import replay
+
+    async def run_all() -> list[Replayed]:
+        gate = asyncio.Semaphore(max(1, workers))
+
+        async def one(t: Trajectory, task: Task) -> Replayed:
+            async with gate:
+                return await replay(t, task, make_env)
+
+        return list(await asyncio.gather(*(one(t, task) for _, t, task in episodes)))
+
+    return asyncio.run(run_all())

@@ -482,7 +482,7 @@ async def http_reset(request: Request, body: ResetData | None = Body(default=Non
     task = _pick_task(s, args.task_id, args.seed)
     episode_id = args.episode_id or secrets.token_hex(8)
     with s.admission.admit(1):
-        env = make_session_env(s, _env_body(args.env, args.options))
+        env = make_session_env(s, _env_body(args.env, args.options), task)
         try:
             messages = await bounded(env.reset(task), s.engine.deadline_cap_s)
             return _payload(
@@ -511,7 +511,7 @@ async def http_step(body: StepData, request: Request) -> Any:
             422, "invalid_body", f"invalid action: {_summary(problems)}", errors=problems
         ) from None
     task = _pick_task(s, body.task_id, body.seed)
-    env = make_session_env(s, _env_body(body.env, body.options))
+    env = make_session_env(s, _env_body(body.env, body.options), task)
 
     async def episode() -> tuple[StepResult, Verdict | None]:
         await env.reset(task)
