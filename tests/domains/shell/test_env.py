@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from typing import Any
+
+import pytest
 
 from referee.domains.shell.env import ShellEnv
 from referee.envs import make_env
@@ -147,3 +150,35 @@ def test_restore_reboots_the_services_as_new_processes(sandbox, family_tasks):
 
     markers, changed, up = asyncio.run(episode())
     assert markers and changed == markers and up  # every service runs again, each a new process
+
+
+def test_a_session_whose_channel_is_past_fd_1024_still_answers(sandbox, family_tasks):
+    # A server holding a thousand live sessions has fds past 1024, where select() refuses.
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"the hard limit on open files is {hard}, below the 1,200 this needs")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    fillers = []
+    try:
+        while (fd := os.open(os.devnull, os.O_RDONLY)) < 1030:
+            fillers.append(fd)
+        fillers.append(fd)
+
+        async def episode() -> tuple[str, bool]:
+            env = ShellEnv(sandbox=sandbox)
+            task = family_tasks["ops-permissions"]
+            await env.reset(task)
+            out = (await env.step(call("run", command="echo past-1024"))).observations[0]
+            await env.step(call("run", command=task.hidden["reference"].replace("\n", "; ")))
+            passed = (await env.verify()).passed
+            await env.close()
+            return str(out["content"]), passed
+
+        out, passed = asyncio.run(episode())
+    finally:
+        for fd in fillers:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert "past-1024" in out and passed

@@ -294,8 +294,9 @@ class ShellSession:
             left = deadline - time.monotonic()
             if left <= 0 or self._proc is None:
                 return None
-            ready, _, _ = select.select([self._ans], [], [], min(left, 1.0))
-            if not ready:
+            # poll, not select: select refuses fds past 1024, which a server holding a
+            # thousand live sessions (3 fds or more each) reaches.
+            if not _readable(self._ans, min(left, 1.0)):
                 continue
             try:
                 chunk = os.read(self._ans, 1 << 16)
@@ -401,3 +402,11 @@ def _stat(pid: int) -> tuple[str, int, int] | None:
         return None
     fields = data[data.rfind(")") + 2 :].split()
     return fields[0], int(fields[1]), int(fields[19])
+
+
+def _readable(fd: int, timeout_s: float) -> bool:
+    """Whether ``fd`` has data (or its end) within ``timeout_s``: poll, which takes any fd
+    number, where select refuses those past 1024."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    return bool(poller.poll(timeout_s * 1000))
