@@ -8,7 +8,8 @@ Importing this package registers, lazily (nothing of it loads until used):
 * the verifier of :attr:`~referee.tasks.kinds.TaskKind.VERILOG` (:mod:`.verifier`);
 * the environment ``verilog`` (:mod:`.env`: compile, simulate with your own testbench,
   submit);
-* the import source ``verilog-rows`` (:mod:`.imports`: JSONL rows with a reference module);
+* the import sources ``verilog-rows`` (:mod:`.imports`: JSONL rows with a reference module)
+  and ``verilogeval`` (:mod:`.verilogeval`: VerilogEval, read from its package);
 * the red-team corpus ``verilog`` (:mod:`.redteam`).
 
 ``docs/domains/verilog.md`` says how tasks are judged and what a candidate may not write.
@@ -65,6 +66,13 @@ def register() -> None:
         lazy("referee.domains.verilog.imports:verilog_rows"),
         description="Verilog design rows (JSONL: id, description, module_header, reference, top)",
         reads_file=True,
+        skips_bad_rows=True,
+    )
+    register_source(
+        "verilogeval",
+        lazy("referee.domains.verilog.verilogeval:verilogeval_tasks"),
+        description="VerilogEval human+machine (the nvidia-bigcode-eval package's files)",
+        options=("subset",),
         skips_bad_rows=True,
     )
     register_corpus("verilog", lazy("referee.domains.verilog.redteam:run_corpus"))
