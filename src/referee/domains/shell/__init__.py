@@ -13,7 +13,8 @@ Registered here, lazily (nothing of the domain is imported until a task is made 
   is a script);
 * the environment ``"shell"`` (:class:`.env.ShellEnv`, multi-turn with tools and a permission
   manifest);
-* the import source ``shell-rows`` (:mod:`.imports`);
+* the import sources ``shell-rows`` (:mod:`.imports`) and ``intercode-bash``
+  (:mod:`.intercode`: InterCode's bash queries, read from its package);
 * the red-team corpus ``shell`` (:mod:`.redteam`).
 """
 
@@ -76,6 +77,12 @@ def register() -> None:
         lazy("referee.domains.shell.imports:load_rows"),
         description="shell operations tasks: JSONL rows of prompt, setup, check, reference",
         reads_file=True,
+        skips_bad_rows=True,
+    )
+    register_source(
+        "intercode-bash",
+        lazy("referee.domains.shell.intercode:intercode_bash_tasks"),
+        description="InterCode's bash queries (the intercode-bench package's files)",
         skips_bad_rows=True,
     )
     register_corpus("shell", lazy("referee.domains.shell.redteam:run_corpus"))

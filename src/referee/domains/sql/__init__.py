@@ -73,6 +73,12 @@ def register() -> None:
         reads_file=True,
         skips_bad_rows=True,
     )
+    register_source(
+        "intercode-sql",
+        lazy("referee.domains.sql.intercode:intercode_sql_tasks"),
+        description="InterCode's SQL questions on Spider databases (the intercode-bench package)",
+        skips_bad_rows=True,
+    )
     register_corpus(
         "sql",
         lazy(
