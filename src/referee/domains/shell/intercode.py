@@ -24,9 +24,10 @@ Here each query becomes a ``shell`` task judged by the domain's own checks:
   changed);
 * a query is refused (a one-line reason naming the package file and the row; ``--skip-bad``
   reports it and goes on) when a command of its gold fails with an error (a missing command,
-  a malformed ``find -exec``: the gold runs under ``set -e`` at import), when it does not pass its own checks on a second run (its result depends on
-  the time or on chance), or when an empty answer passes (the gold changes nothing and prints
-  nothing here, so nothing would be tested).
+  a malformed ``find -exec``: the gold runs under ``set -e`` at import), when it does not pass
+  its own checks on a second run (its result depends on the time or on chance), or when an
+  empty answer passes (the gold changes nothing and prints nothing here, so nothing would be
+  tested).
 
 The answer is a script (single-turn) or the commands of an episode (``ShellEnv``: the output
 judged is the last ``run`` command's). Ids are ``intercode-bash/<n>``, n the query's place in
@@ -49,7 +50,15 @@ from .draft import intro
 from .episode import Episode, ShellSpec
 from .lines import last_line
 
-__all__ = ["BENCHMARK", "EXCLUDE", "intercode_bash_rows", "intercode_bash_tasks", "rewrite_paths"]
+__all__ = [
+    "BENCHMARK",
+    "EXCLUDE",
+    "intercode_bash_rows",
+    "intercode_bash_tasks",
+    "query_task",
+    "rewrite_paths",
+    "setup_script",
+]
 
 BENCHMARK = PackagedBenchmark("intercode-bash", "intercode-bench", ">=0.1.22,<0.2", "0.1.22")
 _QUERIES = "intercode/assets/datasets/bash_queries.json"
@@ -72,7 +81,9 @@ def rewrite_paths(text: str) -> str:
     return _TESTBED.sub("/workspace/testbed", text)
 
 
-def _setup() -> str:
+def setup_script() -> str:
+    """The grader's setup: InterCode's ``setup_fs.sh`` under bash in /workspace, then the
+    tree's date fixed (see the module docstring)."""
     script = BENCHMARK.file(_SETUP).read_text(encoding="utf-8")
     return (
         # Alpine's sh understands setup_fs.sh's `echo -e`; dash prints the -e, bash does not.
@@ -98,7 +109,8 @@ def _prompt(query: str) -> str:
     )
 
 
-def _task(row: Row, split: str, checks: list[dict[str, Any]], setup: str) -> Task:
+def query_task(row: Row, split: str, checks: list[dict[str, Any]], setup: str) -> Task:
+    """The task of one query with the grader's ``checks`` and ``setup`` (not yet checked)."""
     gold = rewrite_paths(row.get("gold", str))
     return Task.create(
         name=f"intercode-bash/{row.number}",
@@ -154,13 +166,13 @@ def intercode_bash_tasks(split: str, on_bad_row: OnBadRow | None = None) -> Iter
     docstring); the first bad query stops the import unless ``on_bad_row`` takes it."""
     from .verifier import ShellVerifier
 
-    setup = _setup()
+    setup = setup_script()
     placeholder = [{"type": "absent", "path": "testbed/.intercode-placeholder"}]
     with ShellVerifier() as verifier:
         for row in intercode_bash_rows():
             with skipping(on_bad_row):
-                checks = expected_checks(verifier, row, _task(row, split, placeholder, setup))
-                task = _task(row, split, checks, setup)
+                checks = expected_checks(verifier, row, query_task(row, split, placeholder, setup))
+                task = query_task(row, split, checks, setup)
                 gold = verifier.verify(task, task.hidden["reference"])
                 if gold.infra_error:
                     raise row.error("gold", f"the system could not be built: {gold.infra_error}")
