@@ -46,7 +46,7 @@ from referee.tasks.imports.rows import OnBadRow, Row, skipping
 from referee.tasks.model import Provenance, Task
 
 from .compare import tree_digest
-from .draft import intro
+from .draft import BASE_COMMANDS, intro
 from .episode import Episode, ShellSpec
 from .lines import last_line
 
@@ -69,6 +69,14 @@ DATE = "2100-01-01 00:00:00"
 #: leaves out /root too) and the grader's own files.
 EXCLUDE = ("root", ".grader")
 TIME_LIMIT_S = 30.0
+#: What the multi-turn environment's ``run`` tool allows (InterCode allows anything): the
+#: domain's base commands and every program the golds use (``sh`` too: a gold runs
+#: ``find -exec sh -c``).
+COMMANDS = sorted(
+    set(BASE_COMMANDS)
+    | {"awk", "basename", "cp", "date", "diff", "dirname", "gzip", "jq", "ln", "md5sum", "mv",
+       "paste", "readlink", "realpath", "rm", "sed", "sh", "tar", "tee", "touch", "xargs"}
+)  # fmt: skip
 _TESTBED = re.compile(r"(?<![\w./-])/testbed\b")
 
 
@@ -119,7 +127,11 @@ def query_task(row: Row, split: str, checks: list[dict[str, Any]], setup: str) -
         kind="shell",
         answer_format="tool-state",
         split=split,
-        payload={"family": "intercode-bash", "files": [], "manifest": {}},
+        payload={
+            "family": "intercode-bash",
+            "files": [],
+            "manifest": {"commands": COMMANDS, "writable": ["testbed"]},
+        },
         hidden={
             "setup": setup,
             "checks": checks,
