@@ -30,7 +30,7 @@ def test_a_version_outside_the_range_is_refused() -> None:
 def test_a_file_the_distribution_lacks_is_refused_and_one_it_has_is_found() -> None:
     bench = PackagedBenchmark("demo", "packaging", ">=22", md.version("packaging"))
     assert bench.file("packaging/version.py").is_file()
-    with pytest.raises(ConfigError, match="has no file 'packaging/nothing.json'"):
+    with pytest.raises(ConfigError, match=r"has no file 'packaging/nothing\.json'"):
         bench.file("packaging/nothing.json")
 
 

@@ -54,8 +54,9 @@ def test_the_queries_and_the_setup_come_from_the_package() -> None:
 def test_real_queries_import_and_a_refused_one_is_reported(tasks) -> None:
     summary = tasks["summary"]
     assert summary.count == 2
-    assert len(summary.skipped) == 1 and "row 8: field 'gold': an empty answer passes" in (
-        summary.skipped[0]
+    assert (
+        len(summary.skipped) == 1
+        and "row 8: field 'gold': an empty answer passes" in (summary.skipped[0])
     )
     assert set(tasks) - {"summary"} == {"intercode-bash/1", "intercode-bash/4"}
 

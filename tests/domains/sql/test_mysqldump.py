@@ -50,5 +50,7 @@ def test_each_database_loads_into_sqlite_with_its_rows() -> None:
 
 
 def test_string_escapes() -> None:
-    assert unescape_strings(r"('a\'b', 'c\\d', 'e\"f', 'x''y')") == "('a''b', 'c\\d', 'e\"f', 'x''y')"
+    assert (
+        unescape_strings(r"('a\'b', 'c\\d', 'e\"f', 'x''y')") == "('a''b', 'c\\d', 'e\"f', 'x''y')"
+    )
     assert unescape_strings("no strings here") == "no strings here"
