@@ -23,9 +23,14 @@ Each candidate is judged twice:
   trusted code, to show that the sandboxed replica reads them the same (``--no-host-check``
   skips it).
 
+A third verdict is referee's with formal equivalence on (``bmc:20``: a SAT proof for a
+combinational design, bounded model checking to 20 cycles for a sequential one), which runs
+only where simulation passed: what the proof catches that simulation let through, and what
+it costs.
+
 Reported: imported/refused, gold pass, empty fail, and agreement on references and mutants,
 with each disagreement (task, operator, both verdicts, referee's failing test and VerilogEval's
-result string).
+result string), with and without the proof.
 """
 
 from __future__ import annotations
@@ -61,6 +66,9 @@ VE_COMMAND = (
     "iverilog -Wall -Winfloop -Wno-timescale -g2012 -s tb -o test.vvp {f}.sv; vvp -n test.vvp"
 )
 VE_TIMEOUT_S = 30.0
+#: referee's formal setting for the second verdict: bounded model checking to 20 cycles (a SAT
+#: proof for a combinational design), run where simulation passed.
+FORMAL = "bmc:20"
 _MISMATCHES = re.compile(r"Mismatches: ([0-9]*) in ([0-9]*) samples")
 
 #: (operator, pattern, replacement) over the canonical body; one mutant per (operator, site).
@@ -174,6 +182,7 @@ def main() -> None:
     args = ap.parse_args()
     t_start = time.time()
     verifier = VerilogVerifier()
+    prover = VerilogVerifier(formal=FORMAL)
     ve_box = verilog_sandbox()
     lock = threading.Lock()
     refused: list[dict[str, Any]] = []
@@ -200,12 +209,21 @@ def main() -> None:
             cands.append((op, f"{header}\n{mutated}", what))
         out = []
         for kind, module, what in cands:
-            v = verifier.verify(task, f"```verilog\n{module}\n```")
+            answer = f"```verilog\n{module}\n```"
+            v = verifier.verify(task, answer)
+            # The proof runs only where simulation passed (as the verifier does with it on).
+            t0 = time.perf_counter()
+            f = prover.verify(task, answer) if v.passed else None
+            proof = next((t for t in f.tests if t.name == "formal"), None) if f else None
             ve = ve_judge(ve_box, row.data["test"], module, rid)
             out.append({
                 "task": f"{subset}/{rid}", "candidate": kind, "change": what,
                 "referee": v.passed, "referee_infra": bool(v.infra_error),
                 "referee_detail": "" if v.passed else _failing(v),
+                "referee_formal": bool(f and f.passed),
+                "formal": proof.status if proof else None,
+                "formal_detail": proof.detail[:200] if proof else "",
+                "formal_s": round(time.perf_counter() - t0, 3) if f else None,
                 "verilogeval": ve == "passed", "verilogeval_result": ve,
             })  # fmt: skip
         if check_host is not None:
@@ -228,6 +246,7 @@ def main() -> None:
             list(pool.map(one, problems(args.limit)))
     finally:
         verifier.close()
+        prover.close()
         ve_box.close()
     report = summarize(records, refused, host)
     report.update(machine=machine(), seconds=round(time.time() - t_start, 1),
@@ -253,16 +272,25 @@ def summarize(
         rows[kind] = {
             "n": len(rs),
             "referee_pass": sum(r["referee"] for r in rs),
+            "referee_formal_pass": sum(r["referee_formal"] for r in rs),
             "verilogeval_pass": sum(r["verilogeval"] for r in rs),
             "agree": sum(r["referee"] == r["verilogeval"] for r in rs),
+            "agree_formal": sum(r["referee_formal"] == r["verilogeval"] for r in rs),
         }
     disagreements = [r for r in records if r["referee"] != r["verilogeval"]]
+    n = max(1, len(records))
+    proved = [r["formal_s"] for r in records if r["formal_s"] is not None]
     return {
         "imported": len(of("reference")),
         "refused": refused,
         "table": rows,
-        "agreement": sum(r["referee"] == r["verilogeval"] for r in records) / max(1, len(records)),
+        "agreement": sum(r["referee"] == r["verilogeval"] for r in records) / n,
+        "agreement_formal": sum(r["referee_formal"] == r["verilogeval"] for r in records) / n,
         "disagreements": disagreements,
+        "disagreements_formal": [r for r in records if r["referee_formal"] != r["verilogeval"]],
+        "caught_by_formal": [r for r in records if r["referee"] and not r["referee_formal"]],
+        "formal_s_median": sorted(proved)[len(proved) // 2] if proved else None,
+        "formal_runs": len(proved),
         "by_operator": dict(Counter(r["candidate"] for r in disagreements)),
         "host_check": {
             "n": len(host),

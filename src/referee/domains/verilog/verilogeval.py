@@ -22,7 +22,9 @@ by parsing the simulation's stdout for ``Mismatches: 0``, a line a candidate can
   random (rate 0.05) after it;
 * the stimulus: 8 segments of 64 cycles and, for clocked designs, one segment of 1000 cycles
   with no reset after its start (VerilogEval's testbenches run a few hundred to a thousand
-  cycles: an error that shows only after a long run is reached);
+  cycles: an error that shows only after a long run is reached); in a clocked design's odd
+  segments and the long one, each 1-bit data input is 1 with chance 0.1 (a load, an enable,
+  a bump held off for a while), uniform in the others;
 * every problem is checked in the sandbox before it becomes a task (its reference must pass
   against itself, an empty module must fail: :func:`.imports.check_row`); a problem that
   fails is refused with a one-line reason naming the package file and line (``--skip-bad``
@@ -60,6 +62,10 @@ TOP = "top_module"
 #: Reset port names and their active level.
 RESETS = {"reset": 1, "areset": 1, "resetn": 0, "aresetn": 0}
 SEGMENTS, CYCLES, LONG_CYCLES, RESET_RATE = 8, 64, 1000, 0.05
+#: The chance of a 1 on each 1-bit data input of a clocked design in the odd segments and the
+#: long one (the even ones stay uniform): a load, an enable, a bump held off lets a design run
+#: far from its last event (a lemming falls for more than 20 cycles).
+QUIET_BIAS = 0.1
 
 
 def _subsets(subset: str | None) -> list[str]:
@@ -114,6 +120,12 @@ def row_task(row: Row, subset: str, split: str = "heldout") -> Task:
     except TaskError as e:
         raise row.error("prompt", str(e).removeprefix(": ")) from None
     clock, reset, active = _control(ports)
+    quiet = {
+        p.name: QUIET_BIAS
+        for p in ports
+        if clock is not None and p.direction == "input" and p.width == 1
+        and p.name not in (clock, reset)
+    }  # fmt: skip
     seed = int.from_bytes(hashlib.sha256(f"verilogeval:{rid}".encode()).digest()[:6], "big")
     return verilog_task(
         name=f"verilogeval/{subset}/{rid}",
@@ -130,6 +142,7 @@ def row_task(row: Row, subset: str, split: str = "heldout") -> Task:
         cycles=CYCLES,
         reset_rate=RESET_RATE if reset is not None else 0.0,
         long_cycles=LONG_CYCLES if clock is not None else 0,
+        bias=quiet,
         provenance=Provenance(
             source="verilogeval",
             unit=f"verilogeval:{rid}",
