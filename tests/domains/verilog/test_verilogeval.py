@@ -59,6 +59,8 @@ def test_real_problems_import_with_gold_passing_and_empty_failing(
     assert gates.payload["clock"] is None
     assert (counter.payload["clock"], counter.payload["reset"]) == ("clk", "reset")
     assert counter.hidden["stimulus"]["long_cycles"] == verilogeval.LONG_CYCLES
+    assert counter.hidden["stimulus"]["bias"] == {}  # its only 1-bit inputs: clock and reset
+    assert gates.hidden["stimulus"]["bias"] == {}  # combinational: uniform throughout
     for task in tasks.values():
         assert verifier.verify(task, task.hidden["reference"]).passed
         empty = f"{task.payload['module_header']}\nendmodule\n"
