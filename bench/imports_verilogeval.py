@@ -30,7 +30,8 @@ it costs.
 
 Reported: imported/refused, gold pass, empty fail, and agreement on references and mutants,
 with each disagreement (task, operator, both verdicts, referee's failing test and VerilogEval's
-result string), with and without the proof.
+result string), with and without the proof. ``--forge`` only judges a module with no logic
+that prints ``Mismatches: 0 in 1 samples`` itself.
 """
 
 from __future__ import annotations
@@ -146,6 +147,19 @@ def ve_judge(sandbox: Sandbox, test: str, module: str, name: str) -> str:
     return "failed: info string not matched."
 
 
+def forge() -> None:
+    """A module with no logic that prints the line VerilogEval's judge reads, on ``gatesv``:
+    both judges' verdicts (VerilogEval's replica in the sandbox)."""
+    row = next(r for r in verilogeval_rows("human") if r.data["task_id"] == "gatesv")
+    header = str(row.data["prompt"]).rstrip()
+    forged = f'{header}\n  initial $display("Mismatches: 0 in 1 samples");\nendmodule\n'
+    with verilog_sandbox() as box, VerilogVerifier() as verifier:
+        ve = ve_judge(box, row.data["test"], forged, "gatesv")
+        ours = verifier.verify(row_task(row, "human"), f"```verilog\n{forged}```")
+    print(json.dumps({"verilogeval": ve, "referee": ours.passed, "referee_flags":
+                      [f.kind for f in ours.flags]}))  # fmt: skip
+
+
 def host_judge() -> Any:
     """The shipped check_correctness, loaded from its file alone (bigcode_eval's package
     __init__ imports transformers; this module imports the standard library only)."""
@@ -179,7 +193,11 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="the first N problems only")
     ap.add_argument("--no-host-check", action="store_true")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--forge", action="store_true", help="only the forged-line check (below)")
     args = ap.parse_args()
+    if args.forge:
+        forge()
+        return
     t_start = time.time()
     verifier = VerilogVerifier()
     prover = VerilogVerifier(formal=FORMAL)
