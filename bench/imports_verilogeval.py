@@ -160,6 +160,48 @@ def forge() -> None:
                       [f.kind for f in ours.flags]}))  # fmt: skip
 
 
+def reprove(path: Path, workers: int) -> None:
+    """The proof's verdicts again (after a change to it) on the candidates of an earlier run
+    that simulation passed, rebuilt from their problem, operator and change (the mutants are
+    drawn with a seed per problem); the summary is made again and the file rewritten."""
+    data = json.loads(path.read_text())
+    records = data["candidates"]
+    count = int(data["summary"]["mutants_per_task"])  # the same draw as the run's
+    rows = {f"{s}/{r.data['task_id']}": (s, r) for s in SUBSETS for r in verilogeval_rows(s)}
+    prover = VerilogVerifier(formal=FORMAL)
+
+    def one(rec: dict[str, Any]) -> None:
+        subset, row = rows[rec["task"]]
+        task = row_task(row, subset)
+        header = str(row.data["prompt"]).rstrip()
+        if rec["candidate"] == "reference":
+            module = task.hidden["reference"]
+        else:
+            body = str(row.data["canonical_solution"])
+            module = next(f"{header}\n{m}" for op, m, what in mutants(body, rec["task"], count)
+                          if op == rec["candidate"] and what == rec["change"])  # fmt: skip
+        t0 = time.perf_counter()
+        f = prover.verify(task, f"```verilog\n{module}\n```")
+        proof = next((t for t in f.tests if t.name == "formal"), None)
+        rec.update(referee_formal=f.passed, formal=proof.status if proof else None,
+                   formal_detail=proof.detail[:200] if proof else "",
+                   formal_s=round(time.perf_counter() - t0, 3))  # fmt: skip
+
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(one, [r for r in records if r["referee"]]))
+    finally:
+        prover.close()
+    old = data["summary"]
+    report = summarize(records, old["refused"], old["host_check"].get("runs", []))
+    report["host_check"] = old["host_check"]
+    report.update(machine=old["machine"], seconds=old["seconds"], version=old["version"],
+                  mutants_per_task=old["mutants_per_task"], reproved=machine()["date"])  # fmt: skip
+    path.write_text(json.dumps({"summary": report, "candidates": records}, indent=1) + "\n")
+    keys = ("table", "agreement", "agreement_formal", "formal_runs", "formal_s_median")
+    print(json.dumps({k: report[k] for k in keys}, indent=1))
+
+
 def host_judge() -> Any:
     """The shipped check_correctness, loaded from its file alone (bigcode_eval's package
     __init__ imports transformers; this module imports the standard library only)."""
@@ -194,9 +236,15 @@ def main() -> None:
     ap.add_argument("--no-host-check", action="store_true")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--forge", action="store_true", help="only the forged-line check (below)")
+    ap.add_argument(
+        "--reprove", action="store_true", help="only the proof again, on --out's simulated passes"
+    )
     args = ap.parse_args()
     if args.forge:
         forge()
+        return
+    if args.reprove:
+        reprove(args.out, args.workers)
         return
     t_start = time.time()
     verifier = VerilogVerifier()
