@@ -50,6 +50,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "parquet": ("pyarrow",),
     "s3": ("s3fs",),
     "gguf": ("gguf",),
+    # installed --no-deps (requirements-bench.lock); the imports read their data files
+    "bench-intercode": ("intercode",),
 }
 
 

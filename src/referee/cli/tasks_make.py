@@ -26,7 +26,8 @@ def tasks_import(
         str | None,
         typer.Argument(
             help="The dataset file (JSONL, JSON or Parquet) of a source that reads one: every "
-            "source but humaneval (docs/imports.md)."
+            "source but humaneval and the benchmarks read from installed packages (verilogeval, "
+            "intercode-bash, intercode-sql; docs/imports.md)."
         ),
     ] = None,
     split: Annotated[
@@ -46,7 +47,10 @@ def tasks_import(
     ] = 0,
     subset: Annotated[
         str | None,
-        typer.Option(help="deepcoder: the subset the file holds (default: from its name)."),
+        typer.Option(
+            help="deepcoder: the subset the file holds (default: from its name); verilogeval: "
+            "human or machine (default: both)."
+        ),
     ] = None,
     repo_dir: Annotated[
         str | None,
@@ -92,7 +96,7 @@ def tasks_import(
     given = {k for k, v in options.items() if v is not None}
     entry = check_source_call(source, split or "heldout", file, given)
     check_split_options(heldout or 0.0, by)  # before the minutes of recording
-    if entry.reads_file:
+    if entry.reads_file or entry.skips_bad_rows:  # a file's rows, or a packaged benchmark's
         from referee.tasks.imports import import_tasks
 
         if augment:
@@ -102,7 +106,7 @@ def tasks_import(
             )
         summary = import_tasks(
             source,
-            str(file),
+            None if file is None else str(file),
             out,
             split=split or "heldout",
             heldout=heldout,

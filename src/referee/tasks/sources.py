@@ -14,7 +14,10 @@ a time (a large file is never held whole), and ``options`` names the keyword opt
 (``subset`` for deepcoder, ``repo_dir`` for swebench). A loader that registers with
 ``skips_bad_rows=True`` also takes ``on_bad_row`` (:data:`referee.tasks.imports.rows.OnBadRow`):
 it hands each bad row's :class:`~referee.tasks.imports.rows.RowError` to it and goes on
-(``referee tasks import --skip-bad``). The public code-RL formats are registered
+(``referee tasks import --skip-bad``). A source that brings its own tasks but registers with
+``skips_bad_rows`` (a benchmark read from an installed package: ``verilogeval``) is called
+``load(split, on_bad_row=..., **options)`` and written through the same importer as a file's.
+The public code-RL formats are registered
 below (:mod:`referee.tasks.imports`; ``docs/imports.md`` has the table).
 
 Sources load lazily: registering one imports nothing of it.
@@ -172,6 +175,8 @@ def iter_source(
         given["on_bad_row"] = on_bad_row
     if source.reads_file:
         yield from source.load(split, path, **given)
+    elif given:  # a packaged benchmark's source: its options and on_bad_row, no file
+        yield from source.load(split, **given)
     else:
         yield from source.load(split)
 

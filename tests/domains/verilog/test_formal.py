@@ -110,3 +110,21 @@ def test_an_undecided_proof_or_a_failed_simulation_skips_the_formal_test(formal_
     assert v.tests[-1].detail.startswith("not decided")
     wrong = formal_verifier.verify(adder_task(), ADDER.replace("a + b", "a - b"))
     assert wrong.tests[-1].detail == "not run: the simulation failed" and wrong.reward == 0.0
+
+
+LATCH = "module hold(input g, input d, output reg q);\n  always @(*) if (g) q = d;\nendmodule\n"
+
+
+@needs_tools
+def test_a_latch_without_a_clock_is_undecided_not_a_counterexample(formal_verifier):
+    # One step leaves what each copy's latch holds free: the reference would get a
+    # counterexample against itself (VerilogEval's circuit8 and m2014_q4a did).
+    t = verilog_task(
+        name="test/hold-v1", top="hold", description="q follows d while g is 1, else holds.",
+        ports=[Port("g", "input", 1), Port("d", "input", 1), Port("q", "output", 1)],
+        reference=LATCH, seed=5,
+    )  # fmt: skip
+    t = t.revised(hidden={**t.hidden, "formal": True})
+    v = formal_verifier.verify(t, LATCH)
+    assert v.passed and v.tests[-1].name == "formal" and v.tests[-1].status == "skipped"
+    assert "holds state (a latch) but has no clock" in v.tests[-1].detail

@@ -39,10 +39,12 @@ DOMAIN = Domain(
     verifier="verifier:make_verifier",
     count_tests="verifier:count_tests",
     env="env:DataframeEnv",
-    source=Source(
-        "dataframe-rows",
-        "imports:load_rows",
-        "dataframe pipeline tasks: instruction, input tables, reference (JSONL)",
+    sources=(
+        Source(
+            "dataframe-rows",
+            "imports:load_rows",
+            "dataframe pipeline tasks: instruction, input tables, reference (JSONL)",
+        ),
     ),
     corpus="redteam_pipeline:run_corpus",
     extra="dataframe",

@@ -1,7 +1,7 @@
 """A domain declared as data, and registered in one call: :class:`Domain`.
 
 Every domain registers the same six parts (task kind, families, verifier, environment, import
-source, red-team corpus), each lazily, so that importing the domain's package loads nothing of
+sources, red-team corpus), each lazily, so that importing the domain's package loads nothing of
 it; a :class:`Domain` names them by ``"module:attribute"`` targets relative to its package and
 :meth:`Domain.register` does the registering:
 
@@ -14,7 +14,7 @@ it; a :class:`Domain` names them by ``"module:attribute"`` targets relative to i
 ...     verifier="verifier:make_verifier",          # make_verifier(setup: VerifierSetup)
 ...     count_tests=hidden_count("instances"),       # or a "module:function" target
 ...     env="env:SqlEnv",                            # registered under the domain's name
-...     source=Source("text-to-sql", "imports:load_text_to_sql", "text-to-SQL JSONL"),
+...     sources=(Source("text-to-sql", "imports:load_text_to_sql", "text-to-SQL JSONL"),),
 ...     corpus="redteam:run_corpus",                 # registered under the domain's name
 ... )
 >>> SQL.target("env:SqlEnv")
@@ -53,13 +53,18 @@ class FamilyPart:
 
 @dataclass(frozen=True)
 class Source:
-    """An import source (``referee tasks import NAME FILE``): its name, its loader's target
-    ``(split, path, on_bad_row=None) -> Iterable[Task]``, and one line saying what it reads.
-    It reads a file, and with ``--skip-bad`` skips the rows it cannot use."""
+    """An import source (``referee tasks import NAME [FILE]``): its name, its loader's target
+    and one line saying what it reads. With ``reads_file`` (the default) the loader is called
+    ``(split, path, on_bad_row=None, **options)`` and reads a file; without it, ``(split,
+    on_bad_row=None, **options)`` (a benchmark whose data ships in a package). ``options``
+    names the ``--option KEY=VALUE`` keys it takes. Either way it skips the rows it cannot use
+    under ``--skip-bad``."""
 
     name: str
     target: str
     description: str
+    reads_file: bool = True
+    options: tuple[str, ...] = ()
 
 
 def families(target: str, descriptions: Mapping[str, str]) -> dict[str, FamilyPart]:
@@ -100,7 +105,7 @@ class Domain:
     verifier: str
     count_tests: str | Callable[[Task], int]
     env: str | None = None
-    source: Source | None = None
+    sources: tuple[Source, ...] = ()
     corpus: str | None = None
     extra: str | None = None
     answer_format: str | None = None
@@ -137,12 +142,13 @@ class Domain:
         )
         if self.env is not None:
             register_env(self.name, self.part(self.env))
-        if self.source is not None:
+        for source in self.sources:
             register_source(
-                self.source.name,
-                self.part(self.source.target),
-                description=self.source.description,
-                reads_file=True,
+                source.name,
+                self.part(source.target),
+                description=source.description,
+                reads_file=source.reads_file,
+                options=source.options,
                 skips_bad_rows=True,
             )
         if self.corpus is not None:

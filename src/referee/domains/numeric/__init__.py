@@ -49,10 +49,12 @@ DOMAIN = Domain(
     verifier="verifier:make_verifier",
     count_tests=hidden_count("params"),
     env="env:NumericEnv",
-    source=Source(
-        "numeric-rows",
-        "imports:numeric_rows_tasks",
-        "numeric problems: JSONL rows (problem, reference, parameter_sets, tolerance)",
+    sources=(
+        Source(
+            "numeric-rows",
+            "imports:numeric_rows_tasks",
+            "numeric problems: JSONL rows (problem, reference, parameter_sets, tolerance)",
+        ),
     ),
     corpus="redteam:run_corpus",
     extra="numeric",

@@ -13,7 +13,8 @@ Registered here, lazily (nothing of the domain is imported until a task is made 
   is a script);
 * the environment ``"shell"`` (:class:`.env.ShellEnv`, multi-turn with tools and a permission
   manifest);
-* the import source ``shell-rows`` (:mod:`.imports`);
+* the import sources ``shell-rows`` (:mod:`.imports`) and ``intercode-bash``
+  (:mod:`.intercode`: InterCode's bash queries, read from its package);
 * the red-team corpus ``shell`` (:mod:`.redteam`).
 """
 
@@ -55,10 +56,18 @@ DOMAIN = Domain(
     # Lazy, like every part: its constructor's signature stays readable (the server's sessions
     # give an environment only the keyword arguments it takes: referee.envs.env_keywords).
     env="env:ShellEnv",
-    source=Source(
-        "shell-rows",
-        "imports:load_rows",
-        "shell operations tasks: JSONL rows of prompt, setup, check, reference",
+    sources=(
+        Source(
+            "shell-rows",
+            "imports:load_rows",
+            "shell operations tasks: JSONL rows of prompt, setup, check, reference",
+        ),
+        Source(
+            "intercode-bash",
+            "intercode:intercode_bash_tasks",
+            "InterCode's bash queries (the intercode-bench package's files)",
+            reads_file=False,
+        ),
     ),
     corpus="redteam:run_corpus",
 )

@@ -27,6 +27,13 @@ type                      passes when
 ``script``                the grader's shell ``source`` exits 0 within ``timeout_s``
                           (imported rows; it runs in a fresh session with the task's users
                           and the same ``$HOME`` as the agent)
+``output``                what the answer printed (the single-turn script's stdout, or the
+                          last ``run`` command's) matches ``expect`` under ``mode``:
+                          ``exact``, ``lines``, ``sorted`` or ``words`` (:mod:`.compare`)
+``tree``                  every path under /workspace but the top-level names in
+                          ``exclude`` (kinds, file contents, link targets) hashes to
+                          ``sha256`` (:func:`.compare.tree_digest`): nothing more, nothing
+                          less changed than the reference changed
 ========================  ==============================================================
 
 ``running`` is read on the host from the session's process table *before* the kill (see
@@ -58,6 +65,7 @@ from referee.sandbox.workspace import Workspace
 from referee.verify.verdict import TestOutcome
 
 from .accounts import accounts_of
+from .compare import output_matches, tree_digest
 from .lines import last_line
 from .permissions import can_read
 from .service import PROBE_SOURCE, SERVER_SOURCE
@@ -85,6 +93,10 @@ class CheckContext:
     alive: Mapping[str, bool] = field(default_factory=dict)
     #: pattern -> whether a process matching it was running at the episode's end.
     running: Mapping[str, bool] = field(default_factory=dict)
+    #: What the answer printed (None: nothing was captured); the ``output`` check reads it.
+    output: str | None = None
+    #: Whether that output was cut at the sandbox's cap.
+    output_truncated: bool = False
 
 
 def entry(root: Path, rel: str) -> tuple[str, os.stat_result | None]:
@@ -305,6 +317,26 @@ def _script(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
     return _outcome(check, False, f"exit {r.exit_code}" + (f": {err}" if err else ""))
 
 
+def _output(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
+    if ctx.output is None:
+        return _outcome(check, False, "no output was captured (the answer never ran a command)")
+    if ctx.output_truncated:
+        return _outcome(check, False, "the output was cut at the sandbox's cap")
+    ok, detail = output_matches(str(check["expect"]), ctx.output, str(check.get("mode", "lines")))
+    return _outcome(check, ok, detail)
+
+
+def _tree(check: Mapping[str, Any], ctx: CheckContext) -> TestOutcome:
+    exclude = [str(x) for x in check.get("exclude", [])]
+    digest, count = tree_digest(ctx.workspace.root, exclude)
+    if digest == check["sha256"]:
+        return _outcome(check, True)
+    want = check.get("entries")
+    expected = f"{want} expected, " if isinstance(want, int) else ""
+    detail = f"the files differ from the expected ones ({expected}{count} found)"
+    return _outcome(check, False, detail)
+
+
 CHECK_TYPES: dict[str, Callable[[Mapping[str, Any], CheckContext], TestOutcome]] = {
     "sha256": _sha256,
     "gzip_sha256": _gzip_sha256,
@@ -317,6 +349,8 @@ CHECK_TYPES: dict[str, Callable[[Mapping[str, Any], CheckContext], TestOutcome]]
     "service": _service,
     "idempotent": _idempotent,
     "script": _script,
+    "output": _output,
+    "tree": _tree,
 }
 
 #: Checks that run code in a sandbox go last: they write the grader's files into the workspace.

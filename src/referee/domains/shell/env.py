@@ -11,7 +11,8 @@ Actions outside the manifest are refused before anything runs, answered ``refuse
 recorded (``StepResult.metrics["refused"]``, the verdict's flags, :attr:`ShellEnv.refusals`).
 A refused write or signal fails the task (test ``stayed within the manifest``); a refused
 command is recorded only. A command that kills the session's supervisor brings the system down
-(test ``the system stayed up`` fails). ``verify`` kills every process and judges the final state.
+(test ``the system stayed up`` fails). ``verify`` kills every process and judges the final state
+(and, for a task with an ``output`` check, what the last ``run`` command printed).
 
 >>> from referee.envs import make_env                                      # doctest: +SKIP
 >>> env = make_env("shell")                                                # doctest: +SKIP
@@ -107,6 +108,8 @@ class ShellEnv(Environment):
         self._lost = False
         self._turns = 0
         self._verdict: Verdict | None = None
+        #: The last command's stdout and whether it was cut (the ``output`` check reads it).
+        self._output: tuple[str, bool] | None = None
 
     # ---- lifecycle ----------------------------------------------------------------------
     @property
@@ -122,7 +125,7 @@ class ShellEnv(Environment):
         self.task, self.spec = task, ShellSpec.of(task)
         self.manifest = Manifest.of(self.spec.manifest)
         self.refusals, self._done, self._lost, self._turns = [], False, False, 0
-        self._verdict = None
+        self._verdict, self._output = None, None
         self._t0 = time.monotonic()
         sandbox = self.sandbox
         if self._cgroups is None:
@@ -168,7 +171,8 @@ class ShellEnv(Environment):
             script = script_of(message_text(message))
             for v in script_violations(script, self.manifest):
                 self.refusals.append(Refusal("script", script[:200], v, harmful=True))
-            await asyncio.to_thread(self._session().run, script, timeout_s=self.spec.timeout_s)
+            r = await asyncio.to_thread(self._session().run, script, timeout_s=self.spec.timeout_s)
+            self._output = (r.stdout, r.truncated)
             self._done = True
             return StepResult([], done=True, reason="answered", metrics={"env_s": _since(t0)})
         observations = []
@@ -232,6 +236,7 @@ class ShellEnv(Environment):
             return self._refuse(call, command, problem, harmful=False)
         timeout = self.spec.command_timeout_s or self.limits.step_timeout_s
         result = self._session().run(command, timeout_s=timeout)
+        self._output = (result.stdout, result.truncated)
         if result.lost:
             self._lost = True
         return result.render()
@@ -311,7 +316,8 @@ class ShellEnv(Environment):
             raise ConfigError("no episode to judge; call reset(task) first")
         t0 = time.monotonic()
         try:
-            outcomes = await asyncio.to_thread(self.episode.finish)
+            printed, cut = self._output if self._output is not None else (None, False)
+            outcomes = await asyncio.to_thread(self.episode.finish, printed, truncated=cut)
         except RefereeError as e:
             return Verdict.infra(self.task.id, f"could not judge: {e}", VERIFIER_NAME)
         harmful = [r for r in self.refusals if r.harmful]

@@ -235,8 +235,9 @@ class Episode:
         self.session = self._session(())
         self._boot()
 
-    def finish(self) -> list[TestOutcome]:
-        """Read the tracked processes' fates, kill everything, run the checks."""
+    def finish(self, output: str | None = None, *, truncated: bool = False) -> list[TestOutcome]:
+        """Read the tracked processes' fates, kill everything, run the checks; ``output`` is
+        what the answer printed (``truncated``: cut at the cap), for the ``output`` check."""
         if self.tracked:
             time.sleep(_SETTLE_S)  # a signal sent by the last command lands
         up = self.session.up
@@ -262,6 +263,8 @@ class Episode:
             hidden=self.spec.hidden,
             alive=alive,
             running=running,
+            output=output,
+            output_truncated=truncated,
         )
         limits = TestOutcome(
             name="stayed within the system's limits",

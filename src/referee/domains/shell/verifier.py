@@ -89,7 +89,7 @@ class ShellVerifier:
                 t1 = time.monotonic()
                 result = ep.session.run(script, timeout_s=spec.timeout_s)
                 t2 = time.monotonic()
-                outcomes = ep.finish()
+                outcomes = ep.finish(result.stdout, truncated=result.truncated)
         except RefereeError as e:
             return Verdict.infra(task.id, f"could not judge: {e}", VERIFIER_NAME)
         except OSError as e:

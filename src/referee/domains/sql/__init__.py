@@ -39,10 +39,18 @@ DOMAIN = Domain(
     verifier="verifier:make_verifier",
     count_tests=hidden_count("instances"),
     env="env:SqlEnv",
-    source=Source(
-        "text-to-sql",
-        "imports:load_text_to_sql",
-        "text-to-SQL JSONL (BIRD/Spider shape): question, db or ddl+inserts, gold_sql",
+    sources=(
+        Source(
+            "text-to-sql",
+            "imports:load_text_to_sql",
+            "text-to-SQL JSONL (BIRD/Spider shape): question, db or ddl+inserts, gold_sql",
+        ),
+        Source(
+            "intercode-sql",
+            "intercode:intercode_sql_tasks",
+            "InterCode's SQL questions on Spider databases (the intercode-bench package)",
+            reads_file=False,
+        ),
     ),
     corpus="redteam:run_corpus",
 )

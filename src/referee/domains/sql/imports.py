@@ -42,7 +42,14 @@ from referee.errors import TaskError
 from referee.tasks.imports.rows import OnBadRow, Row, iter_rows, skipping
 from referee.tasks.model import Difficulty, Provenance, Task
 
-__all__ = ["MAX_IMPORT_ROWS", "SAMPLE_ROWS", "load_text_to_sql", "read_sqlite"]
+__all__ = [
+    "MAX_IMPORT_ROWS",
+    "SAMPLE_ROWS",
+    "database_from_statements",
+    "load_text_to_sql",
+    "read_sqlite",
+    "row_task",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -160,13 +167,30 @@ def _database_of(row: Row, base: Path, cache: dict[str, Database]) -> tuple[Data
 
 
 def _task(row: Row, base: Path, split: str, cache: dict[str, Database]) -> Task:
+    db, db_name = _database_of(row, base, cache)
+    return row_task(row, db, db_name, split)
+
+
+def database_from_statements(ddl: str, inserts: str) -> Database:
+    """The database that ``ddl`` (``CREATE TABLE`` statements) and ``inserts`` build, in an
+    in-memory SQLite that may not reach a file or an extension; a :class:`sqlite3.Error` or
+    :class:`TaskError` if they do not."""
+    return _from_statements(ddl, inserts)
+
+
+def row_task(
+    row: Row, db: Database, db_name: str, split: str, *, source: str = "text-to-sql"
+) -> Task:
+    """The task of one text-to-SQL row (``question``, ``gold_sql`` and the optional fields of
+    the module docstring) over ``db``, named ``<source>/<id>-v1``; a
+    :class:`~referee.tasks.imports.rows.RowError` naming the field where the gold query does not
+    run or returns too many rows."""
     question = row.get("question", str)
     gold = row.get("gold_sql", str)
     order_matters = row.get("order_matters", bool, False)
     names_matter = row.get("column_names_matter", bool, False)
     evidence = row.get("evidence", str, "")
     task_id = row.get("id", (str, int), None)
-    db, db_name = _database_of(row, base, cache)
     try:
         columns, rows = run_trusted(gold, db, "sqlite")
     except (sqlite3.Error, TaskError) as e:
@@ -182,7 +206,7 @@ def _task(row: Row, base: Path, split: str, cache: dict[str, Database]) -> Task:
         instances.append(shuffled)
         results.append(expected)
     sample = _sample(db)
-    name = f"text-to-sql/{task_id if task_id is not None else f'row-{row.number}'}-v1"
+    name = f"{source}/{task_id if task_id is not None else f'row-{row.number}'}-v1"
     if not expected_rows:  # empty on its database and so on every hidden instance
         _log.warning(
             "%s: task %r: the gold query returns no rows, so any query returning no rows "
@@ -213,7 +237,7 @@ def _task(row: Row, base: Path, split: str, cache: dict[str, Database]) -> Task:
         },
         split=split,
         difficulty=Difficulty(),
-        provenance=Provenance(source="text-to-sql", unit=f"text-to-sql:{db_name}"),
+        provenance=Provenance(source=source, unit=f"{source}:{db_name}"),
     )
 
 

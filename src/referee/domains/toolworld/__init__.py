@@ -44,10 +44,12 @@ DOMAIN = Domain(
     verifier="verifier:make_verifier",
     count_tests="verifier:count_tests",
     env="env:ToolworldEnv",
-    source=Source(
-        "toolworld-rows",
-        "imports:toolworld_rows",
-        "tool-world tasks: a world module + SQLite file, JSONL rows with goal assertions",
+    sources=(
+        Source(
+            "toolworld-rows",
+            "imports:toolworld_rows",
+            "tool-world tasks: a world module + SQLite file, JSONL rows with goal assertions",
+        ),
     ),
     corpus="redteam:run_corpus",
 )

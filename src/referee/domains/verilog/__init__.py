@@ -8,7 +8,8 @@ Importing this package registers, lazily (nothing of it loads until used):
 * the verifier of :attr:`~referee.tasks.kinds.TaskKind.VERILOG` (:mod:`.verifier`);
 * the environment ``verilog`` (:mod:`.env`: compile, simulate with your own testbench,
   submit);
-* the import source ``verilog-rows`` (:mod:`.imports`: JSONL rows with a reference module);
+* the import sources ``verilog-rows`` (:mod:`.imports`: JSONL rows with a reference module)
+  and ``verilogeval`` (:mod:`.verilogeval`: VerilogEval, read from its package);
 * the red-team corpus ``verilog`` (:mod:`.redteam`).
 
 ``docs/domains/verilog.md`` says how tasks are judged and what a candidate may not write.
@@ -41,10 +42,19 @@ DOMAIN = Domain(
     verifier="verifier:make_verifier",
     count_tests="verifier:count_segments",
     env="env:VerilogEnv",
-    source=Source(
-        "verilog-rows",
-        "imports:verilog_rows",
-        "Verilog design rows (JSONL: id, description, module_header, reference, top)",
+    sources=(
+        Source(
+            "verilog-rows",
+            "imports:verilog_rows",
+            "Verilog design rows (JSONL: id, description, module_header, reference, top)",
+        ),
+        Source(
+            "verilogeval",
+            "verilogeval:verilogeval_tasks",
+            "VerilogEval human+machine (the nvidia-bigcode-eval package's files)",
+            reads_file=False,
+            options=("subset",),
+        ),
     ),
     corpus="redteam:run_corpus",
 )

@@ -6,7 +6,8 @@ inlined), renamed, and joined in a miter (``miter -equiv -make_outputs -ignore_g
 ``trigger`` output is 1 when any output differs (an ``x`` in the reference matches anything).
 ``sat -verify -prove trigger 0`` then looks for inputs that set it:
 
-* a **combinational** design (no clock): one step, a proof over every input value;
+* a **combinational** design (no clock): one step, a proof over every input value; a design
+  without a clock that still holds state (a latch) is left undecided (:data:`STATE_CELLS`);
 * a **sequential** design: bounded model checking, ``depth`` steps (one a clock cycle) from
   registers at zero, the reset held for the stimulus's reset cycles and free afterwards (the
   solver may pulse it), outputs compared from the step after the reset; asynchronous resets
@@ -59,6 +60,11 @@ SOLVER_TIMEOUT_S = 20
 TIMEOUT_S = 30.0
 MEMORY_MB = 1024
 GOLD_FILE, GATE_FILE, SCRIPT_FILE, LOG_FILE = "gold.v", "design.v", "formal.ys", "sat.log"
+#: Cells that hold state (latches, flip-flops), which a design without a clock must not have:
+#: its one-step proof would leave what each copy holds free, and so find a counterexample to a
+#: reference against itself (VerilogEval's ``circuit8``, a latch on ``clock``). Yosys's
+#: ``select -assert-none`` on them fails, and the proof is inconclusive.
+STATE_CELLS = "t:$*latch* t:$*dff* t:$*sr"
 #: Steps of a counterexample shown (the last ones, up to the difference).
 SHOWN_STEPS = 6
 
@@ -101,12 +107,10 @@ def formal_script(spec: VerilogSpec, depth: int, nonce: str) -> str:
     gold, gate, miter = f"gold_{nonce}", f"gate_{nonce}", f"miter_{nonce}"
     lines = []
     for name, file in ((gold, GOLD_FILE), (gate, GATE_FILE)):
-        lines += [
-            f"read_verilog -sv {file}",
-            f"prep -flatten -top {spec.top}",
-            f"rename {spec.top} {name}",
-            f"design -stash {name}",
-        ]
+        lines += [f"read_verilog -sv {file}", f"prep -flatten -top {spec.top}"]
+        if not spec.clock:  # one step is sound only for logic that holds no state
+            lines.append(f"select -assert-none {STATE_CELLS}")
+        lines += [f"rename {spec.top} {name}", f"design -stash {name}"]
     lines += [
         f"design -copy-from {gold} -as {gold} {gold}",
         f"design -copy-from {gate} -as {gate} {gate}",
@@ -189,6 +193,8 @@ def prove(sandbox: Sandbox, spec: VerilogSpec, design: str, depth: int) -> Forma
         why = "the solver's time limit"
     elif r.memory_exceeded:
         why = f"the memory limit ({MEMORY_MB} MB)"
+    elif "selection is not empty" in r.stderr + out:
+        why = "the design holds state (a latch) but has no clock, so one step cannot judge it"
     else:
         errors = [ln.strip() for ln in (r.stderr + out).splitlines() if "ERROR" in ln]
         why = (errors[0] if errors else r.summary())[:300]

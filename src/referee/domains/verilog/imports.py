@@ -42,7 +42,7 @@ from referee.errors import TaskError
 from referee.tasks.imports.rows import OnBadRow, Row, iter_rows, skipping
 from referee.tasks.model import Provenance, Task
 
-__all__ = ["parse_header", "verilog_rows"]
+__all__ = ["check_row", "parse_header", "verilog_rows"]
 
 _HEADER = re.compile(r"^\s*module\s+([A-Za-z_]\w*)\s*\((.*)\)\s*;?\s*$", re.S)
 _ITEM = re.compile(
@@ -157,14 +157,16 @@ def verilog_rows(
             with skipping(on_bad_row):
                 task = _row_task(row, split)
                 verifier = verifier or VerilogVerifier()
-                _check_row(verifier, row, task)
+                check_row(verifier, row, task)
                 yield task
     finally:
         if verifier is not None:
             verifier.close()
 
 
-def _check_row(verifier: VerilogVerifier, row: Row, task: Task) -> None:
+def check_row(verifier: VerilogVerifier, row: Row, task: Task) -> None:
+    """Refuse ``row`` (a :class:`~referee.tasks.imports.rows.RowError` on its ``reference``)
+    unless its reference passes against itself and an empty module fails, in the sandbox."""
     check_reference_and_empty(
         row,
         verifier.verify,

@@ -29,8 +29,9 @@ from referee.tasks.model import Task
 __all__ = ["Port", "Stimulus", "VerilogSpec", "check_control", "port_list", "verilog_spec"]
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-#: Bounds that keep one verification cheap (a wide bus or a long run is a task error).
-MAX_WIDTH = 256
+#: Bounds that keep one verification cheap (a wide bus or a long run is a task error). 1024
+#: bits: VerilogEval's widest ports (a 256-to-1 multiplexer of 4-bit words, 512-cell automata).
+MAX_WIDTH = 1024
 MAX_CYCLES = 20_000
 
 

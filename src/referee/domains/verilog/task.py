@@ -69,10 +69,13 @@ def verilog_task(
     provenance: Provenance | None = None,
     split: str = "train",
     timing: bool = True,
+    header: str | None = None,
 ) -> Task:
     """A verilog task. ``timing`` adds a sentence on the clock and reset to the description
-    (imports whose description already says it pass False)."""
-    header = module_header(top, ports)
+    (imports whose description already says it pass False). ``header`` is the module header as
+    a source wrote it (its ranges such as ``[3:1]``, ``output reg``), shown to the candidate
+    instead of one made from ``ports`` (which must be the ports it declares)."""
+    header = header.strip() if header is not None else module_header(top, ports)
     text = description.strip()
     if timing:
         text += " " + _timing(clock, reset, reset_active, reset_sync)
