@@ -78,4 +78,11 @@ def register() -> None:
         reads_file=True,
         skips_bad_rows=True,
     )
+    register_source(
+        "harbor",
+        lazy("referee.domains.shell.harbor_import:harbor_tasks"),
+        description="Harbor task directories (Terminal-Bench 2): plain Debian/Ubuntu images",
+        reads_file=True,
+        skips_bad_rows=True,
+    )
     register_corpus("shell", lazy("referee.domains.shell.redteam:run_corpus"))
