@@ -170,7 +170,10 @@ def _fraction(answer: str, hidden: Mapping[str, Any]) -> bool:
     cleaned = answer.strip().strip("$").strip()
     latex = _LATEX_FRACTION.match(cleaned)
     if latex:
-        pair = (int(latex.group(1)), int(latex.group(2)))
+        top, bottom = _int_or_none(latex.group(1)), _int_or_none(latex.group(2))
+        if top is None or bottom is None:
+            return False
+        pair = (top, bottom)
     elif "/" in cleaned:
         top, bottom = (_int_or_none(p.strip()) for p in cleaned.split("/", 1))
         if top is None or bottom is None:

@@ -43,10 +43,12 @@ class ReasoningVerifier:
         else:
             try:
                 ok = judge(str(mode), extracted, task.hidden)
-            except (KeyError, TypeError, ValueError) as e:
+            except KeyError as e:  # the task lacks what its mode reads: a broken task
                 return Verdict.infra(
                     task.id, f"judge {mode!r} could not read the task: {e!r}", VERIFIER_NAME
                 )
+            except (TypeError, ValueError, OverflowError, RecursionError):
+                ok = False  # an answer the mode cannot read is a wrong answer
             outcome = TestOutcome(
                 name="answer",
                 status="passed" if ok else "failed",
