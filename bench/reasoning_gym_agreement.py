@@ -24,29 +24,33 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import machine  # noqa: E402
-
-from referee.domains import generate_family  # noqa: E402
-from referee.domains.reasoning.catalog import DATASETS, EXCLUDED, family_name  # noqa: E402
-from referee.domains.reasoning.judge import extract_answer  # noqa: E402
-from referee.domains.reasoning.verifier import ReasoningVerifier  # noqa: E402
-from referee.sandbox import Limits, Sandbox  # noqa: E402
-from referee.tasks.model import Task  # noqa: E402
-
-SRC = Path(__file__).resolve().parents[1] / "src"
+from _common import machine
+from referee.domains import generate_family
+from referee.domains.reasoning.catalog import DATASETS, EXCLUDED, family_name
+from referee.domains.reasoning.judge import extract_answer
+from referee.domains.reasoning.verifier import ReasoningVerifier
+from referee.sandbox import Limits, Sandbox
+from referee.tasks.model import Task
 
 # Runs in the sandbox: reasoning-gym's own scorer on each completion, after its own extraction.
 SCORER = r"""
 import json, sys
-sys.path[:0] = ["/opt/paths/0", "/opt/paths/1"]
+sys.path[:0] = ["/opt/paths/0"]
 import reasoning_gym
 from reasoning_gym.utils import extract_answer
-from referee.domains.reasoning.families import rg_config
 jobs = json.load(sys.stdin)
 out = []
 for job in jobs:
-    config, _ = rg_config(job["dataset"], job["difficulty"], job["seed"])
-    cls, _ = reasoning_gym.factory.DATASETS[job["dataset"]]
+    # the entry made again here from the task's curriculum levels (difficulty.features), as
+    # referee.domains.reasoning.families.rg_config does (the gold answers are compared after)
+    cls, config_cls = reasoning_gym.factory.DATASETS[job["dataset"]]
+    if job["levels"] is None:
+        config = config_cls(seed=job["seed"], size=1)
+    else:
+        curriculum = reasoning_gym.factory.create_curriculum(job["dataset"])
+        for name, level in job["levels"].items():
+            curriculum.set_attr_level(name, level)
+        config = curriculum.generate_configuration({"seed": job["seed"], "size": 1})
     ds = cls(config=config)
     entry = ds[0]
     scores = []
@@ -118,7 +122,7 @@ def perturbations(gold: str, other: str | None) -> list[tuple[str, str]]:
 
 def rg_scores(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     site = next(p for p in sys.path if p.endswith("site-packages"))
-    with Sandbox(python_workers=1, python_paths=(site, SRC)) as box:
+    with Sandbox(python_workers=1, python_paths=(site,)) as box:
         result = box.run_python(
             SCORER,
             stdin=json.dumps(jobs).encode(),
@@ -172,7 +176,8 @@ def main() -> None:
             pairs = perturbations(extract_answer(t.hidden["reference"]) or "", other)
             jobs.append({
                 "dataset": name,
-                "difficulty": t.difficulty.estimate,
+                "levels": {k.removeprefix("level_"): int(v)
+                           for k, v in t.difficulty.features.items()} or None,
                 "seed": t.provenance.seed,
                 "completions": [c for _, c in pairs],
             })  # fmt: skip
@@ -224,8 +229,13 @@ def main() -> None:
           f"generation failed: {sorted(failed)}")  # fmt: skip
     for name, r in sorted(per.items()):
         if r["disagreements"] or r["gold_pass"] != r["tasks"]:
-            print(name, r["mode"], f"{r['agree']}/{r['answers']}", f"gold {r['gold_pass']}/"
-                  f"{r['tasks']}", [(d["label"], d["rg_score"]) for d in r["disagreements"][:4]])
+            print(
+                name,
+                r["mode"],
+                f"{r['agree']}/{r['answers']}",
+                f"gold {r['gold_pass']}/{r['tasks']}",
+                [(d["label"], d["rg_score"]) for d in r["disagreements"][:4]],
+            )
 
 
 if __name__ == "__main__":

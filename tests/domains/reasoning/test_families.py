@@ -8,10 +8,10 @@ import pytest
 
 pytest.importorskip("reasoning_gym", reason="the reasoning extra (requirements.lock has it)")
 
-from referee.domains import family_names, generate_family  # noqa: E402
-from referee.domains.reasoning.catalog import DATASETS, EXCLUDED  # noqa: E402
-from referee.errors import ConfigError  # noqa: E402
-from referee.verify.dispatch import VerifierSet  # noqa: E402
+from referee.domains import family_names, generate_family
+from referee.domains.reasoning.catalog import DATASETS, EXCLUDED
+from referee.errors import ConfigError
+from referee.verify.dispatch import VerifierSet
 
 
 def test_every_reasoning_gym_dataset_is_offered_or_left_out_with_a_reason():
@@ -38,7 +38,7 @@ def test_difficulty_sets_the_curriculum_levels_and_tasks_repeat():
 def test_a_left_out_dataset_is_refused_naming_why():
     from referee.domains.reasoning.families import generate
 
-    with pytest.raises(ConfigError, match="countdown.*sympy.parse_expr"):
+    with pytest.raises(ConfigError, match=r"countdown.*sympy\.parse_expr"):
         generate("countdown")
 
 

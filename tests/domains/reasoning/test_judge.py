@@ -29,7 +29,12 @@ def test_the_last_answer_block_is_the_answer_stripped():
         ("decimal-commas", {"answer": "1000"}, ["1,000", "1000.0"], ["1001", "1e3x"]),
         ("decimal-within", {"answer": "1.23", "tolerance": "1e-2"}, ["1.225", "1.24"], ["1.25"]),
         ("number-within", {"value": 1234.5, "tolerance": 0.01}, ["1,234.5", "1234.505"], ["1234"]),
-        ("fraction-within", {"answer": "3/8", "tolerance": 1e-4}, ["0.375", "6/16"], ["0.38", "3/0"]),
+        (
+            "fraction-within",
+            {"answer": "3/8", "tolerance": 1e-4},
+            ["0.375", "6/16"],
+            ["0.38", "3/0"],
+        ),
         ("one-of", {"accepted": ["Q_\n_Q", "_Q\nQ_"]}, ["_Q\nQ_"], ["Q_\nQ_"]),
         (
             "anagram-groups",
@@ -40,7 +45,12 @@ def test_the_last_answer_block_is_the_answer_stripped():
         ("partitions", {"solution": [["a", "a"], ["aa"]]}, ['[["aa"], ["a", "a"]]'], ['[["aa"]]']),
         ("palindrome", {"letters": ["a", "a", "b"]}, ["aba", "ABA"], ["aab", "abba"]),
         ("word-list", {"words": ["a", "b", "c"]}, ["a, b,c"], ["a b c", "c, b, a"]),
-        ("factors", {"answer": "2 × 3 × 3"}, ["3×2×3"], ["2 × 9", "2 * 3 * 3", "2×3×3×1"]),
+        (
+            "factors",
+            {"answer": "2 \u00d7 3 \u00d7 3"},
+            ["3\u00d72\u00d73"],
+            ["2 \u00d7 9", "2 * 3 * 3", "2\u00d73\u00d73\u00d71"],
+        ),
         ("fraction", {"fraction": [2, 3]}, ["2/3", "$\\frac{2}{3}$", " 2 / 3"], ["4/6", "2:3"]),
     ],
 )

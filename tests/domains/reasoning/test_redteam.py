@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("reasoning_gym", reason="the reasoning extra (requirements.lock has it)")
 
-from referee.domains import run_corpus  # noqa: E402
+from referee.domains import run_corpus
 
 
 def test_every_exploit_is_held():

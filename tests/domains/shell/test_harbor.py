@@ -13,7 +13,6 @@ import pytest
 
 from referee.domains.shell.harbor_export import export_harbor, harbor_files
 from referee.domains.shell.harbor_format import map_paths, read_dockerfile
-from referee.domains.shell.harbor_import import harbor_task
 from referee.errors import ConfigError, TaskError
 from referee.tasks.imports.rows import RowError
 from referee.tasks.model import Task
@@ -44,7 +43,7 @@ def test_a_plain_ubuntu_dockerfile_becomes_packages_and_setup_steps():
         ("FROM debian\nRUN pip install numpy\n", "downloads at build time"),
         ("FROM debian\nRUN apt-get install -y jq=1.6\n", "pinned or not a plain package name"),
         ("FROM debian\nUSER app\n", r"instruction 2 \(USER\): not supported"),
-        ("FROM debian\nCMD [\"nginx\", \"-g\"]\n", "starts a program with the container"),
+        ('FROM debian\nCMD ["nginx", "-g"]\n', "starts a program with the container"),
         ("FROM debian\nADD https://x/y.tgz /app/\n", "ADD of a URL downloads"),
         ("RUN true\n", r"instruction 1 \(RUN\)|no FROM"),
     ],
@@ -139,7 +138,9 @@ def test_only_tasks_judged_by_check_scripts_have_a_harbor_form(tmp_path, family_
         "tests/test.sh",
     ]  # fmt: skip
     assert "gzip var/log/old.log" in files["solution/reference.sh"]
-    structured = next(t for t in family_tasks.values() if {c["type"] for c in t.hidden["checks"]} != {"script"})
+    structured = next(
+        t for t in family_tasks.values() if {c["type"] for c in t.hidden["checks"]} != {"script"}
+    )
     with pytest.raises(ConfigError, match="no Harbor form"):
         harbor_files(structured)
     done = export_harbor([structured.model_copy(update={"split": "train"})], tmp_path / "out")
@@ -153,7 +154,12 @@ def test_export_then_import_keeps_every_verdict(tmp_path, shell_verifier):
     assert export_harbor([rows, fixture], out).written == 2
     back = {t.provenance.unit: t for t in load_source("harbor", "train", out)}
     answers = {
-        rows.id: [rows.hidden["reference"], "", "touch var/log/old.log.gz", "gzip -k var/log/old.log"],
+        rows.id: [
+            rows.hidden["reference"],
+            "",
+            "touch var/log/old.log.gz",
+            "gzip -k var/log/old.log",
+        ],
         fixture.id: [fixture.hidden["reference"], "", "echo 3 > count.txt", "echo 2 > count.txt"],
     }
     for original in (rows, fixture):

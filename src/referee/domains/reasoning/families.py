@@ -151,8 +151,7 @@ def generate(dataset: str) -> Callable[[int, float | None, int], list[Task]]:
             dataset_cls, _ = reasoning_gym.factory.DATASETS[dataset]
             entry = dataset_cls(config=config)[0]
             tasks.append(
-                make_task(dataset, entry, difficulty=d, seed=seed + i, config=config,
-                          levels=levels)  # fmt: skip
+                make_task(dataset, entry, difficulty=d, seed=seed + i, config=config, levels=levels)
             )
         return tasks
 

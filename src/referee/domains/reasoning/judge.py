@@ -152,10 +152,13 @@ def _int_or_none(text: str) -> int | None:
         return None
 
 
+_TIMES = "\u00d7"  # the multiplication sign reasoning-gym joins factors with
+
+
 def _factors(answer: str, hidden: Mapping[str, Any]) -> bool:
-    # prime_factorization: factors joined by "×", in any order.
+    # prime_factorization: factors joined by a multiplication sign (U+00D7), in any order.
     def factors(text: str) -> list[int] | None:
-        parts = [_int_or_none(f.strip()) for f in text.split("×") if f.strip()]
+        parts = [_int_or_none(f.strip()) for f in text.split(_TIMES) if f.strip()]
         return None if None in parts else sorted(p for p in parts if p is not None)
 
     got = factors(answer)

@@ -40,17 +40,21 @@ def _gold(task: Task) -> str:
     return str(task.hidden["answer"])
 
 
+def _tag(text: str) -> str:
+    return f"<answer>{text}</answer>"
+
+
 EXPLOITS = [
     # reasoning-gym pays len(gold)/len(answer) for containing it: a wrong-looking padded answer
     Exploit("contains-gold", "partial-credit", lambda t: f"<answer>{_gold(t)} or 0</answer>"),
-    Exploit("gold-then-more", "partial-credit", lambda t: f"<answer>{_gold(t)}, {_gold(t)}!</answer>"),
+    Exploit("gold-then-more", "partial-credit", lambda t: _tag(f"{_gold(t)}, {_gold(t)}!")),
     Exploit(
         "candidate-list",
         "partial-credit",
         lambda t: "<answer>" + " ".join(str(i) for i in range(-50, 1000)) + "</answer>",
     ),
     # the last <answer> decides: a right one earlier does not count
-    Exploit("right-then-wrong", "format", lambda t: f"<answer>{_gold(t)}</answer><answer>x</answer>"),
+    Exploit("right-then-wrong", "format", lambda t: _tag(_gold(t)) + _tag("x")),
     Exploit("gold-without-tags", "format", lambda t: _gold(t)),
     Exploit("nested-tags", "format", lambda t: f"<answer><answer>{_gold(t)}</answer>"),
     # code where reasoning-gym's scorers eval(): must be read as text, never run
@@ -59,7 +63,7 @@ EXPLOITS = [
         "escape",
         lambda t: f"<answer>__import__('pathlib').Path('{_PWNED}').touch() or 1</answer>",
     ),
-    Exploit("json-bomb", "resource", lambda t: "<answer>" + "[" * 100_000 + "]" * 100_000 + "</answer>"),
+    Exploit("json-bomb", "resource", lambda t: _tag("[" * 100_000 + "]" * 100_000)),
     Exploit("huge-number", "resource", lambda t: "<answer>9" + "9" * 200_000 + "</answer>"),
     Exploit("nan", "numeric", lambda t: "<answer>NaN</answer>"),
     Exploit("infinity", "numeric", lambda t: "<answer>Infinity</answer>"),
@@ -103,4 +107,3 @@ def run_corpus(tasks: list[Task] | None = None) -> list[ExploitOutcome]:
                 )
             )
     return outcomes
-

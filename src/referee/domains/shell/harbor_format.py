@@ -146,7 +146,9 @@ def read_dockerfile(text: str, where: str = "environment/Dockerfile") -> DockerP
                 raise TaskError(f"{at}: only 'COPY SOURCE DEST' of one file or folder is read")
             if op == "ADD" and re.match(r"^\w+://", words[0]):
                 raise TaskError(f"{at}: ADD of a URL downloads; the sandbox has no network")
-            dest = words[1] if words[1].startswith("/") else f"{plan.workdir.rstrip('/')}/{words[1]}"
+            dest = (
+                words[1] if words[1].startswith("/") else f"{plan.workdir.rstrip('/')}/{words[1]}"
+            )
             plan.steps.append(("copy", words[0], dest))
         elif op in ("CMD", "ENTRYPOINT"):
             if _command_words(rest) - _SHELLS:
@@ -210,7 +212,9 @@ def map_paths(text: str, workdir: str) -> str:
     ):
         text = re.sub(rf"(?<![\w./-]){re.escape(path)}(?![\w.-])", to, text)
     if workdir not in ("/", "/workspace"):
-        text = re.sub(rf"(?<![\w./-]){re.escape(workdir.rstrip('/'))}(?![\w.-])", "/workspace", text)
+        text = re.sub(
+            rf"(?<![\w./-]){re.escape(workdir.rstrip('/'))}(?![\w.-])", "/workspace", text
+        )
     return text
 
 

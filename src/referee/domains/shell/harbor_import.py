@@ -70,7 +70,9 @@ def task_dirs(path: str | Path) -> list[Path]:
     subdirectories that have one, sorted by name."""
     root = Path(path)
     if not root.is_dir():
-        raise TaskError(f"{root}: not a directory; give a Harbor task directory or a folder of them")
+        raise TaskError(
+            f"{root}: not a directory; give a Harbor task directory or a folder of them"
+        )
     if (root / "task.toml").is_file():
         return [root]
     found = sorted(p for p in root.iterdir() if (p / "task.toml").is_file())
@@ -97,11 +99,23 @@ def _write_files(files: dict[str, bytes], dest: str) -> str:
     lines = []
     for rel, data in files.items():
         target = shlex.quote(f"{dest.rstrip('/')}/{rel}")
-        lines.append(f"mkdir -p \"$(dirname {target})\"")
+        lines.append(f'mkdir -p "$(dirname {target})"')
         lines.append(f"base64 -d > {target} <<'REFEREE_FILE'")
         lines.append(base64.b64encode(data).decode())
         lines.append("REFEREE_FILE")
     return "\n".join(lines)
+
+
+def _scripts_mapped(files: dict[str, bytes], workdir: str) -> dict[str, bytes]:
+    """``files`` with Harbor's paths mapped (:func:`map_paths`) in the scripts among them
+    (``.sh``, ``.py``); other files as they are."""
+    out = {}
+    for rel, data in files.items():
+        if rel.endswith((".sh", ".py")):
+            text = map_paths(data.decode("utf-8", "surrogateescape"), workdir)
+            data = text.encode("utf-8", "surrogateescape")
+        out[rel] = data
+    return out
 
 
 def _copy(context: dict[str, bytes], source: str, dest: str) -> str:
@@ -172,21 +186,28 @@ def harbor_task(task_dir: Path, split: str = "heldout") -> Task:
             setup.append(_copy(context, a, map_paths(b, workdir)))
         else:
             cwd = map_paths(b, workdir) if b not in ("/", "") else "/workspace"
-            setup.append(f"mkdir -p {shlex.quote(cwd)} && (cd {shlex.quote(cwd)} && {map_paths(a, workdir)})")
+            setup.append(
+                f"mkdir -p {shlex.quote(cwd)} && (cd {shlex.quote(cwd)} && {map_paths(a, workdir)})"
+            )
 
-    tests = _files(task_dir / "tests")
-    check = "\n".join([
-        f"rm -rf {CHECK_ROOT} && mkdir -p {CHECK_ROOT}/logs/verifier {CHECK_ROOT}/tests",
-        _write_files({r: map_paths(d.decode("utf-8", "surrogateescape"), workdir).encode("utf-8", "surrogateescape") if r.endswith((".sh", ".py")) else d for r, d in tests.items()}, f"{CHECK_ROOT}/tests"),
-        f"cd /workspace && bash {CHECK_ROOT}/tests/test.sh > {CHECK_ROOT}/logs/verifier/test-stdout.txt 2>&1",
-        _REWARD_CHECK,
-    ])  # fmt: skip
-    solution = _files(task_dir / "solution")
-    reference = "\n".join([
-        f"rm -rf {CHECK_ROOT}/solution",
-        _write_files({r: map_paths(d.decode("utf-8", "surrogateescape"), workdir).encode("utf-8", "surrogateescape") if r.endswith((".sh", ".py")) else d for r, d in solution.items()}, f"{CHECK_ROOT}/solution"),
-        f"cd /workspace && bash {CHECK_ROOT}/solution/solve.sh",
-    ])  # fmt: skip
+    tests = _scripts_mapped(_files(task_dir / "tests"), workdir)
+    check = "\n".join(
+        [
+            f"rm -rf {CHECK_ROOT} && mkdir -p {CHECK_ROOT}/logs/verifier {CHECK_ROOT}/tests",
+            _write_files(tests, f"{CHECK_ROOT}/tests"),
+            f"cd /workspace && bash {CHECK_ROOT}/tests/test.sh "
+            f"> {CHECK_ROOT}/logs/verifier/test-stdout.txt 2>&1",
+            _REWARD_CHECK,
+        ]
+    )
+    solution = _scripts_mapped(_files(task_dir / "solution"), workdir)
+    reference = "\n".join(
+        [
+            f"rm -rf {CHECK_ROOT}/solution",
+            _write_files(solution, f"{CHECK_ROOT}/solution"),
+            f"cd /workspace && bash {CHECK_ROOT}/solution/solve.sh",
+        ]
+    )
     from .draft import intro
 
     name = str(config.get("task", {}).get("name") or task_dir.name).replace("/", "__")
@@ -223,7 +244,9 @@ def harbor_task(task_dir: Path, split: str = "heldout") -> Task:
     )
 
 
-def harbor_tasks(split: str, path: str | Path, on_bad_row: OnBadRow | None = None) -> Iterator[Task]:
+def harbor_tasks(
+    split: str, path: str | Path, on_bad_row: OnBadRow | None = None
+) -> Iterator[Task]:
     """The tasks of the Harbor directories under ``path``, each checked in the sandbox (its
     reference passes, an empty answer fails); a refused directory stops the import with one
     line naming it, or, with ``on_bad_row``, is handed to it and skipped."""
@@ -252,4 +275,6 @@ def _check(verifier: Any, task: Task) -> None:
         detail = "; ".join(f"{t.name}: {t.detail}" for t in gold.tests if t.status != "passed")
         raise RowError(f"{where}: solution/solve.sh does not pass tests/test.sh ({detail})", where)
     if verifier.verify(task, "").passed:
-        raise RowError(f"{where}: tests/test.sh passes on an empty answer; it decides nothing", where)
+        raise RowError(
+            f"{where}: tests/test.sh passes on an empty answer; it decides nothing", where
+        )
