@@ -30,7 +30,7 @@ from referee.domains.reasoning.catalog import DATASETS, EXCLUDED, family_name
 from referee.domains.reasoning.judge import extract_answer
 from referee.domains.reasoning.verifier import ReasoningVerifier
 from referee.sandbox import Limits, Sandbox
-from referee.tasks.model import Task
+from referee.tasks.model import Task, read_tasks, write_tasks
 
 # Runs in the sandbox: reasoning-gym's own scorer on each completion, after its own extraction.
 SCORER = r"""
@@ -121,16 +121,21 @@ def perturbations(gold: str, other: str | None) -> list[tuple[str, str]]:
 
 
 def rg_scores(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """reasoning-gym's scores of every job's completions, one sandboxed run per dataset."""
     site = next(p for p in sys.path if p.endswith("site-packages"))
+    out: list[dict[str, Any]] = []
     with Sandbox(python_workers=1, python_paths=(site,)) as box:
-        result = box.run_python(
-            SCORER,
-            stdin=json.dumps(jobs).encode(),
-            limits=Limits(timeout_s=1800, memory_mb=4096, stdout_bytes=256 << 20),
-        )
-    if result.exit_code != 0:
-        raise SystemExit(f"the sandboxed scorer failed: {result.stderr[-2000:]}")
-    return json.loads(result.stdout)  # type: ignore[no-any-return]
+        for name in dict.fromkeys(j["dataset"] for j in jobs):
+            batch = [j for j in jobs if j["dataset"] == name]
+            result = box.run_python(
+                SCORER,
+                stdin=json.dumps(batch).encode(),
+                limits=Limits(timeout_s=900, memory_mb=4096, stdout_bytes=64 << 20),
+            )
+            if result.exit_code != 0 or result.timed_out or result.stdout_truncated:
+                raise SystemExit(f"{name}: the sandboxed scorer failed: {result.stderr[-2000:]}")
+            out += json.loads(result.stdout)
+    return out
 
 
 def _too_slow(signum: int, frame: Any) -> None:
@@ -141,6 +146,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--per-dataset", type=int, default=9, help="tasks per dataset (3 levels)")
     ap.add_argument("--datasets", nargs="*", default=None)
+    ap.add_argument("--tasks-cache", default=None, help="JSONL of generated tasks to reuse")
     ap.add_argument("--generate-timeout", type=int, default=120, help="seconds per dataset")
     ap.add_argument("--out", default="bench/results/imports/reasoning_gym_agreement.json")
     args = ap.parse_args()
@@ -148,7 +154,14 @@ def main() -> None:
     names = args.datasets or list(DATASETS)
     tasks: dict[str, list[Task]] = {}
     failed: dict[str, str] = {}
+    cached: dict[str, list[Task]] = {}
+    if args.tasks_cache and Path(args.tasks_cache).exists():
+        for t in read_tasks(args.tasks_cache):
+            cached.setdefault(t.payload["dataset"], []).append(t)
     for name in names:
+        if name in cached:
+            tasks[name] = cached[name]
+            continue
         per_level = max(1, args.per_dataset // 3)
         began = time.time()
         # A generator that loops on some seed (seen: number_sequence at level 3) is stopped
@@ -168,6 +181,8 @@ def main() -> None:
         finally:
             signal.alarm(0)
         print(f"{name}: generated in {time.time() - began:.1f} s", file=sys.stderr, flush=True)
+    if args.tasks_cache:
+        write_tasks(args.tasks_cache, [t for ts in tasks.values() for t in ts])
     jobs, meta = [], []
     for name, ts in tasks.items():
         golds = [str(t.hidden["answer"]) for t in ts]
