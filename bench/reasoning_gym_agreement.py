@@ -60,7 +60,8 @@ for job in jobs:
         except Exception as e:  # a scorer that raises: recorded, never a pass
             scores.append(repr(e)[:200])
     out.append({"gold": str(entry["answer"]), "scores": scores})
-json.dump(out, sys.stdout)
+# after a marker: some generators print to stdout
+sys.stdout.write("\n@@SCORES@@" + json.dumps(out))
 """
 
 
@@ -134,7 +135,12 @@ def rg_scores(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             )
             if result.exit_code != 0 or result.timed_out or result.stdout_truncated:
                 raise SystemExit(f"{name}: the sandboxed scorer failed: {result.stderr[-2000:]}")
-            out += json.loads(result.stdout)
+            marker = result.stdout.rfind("@@SCORES@@")
+            if marker < 0:
+                raise SystemExit(
+                    f"{name}: no scores: {result.stdout[-500:]} {result.stderr[-1500:]}"
+                )
+            out += json.loads(result.stdout[marker + len("@@SCORES@@") :])
     return out
 
 

@@ -194,3 +194,23 @@ def test_harbors_own_loader_accepts_the_exported_directories(tmp_path):
         "harbor__referee__count-lines 120.0 60.0",
         "shell-rows__disk-1 30.0 15.0",
     ]
+
+
+def test_the_cli_exports_harbor_directories_and_names_the_format(tmp_path):
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+    from referee.tasks.model import write_tasks
+
+    tasks = tmp_path / "t.jsonl"
+    write_tasks(tasks, [_shell_rows_task(tmp_path)])
+    out = tmp_path / "dirs"
+    result = CliRunner().invoke(
+        app, ["tasks", "export", str(tasks), "--format", "harbor", "--out", str(out), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert '"rows": 1' in result.stdout and (out / "shell-rows__disk-1" / "task.toml").is_file()
+    wrong = CliRunner().invoke(
+        app, ["tasks", "export", str(tasks), "--format", "harbour", "--out", str(out)]
+    )
+    assert wrong.exit_code == 2 and "harbor" in wrong.output

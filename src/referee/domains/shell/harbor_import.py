@@ -252,22 +252,21 @@ def harbor_tasks(
     line naming it, or, with ``on_bad_row``, is handed to it and skipped."""
     from .verifier import ShellVerifier
 
-    made: list[Task] = []
+    made: list[tuple[Path, Task]] = []
     for task_dir in task_dirs(path):
         with skipping(on_bad_row):
             try:
-                made.append(harbor_task(task_dir, split))
+                made.append((task_dir, harbor_task(task_dir, split)))
             except TaskError as e:
                 raise RowError(f"{task_dir}: {e}", str(task_dir)) from None
     with ShellVerifier() as verifier:
-        for task in made:
+        for task_dir, task in made:
             with skipping(on_bad_row):
-                _check(verifier, task)
+                _check(verifier, task, str(task_dir))
                 yield task
 
 
-def _check(verifier: Any, task: Task) -> None:
-    where = task.id
+def _check(verifier: Any, task: Task, where: str) -> None:
     gold = verifier.verify(task, task.hidden["reference"])
     if gold.infra_error:
         raise RowError(f"{where}: the system could not be built: {gold.infra_error}", where)
