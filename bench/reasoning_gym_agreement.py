@@ -122,26 +122,18 @@ def perturbations(gold: str, other: str | None) -> list[tuple[str, str]]:
 
 
 def rg_scores(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """reasoning-gym's scores of every job's completions, one sandboxed run per dataset."""
+    """reasoning-gym's scores of every job's completions, in one sandboxed run."""
     site = next(p for p in sys.path if p.endswith("site-packages"))
-    out: list[dict[str, Any]] = []
     with Sandbox(python_workers=1, python_paths=(site,)) as box:
-        for name in dict.fromkeys(j["dataset"] for j in jobs):
-            batch = [j for j in jobs if j["dataset"] == name]
-            result = box.run_python(
-                SCORER,
-                stdin=json.dumps(batch).encode(),
-                limits=Limits(timeout_s=900, memory_mb=4096, stdout_bytes=64 << 20),
-            )
-            if result.exit_code != 0 or result.timed_out or result.stdout_truncated:
-                raise SystemExit(f"{name}: the sandboxed scorer failed: {result.stderr[-2000:]}")
-            marker = result.stdout.rfind("@@SCORES@@")
-            if marker < 0:
-                raise SystemExit(
-                    f"{name}: no scores: {result.stdout[-500:]} {result.stderr[-1500:]}"
-                )
-            out += json.loads(result.stdout[marker + len("@@SCORES@@") :])
-    return out
+        result = box.run_python(
+            SCORER,
+            stdin=json.dumps(jobs).encode(),
+            limits=Limits(timeout_s=1800, memory_mb=4096, stdout_bytes=64 << 20),
+        )
+    marker = result.stdout.rfind("@@SCORES@@")
+    if result.exit_code != 0 or result.timed_out or result.stdout_truncated or marker < 0:
+        raise SystemExit(f"the sandboxed scorer failed: {result.stderr[-2000:]}")
+    return json.loads(result.stdout[marker + len("@@SCORES@@") :])  # type: ignore[no-any-return]
 
 
 def _too_slow(signum: int, frame: Any) -> None:

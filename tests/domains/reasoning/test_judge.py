@@ -23,6 +23,7 @@ def test_the_last_answer_block_is_the_answer_stripped():
         ("exact", {"answer": "Ab c"}, ["Ab c"], ["ab c", "Ab  c", "Ab c."]),
         ("casefold", {"answer": "Alice"}, ["alice", "ALICE"], ["Alice.", "Alic"]),
         ("nospace-casefold", {"answer": "HELLO"}, ["h e l l o", "Hello"], ["hell o!"]),
+        ("words-casefold", {"answer": "The cat"}, ["the  CAT", "the\ncat"], ["thecat", "cat the"]),
         ("collapse-space", {"answer": "1 2 3"}, ["1  2\n3"], ["1 2", "123"]),
         ("rows", {"answer": "1 2\n3 4"}, ["1  2\n3 4 "], ["1 2 3 4", "1 2\n4 3"]),
         ("decimal", {"answer": "3.50"}, ["3.5", "+3.500", "03.5"], ["3,5", "3.51", "NaN"]),

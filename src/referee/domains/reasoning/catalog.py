@@ -64,7 +64,6 @@ DATASETS: dict[str, str] = {
             "binary_matrix",
             "spiral_matrix",
             "string_insertion",
-            "sentence_reordering",
             # grids: 1.0 when equal but for trailing spaces, and then only if not longer
             "sudoku",
             "mini_sudoku",
@@ -76,7 +75,6 @@ DATASETS: dict[str, str] = {
         [
             "color_cube_rotation",
             "family_relationships",
-            "letter_jumble",
             "dice",
             "spell_backward",
             "zebra_puzzles",
@@ -86,6 +84,8 @@ DATASETS: dict[str, str] = {
     "figlet_font": "nospace-casefold",
     "needle_haystack": "nospace-casefold",
     "path_star": "collapse-space",
+    "letter_jumble": "words-casefold",
+    "sentence_reordering": "words-casefold",
     "manipulate_matrix": "rows",
     "chain_sum": "decimal-commas",
     "products": "decimal-commas",

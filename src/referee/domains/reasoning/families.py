@@ -29,7 +29,7 @@ from referee.errors import ConfigError
 from referee.optional import require_extra
 from referee.tasks.model import Difficulty, Message, Provenance, Task
 
-__all__ = ["KIND", "VERSION", "generate", "make_task", "rg_config"]
+__all__ = ["KIND", "LEVEL_CAPS", "VERSION", "generate", "make_task", "rg_config"]
 
 VERSION = "1"
 #: The task kind of every reasoning task (registered by the domain).
@@ -46,6 +46,11 @@ SYSTEM_PROMPT = (
 )
 
 
+#: Curriculum levels a dataset's own validation refuses, capped: caesar_cipher's rotation at
+#: level 2 and above asks for rotations up to 50, which its config allows only up to 25.
+LEVEL_CAPS: dict[str, dict[str, int]] = {"caesar_cipher": {"rotation": 1}}
+
+
 def rg_config(dataset: str, difficulty: float, seed: int) -> tuple[Any, dict[str, float]]:
     """reasoning-gym's configuration of ``dataset`` at referee's ``difficulty`` (0..1) with
     ``seed`` and size 1, and the curriculum level of each knob it set."""
@@ -60,6 +65,7 @@ def rg_config(dataset: str, difficulty: float, seed: int) -> tuple[Any, dict[str
     levels: dict[str, float] = {}
     for name, attr in curriculum.attributes.items():
         level = round(difficulty * (len(attr.levels) - 1))
+        level = min(level, LEVEL_CAPS.get(dataset, {}).get(name, level))
         curriculum.set_attr_level(name, level)
         levels[f"level_{name}"] = level
     return curriculum.generate_configuration({"seed": seed, "size": 1}), levels

@@ -60,6 +60,11 @@ def _nospace_casefold(answer: str, hidden: Mapping[str, Any]) -> bool:
     return answer.replace(" ", "").lower() == str(hidden["answer"]).strip().lower()
 
 
+def _words_casefold(answer: str, hidden: Mapping[str, Any]) -> bool:
+    # letter_jumble, sentence_reordering: the same words in the same order, any case or spacing.
+    return answer.lower().split() == str(hidden["answer"]).lower().split()
+
+
 def _collapse_space(answer: str, hidden: Mapping[str, Any]) -> bool:
     return answer.split() == str(hidden["answer"]).split()
 
@@ -199,6 +204,7 @@ JUDGES: dict[str, Callable[[str, Mapping[str, Any]], bool]] = {
     "casefold": _casefold,
     "nospace-casefold": _nospace_casefold,
     "collapse-space": _collapse_space,
+    "words-casefold": _words_casefold,
     "decimal": lambda a, h: _decimal_equal(a, h, commas=False),
     "decimal-commas": lambda a, h: _decimal_equal(a, h, commas=True),
     "decimal-within": _decimal_within,
