@@ -12,6 +12,7 @@ demo: bootstrap   # referee train with its defaults: under 10 minutes on 2 CPU c
 
 test:   # the browser and wire-contract tests must run here, not skip: their needs are installed
 	WITH_BROWSER=1 scripts/bootstrap-contracts.sh
+	scripts/bootstrap-harbor-venv.sh   # Harbor's own loader checks referee's Harbor exports
 	REFEREE_REQUIRE_BROWSER=1 REFEREE_REQUIRE_CONTRACTS=1 scripts/run-tests.sh
 
 test-trainers:   # each trainer's contract tests in its own venv (built if missing); never skips

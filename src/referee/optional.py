@@ -46,6 +46,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "sql": ("duckdb", "pyarrow"),
     "dataframe": ("pandas", "numpy", "pandera"),
     "numeric": ("numpy", "scipy"),
+    "reasoning": ("reasoning_gym",),
     "synth": ("libcst",),
     "parquet": ("pyarrow",),
     "s3": ("s3fs",),

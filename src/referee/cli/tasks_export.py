@@ -18,13 +18,17 @@ def tasks_export(
     fmt: Annotated[
         str,
         typer.Option(
-            "--format", help="The trainer's dataset format: verl, skyrl, rllm, areal, nemo-gym."
+            "--format",
+            help="The trainer's dataset format: verl, skyrl, rllm, areal, nemo-gym; or harbor "
+            "(shell tasks as Harbor task directories under --out).",
         ),
     ],
     out: Annotated[
         str,
         typer.Option(
-            "--out", help="The file to write: .parquet or .jsonl; a path or a URL (s3://...)."
+            "--out",
+            help="The file to write: .parquet or .jsonl; a path or a URL (s3://...). harbor: "
+            "the folder to write the task directories into.",
         ),
     ],
     split: Annotated[
@@ -42,8 +46,13 @@ def tasks_export(
     """
     from referee.tasks.trainer_rows import ROW_FORMATS, export_tasks, task_file_source
 
+    if fmt == "harbor":
+        _export_harbor(file, out, split, as_json)
+        return
     if fmt not in ROW_FORMATS:
-        raise ConfigError(f"unknown format {fmt!r}; choose one of: {', '.join(ROW_FORMATS)}")
+        raise ConfigError(
+            f"unknown format {fmt!r}; choose one of: {', '.join(ROW_FORMATS)}, harbor"
+        )
     out_file("--out", out)
     options = {"agent_name": agent_name} if agent_name is not None else {}
     done = export_tasks(
@@ -58,5 +67,20 @@ def tasks_export(
     )
     err.print(
         f"wrote {done.rows} {split} rows ({fmt}) to {out}"
+        + (f"; left out {left} tasks" if left else "")
+    )
+
+
+def _export_harbor(file: str, out: str, split: str, as_json: bool) -> None:
+    from referee.domains.shell.harbor_export import export_harbor
+
+    done = export_harbor(load_tasks(file), out, split=split)
+    if as_json:
+        print(json.dumps({"format": "harbor", "out": str(out), "rows": done.written,
+                          "split": split, "left_out": done.left_out}))  # fmt: skip
+        return
+    left = ", ".join(f"{n} {why}" for why, n in done.left_out.items())
+    err.print(
+        f"wrote {done.written} Harbor task directories ({split}) to {out}"
         + (f"; left out {left} tasks" if left else "")
     )

@@ -17,8 +17,8 @@ def tasks_import(
         str,
         typer.Argument(
             help="Where the tasks come from: humaneval, apps, taco, codecontests, livecodebench, "
-            "deepcoder, verl, swebench, or a domain's import (docs/imports.md; `referee tasks "
-            "sources` lists them all)."
+            "deepcoder, verl, swebench, harbor (a folder of Harbor task directories), or a "
+            "domain's import (docs/imports.md; `referee tasks sources` lists them all)."
         ),
     ],
     out: Annotated[str, typer.Option("--out", help=OUT_TASKS_HELP)],

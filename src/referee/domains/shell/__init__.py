@@ -13,7 +13,8 @@ Registered here, lazily (nothing of the domain is imported until a task is made 
   is a script);
 * the environment ``"shell"`` (:class:`.env.ShellEnv`, multi-turn with tools and a permission
   manifest);
-* the import sources ``shell-rows`` (:mod:`.imports`) and ``intercode-bash``
+* the import sources ``shell-rows`` (:mod:`.imports`), ``harbor`` (:mod:`.harbor_import`) and
+  ``intercode-bash``
   (:mod:`.intercode`: InterCode's bash queries, read from its package);
 * the red-team corpus ``shell`` (:mod:`.redteam`).
 """
@@ -61,6 +62,11 @@ DOMAIN = Domain(
             "shell-rows",
             "imports:load_rows",
             "shell operations tasks: JSONL rows of prompt, setup, check, reference",
+        ),
+        Source(
+            "harbor",
+            "harbor_import:harbor_tasks",
+            "Harbor task directories (Terminal-Bench 2): plain Debian/Ubuntu images",
         ),
         Source(
             "intercode-bash",
