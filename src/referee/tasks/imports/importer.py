@@ -34,13 +34,13 @@ class ImportSummary:
 
 
 def _unique(
-    tasks: Iterable[Task], path: str | Path, seen: Counter[str], io: Counter[str]
+    tasks: Iterable[Task], path: str | Path | None, seen: Counter[str], io: Counter[str]
 ) -> Iterator[Task]:
     ids: set[str] = set()
     for t in tasks:
         if t.id in ids:
             raise TaskError(
-                f"{path}: two rows make the task id {t.id!r}; ids must be unique (the source's "
+                f"{path or 'the source'}: two rows make the task id {t.id!r}; ids must be unique (the source's "
                 "own ids repeat: remove the duplicate rows)"
             )
         ids.add(t.id)
@@ -51,7 +51,7 @@ def _unique(
 
 def import_tasks(
     source: str,
-    path: str | Path,
+    path: str | Path | None,
     out: str | Path,
     *,
     split: str = "heldout",
@@ -60,7 +60,8 @@ def import_tasks(
     skip_bad: bool = False,
     **options: Any,
 ) -> ImportSummary:
-    """Read ``path`` with the file source ``source`` and write its tasks to ``out``.
+    """Read ``path`` with the file source ``source`` (or, with ``path`` None, take the tasks a
+    source that validates its own brings: ``agentbench-os``) and write its tasks to ``out``.
 
     Every task goes to ``split`` unless ``heldout`` (a share) splits them by unit
     (:func:`referee.tasks.split.split_tasks`). ``options`` are the source's (``subset``,
