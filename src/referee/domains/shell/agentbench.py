@@ -23,7 +23,9 @@ a shell task has no message to read, only the system it leaves behind.
 
 Paths: inspect-evals moves ``/root`` and ``/usr`` to ``/home/agent`` (its
 ``change_path_to_agent_home``); here ``/home/agent`` is the sandbox's ``$HOME``,
-``/workspace/root``, the same for the setup, the agent and the checks.
+``/workspace/root``, the same for the setup, the agent and the checks; the rest of ``/home``
+and ``/tmp`` move into the system's root too (``/workspace/home``, ``/workspace/tmp``): the
+sandbox's own are not writable, or not the same in each session.
 
 The gold answer: the task's ``example`` (its script, or ``example/N.sh``) writing its output to
 the answer file, or ``match`` written there. Every task is validated at import like a
@@ -61,6 +63,8 @@ _HOME = "/workspace/root"
 #: ``/home`` itself (other users' homes, a task's folders there): the sandbox's is not writable,
 #: so it moves into the system's root at /workspace, as the home does.
 _OTHER_HOMES = re.compile(r"(?<![\w./])/home(?=/|\b|$)")
+#: ``/tmp`` too: each session of the sandbox (setup, agent, check) has its own.
+_TMP = re.compile(r"(?<![\w./])/tmp(?=/|\b|$)")
 _PACKAGE = "inspect-evals"
 
 
@@ -95,7 +99,8 @@ def _home(value: Any) -> Any:
         return [_home(v) for v in value]
     if isinstance(value, str):
         value = value.replace("/root", "/home/agent").replace("/usr", "/home/agent")
-        return _OTHER_HOMES.sub("/workspace/home", value.replace("/home/agent", _HOME))
+        value = _OTHER_HOMES.sub("/workspace/home", value.replace("/home/agent", _HOME))
+        return _TMP.sub("/workspace/tmp", value)
     return value
 
 
@@ -109,7 +114,7 @@ def _script(name: str) -> str:
 def _setup(row: Row, record: dict[str, Any]) -> str:
     create = record.get("create")
     init = create.get("init") if isinstance(create, dict) else None
-    lines = ["mkdir -p /workspace/home", 'cd "$HOME"']
+    lines = ["mkdir -p /workspace/home /workspace/tmp", 'cd "$HOME"']
     for step in init if isinstance(init, list) else [init]:
         if step is None:
             continue
@@ -119,8 +124,9 @@ def _setup(row: Row, record: dict[str, Any]) -> str:
                 f"its init runs {step['file']} of the AgentBench repository, which inspect-evals "
                 "clones from GitHub when it builds the image; the package does not ship it",
             )
+        # bash, as inspect-evals' image runs its init (SHELL ["/bin/bash", "-l", "-c"])
         if isinstance(step, dict) and "code" in step:
-            lines.append(str(step["code"]))
+            lines.append(f"bash <<'AGENTBENCH_INIT'\n{step['code']}\nAGENTBENCH_INIT")
         elif isinstance(step, str):
             lines.append(f"bash <<'AGENTBENCH_INIT'\n{step}\nAGENTBENCH_INIT")
         else:
@@ -220,7 +226,7 @@ def _judging(row: Row, record: dict[str, Any]) -> tuple[str, str, str]:
             reference = _example_answer(example)
         else:
             raise row.error("evaluation", "a comparison script with no example to compare to")
-        spec["compare"] = compare
+        spec["compare"], spec["script"] = compare, name
         return _answer_check(spec), reference, "answer"
     if isinstance(check, dict) and ("file" in check or "code" in check):
         if "file" in check:

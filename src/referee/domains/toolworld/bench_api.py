@@ -224,12 +224,16 @@ class BenchApiVerifier:
         return run_runner(self.sandbox(bench), bench.runner, spec)
 
     def verify(self, task: Task, answer: str, /) -> Verdict:
+        return self.judge(task, parse_answer(answer))[0]
+
+    def judge(self, task: Task, parsed: Answer) -> tuple[Verdict, Any]:
+        """The verdict on an answer already read, and the runner's output it was judged on
+        (None when the runner failed)."""
         started = time.perf_counter()
         try:
             bench = _bench(task)
         except RefereeError as e:
-            return Verdict.infra(task.id, str(e), VERIFIER_NAME)
-        parsed = parse_answer(answer)
+            return Verdict.infra(task.id, str(e), VERIFIER_NAME), None
         try:
             out = self.run(task, parsed)
         except SandboxError as e:
@@ -239,14 +243,16 @@ class BenchApiVerifier:
             try:
                 self.run(task, Answer(turns=[[] for _ in parsed.turns]))
             except SandboxError:
-                return Verdict.infra(task.id, f"the benchmark's runner failed: {e}", VERIFIER_NAME)
+                error = f"the benchmark's runner failed: {e}"
+                return Verdict.infra(task.id, error, VERIFIER_NAME), None
             test = TestOutcome(name="the calls ran", status="failed", detail=str(e)[:300])
-            return Verdict(
+            verdict = Verdict(
                 task_id=task.id, reward=0.0, passed=False, tests=[test], verifier=VERIFIER_NAME
             )
+            return verdict, None
         tests = bench.judge(task, parsed, out)
         passed = bool(tests) and all(t.status == "passed" for t in tests)
-        return Verdict(
+        verdict = Verdict(
             task_id=task.id,
             reward=1.0 if passed else 0.0,
             passed=passed,
@@ -254,6 +260,7 @@ class BenchApiVerifier:
             verifier=VERIFIER_NAME,
             timings={"verify_s": time.perf_counter() - started},
         )
+        return verdict, out
 
     def close(self) -> None:
         with self._lock:
