@@ -22,6 +22,7 @@ import argparse
 import copy
 import json
 import platform
+import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -123,7 +124,9 @@ def main() -> None:
                     ours = verifier.verify(task, json.dumps({"turns": answer}))
                     if ours.infra_error:
                         raise SystemExit(f"{task.id} {name}: infra error {ours.infra_error}")
-                    theirs = bfcl_verdict(entry, truth, answer, f"{bfcl_id}_{name}_{len(rows)}")
+                    # BFCL names its instances after the model (they must be identifiers)
+                    tag = re.sub(r"\W", "_", f"v{len(rows)}_{name}")
+                    theirs = bfcl_verdict(entry, truth, answer, tag)
                     agree = ours.passed == theirs
                     counts[(name, "agree" if agree else "disagree")] += 1
                     row = {

@@ -13,7 +13,9 @@ Each record becomes a shell task (``TaskKind.SHELL``) judged the way inspect-eva
 * ``match``: the submission must equal the string ``match`` (``str(match) == str(submission)``);
 * ``check: [null, {"file": "check/X.py"}]``: the ``example`` command is run in the final system
   (in the home directory) and its stripped output is the expected answer; the package's own
-  comparison script ``check/X.py`` is run as ``python3 X.py SUBMISSION EXPECTED``; exit 0 passes;
+  comparison script ``check/X.py`` is run as ``python3 X.py SUBMISSION EXPECTED``; exit 0 passes.
+  (For a dev record with a ``match`` too, inspect-evals compares with ``match``, a count taken in
+  its own Docker image, wrong for the sandbox's system: the example decides here.)
 * ``check: {"file": "checking/N.sh"}`` or ``{"code": ...}``: the package's check script (or the
   command) is run in the home directory; exit 0 passes (a task that changes the system).
 
@@ -218,12 +220,16 @@ def _judging(row: Row, record: dict[str, Any]) -> tuple[str, str, str]:
             compare = _script(name)
         except FileNotFoundError:
             raise row.error("evaluation", f"no comparison script {name!r} in the package") from None
-        if "match" in evaluation:  # the dev split's scorer takes ``match`` as the expected answer
-            spec = {"kind": "script", "example": f"echo {shlex.quote(str(evaluation['match']))}"}
-            reference = _write_answer(str(evaluation["match"]))
-        elif example is not None:
+        # inspect-evals' scorer takes a dev record's ``match`` as the expected answer when it has
+        # one; but ``match`` was counted in its Docker image (43 groups, 21 users...), not in
+        # the sandbox's system, so the example, run in the final system, decides here (as it
+        # does for every test record).
+        if example is not None:
             spec = {"kind": "script", "example": example}
             reference = _example_answer(example)
+        elif "match" in evaluation:
+            spec = {"kind": "script", "example": f"echo {shlex.quote(str(evaluation['match']))}"}
+            reference = _write_answer(str(evaluation["match"]))
         else:
             raise row.error("evaluation", "a comparison script with no example to compare to")
         spec["compare"], spec["script"] = compare, name

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import Any
@@ -396,11 +396,16 @@ def _task(
 
 
 def bfcl_tasks(
-    split: str = "heldout", subset: str | None = None, on_bad_row: OnBadRow | None = None
+    split: str = "heldout",
+    subset: str | None = None,
+    on_bad_row: OnBadRow | None = None,
+    *,
+    ids: Collection[str] | None = None,
 ) -> Iterator[Task]:
-    """BFCL multi-turn tasks (every category, or ``subset``), each one's gold run in the
-    sandbox and its results and states stored as what the judge expects; a task that cannot be
-    reproduced is a :class:`~referee.tasks.imports.rows.RowError` (to ``on_bad_row``)."""
+    """BFCL multi-turn tasks (every category, or ``subset``; only ``ids``, BFCL's, if given),
+    each one's gold run in the sandbox and its results and states stored as what the judge
+    expects; a task that cannot be reproduced is a
+    :class:`~referee.tasks.imports.rows.RowError` (to ``on_bad_row``)."""
     from referee.sandbox import Sandbox
 
     version = _dist().version
@@ -408,6 +413,8 @@ def bfcl_tasks(
         for category in [subset] if subset else list(CATEGORIES):
             where = f"bfcl-eval {version} BFCL_v4_multi_turn_{category}.json"
             for number, (entry, truth) in enumerate(load_category(category)):
+                if ids is not None and entry["id"] not in ids:
+                    continue
                 row = Row(where, number, entry, by_line=False)
                 with skipping(on_bad_row):
                     draft = _task(category, entry, truth, split, row, version)

@@ -40,7 +40,7 @@ Refused at import (``--skip-bad`` reports each):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import Any
@@ -196,7 +196,7 @@ _SYSTEM = (
 
 
 def _tasks(
-    domain: str, split: str, on_bad_row: OnBadRow | None
+    domain: str, split: str, on_bad_row: OnBadRow | None, ids: Collection[str] | None = None
 ) -> Iterator[Task]:
     from referee.sandbox import Sandbox
 
@@ -208,6 +208,8 @@ def _tasks(
         empty = run_runner(sandbox, RUNNER, {"task": {"domain": domain}, "turns": [[]]})
         initial = empty["turns"][0]
         for number, record in enumerate(records):
+            if ids is not None and str(record["id"]) not in ids:
+                continue
             row = Row(where, number, record, by_line=False)
             with skipping(on_bad_row):
                 yield _task(domain, record, row, split, version, policy, tau2_split, sandbox, initial)
@@ -297,11 +299,21 @@ def _task(
     )
 
 
-def tau2_airline_tasks(split: str = "heldout", on_bad_row: OnBadRow | None = None) -> Iterator[Task]:
-    """tau2's airline tasks (see the module docstring)."""
-    yield from _tasks("airline", split, on_bad_row)
+def tau2_airline_tasks(
+    split: str = "heldout",
+    on_bad_row: OnBadRow | None = None,
+    *,
+    ids: Collection[str] | None = None,
+) -> Iterator[Task]:
+    """tau2's airline tasks (only ``ids``, tau2's, if given; see the module docstring)."""
+    yield from _tasks("airline", split, on_bad_row, ids)
 
 
-def tau2_retail_tasks(split: str = "heldout", on_bad_row: OnBadRow | None = None) -> Iterator[Task]:
-    """tau2's retail tasks (see the module docstring)."""
-    yield from _tasks("retail", split, on_bad_row)
+def tau2_retail_tasks(
+    split: str = "heldout",
+    on_bad_row: OnBadRow | None = None,
+    *,
+    ids: Collection[str] | None = None,
+) -> Iterator[Task]:
+    """tau2's retail tasks (only ``ids``, tau2's, if given; see the module docstring)."""
+    yield from _tasks("retail", split, on_bad_row, ids)
