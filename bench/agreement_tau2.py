@@ -6,7 +6,8 @@ answers (nothing done, a gold action dropped, an argument of a write changed, th
 repeated, the messages left out, an extra read) are judged twice:
 
 * by referee: :class:`referee.domains.toolworld.bench_api.BenchApiVerifier` (tau2's tools in
-  the sandbox; the database hash and the communicate strings compared);
+  the sandbox; the database hash and the communicate strings compared; a task's answers in one
+  sandboxed run, ``judge_many``, each from a fresh copy of the database);
 * by tau2: ``EnvironmentEvaluator.calculate_reward`` and ``CommunicateEvaluator`` on this host,
   combined as ``evaluate_simulation`` combines them for the tasks' reward basis (DB and
   COMMUNICATE), on the task read from the package's own ``tasks.json`` and a trajectory built
@@ -16,7 +17,8 @@ repeated, the messages left out, an extra read) are judged twice:
   tools run on this host here: the calls are this script's (the gold's, perturbed), never a
   model's.
 
-Usage: ``python bench/agreement_tau2.py TASKS.jsonl --out bench/results/imports/tau2.json``
+Usage: ``python bench/agreement_tau2.py TASKS.jsonl... --out bench/results/imports/tau2.json
+[--limit N]`` (N tasks per file, spread evenly).
 """
 
 from __future__ import annotations
@@ -107,8 +109,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tasks", nargs="+")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--limit", type=int, default=0, help="tasks per file, spread evenly (0: all)")
     args = ap.parse_args()
-    tasks = [t for f in args.tasks for t in read_tasks(f) if t.payload.get("bench") == "tau2"]
+    from loguru import logger  # tau2 logs every tool reply at DEBUG
+
+    logger.remove()
+    logger.add(sys.stderr, level="ERROR")
+    tasks = []
+    for f in args.tasks:
+        picked = [t for t in read_tasks(f) if t.payload.get("bench") == "tau2"]
+        if args.limit:
+            picked = picked[:: max(1, len(picked) // args.limit)][: args.limit]
+        tasks += picked
     records: dict[tuple[str, str], dict[str, Any]] = {}
     dbs: dict[str, Any] = {}
     for domain in sorted({t.payload["domain"] for t in tasks}):
@@ -132,9 +144,10 @@ def main() -> None:
             domain = task.payload["domain"]
             record = records[(domain, task.id.rsplit("/", 1)[1])]
             ref = json.loads(task.hidden["reference"])
-            for name, (calls, messages) in variants(ref["turns"][0], ref["messages"]).items():
-                parsed = Answer(turns=[calls] if calls else [], messages=messages)
-                ours, out = verifier.judge(task, parsed)
+            answers = variants(ref["turns"][0], ref["messages"])
+            parsed = [Answer(turns=[c] if c else [], messages=m) for c, m in answers.values()]
+            judged = verifier.judge_many(task, parsed)
+            for (name, (calls, messages)), (ours, out) in zip(answers.items(), judged, strict=True):
                 if ours.infra_error or out is None:
                     raise SystemExit(f"{task.id} {name}: {ours.infra_error or ours.tests}")
                 results = out["turns"][0]["results"] if out["turns"] else []

@@ -80,3 +80,36 @@ def test_answers_in_other_shapes():
 def test_docstrings():
     assert doctest.testmod(bench_api).failed == 0
     assert doctest.testmod(bfcl).failed == 0
+
+
+def test_an_episode_in_the_environment_turn_by_turn(tasks):
+    import asyncio
+
+    from referee.domains.toolworld.bench_env import BenchApiEnv
+
+    task = next(t for t in tasks if t.id == "bfcl/multi_turn_base_0")
+    gold = json.loads(task.hidden["reference"])["turns"]
+
+    async def episode() -> tuple[bool, list[str]]:
+        env = BenchApiEnv()
+        try:
+            await env.reset(task)
+            assert {"cd", "mkdir", "mv"} <= {t["function"]["name"] for t in env.tools()}
+            users = []
+            for turn in gold:
+                calls = [
+                    {"id": f"c{i}", "type": "function",
+                     "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                    for i, c in enumerate(turn)
+                ]
+                step = await env.step({"role": "assistant", "content": "", "tool_calls": calls})
+                assert len(step.observations) == len(turn) and not step.done
+                step = await env.step({"role": "assistant", "content": "Done."})
+                users += [o["content"] for o in step.observations if o["role"] == "user"]
+            assert env.done and env.reason == "answered"
+            return (await env.verify()).passed, users
+        finally:
+            await env.close()
+
+    passed, users = asyncio.run(episode())
+    assert passed and users == [t["user"] for t in task.payload["turns"][1:]]

@@ -32,3 +32,34 @@ def test_airline_tasks_gold_passes_empty_fails_and_what_is_said_counts():
 
 def test_docstrings():
     assert doctest.testmod(tau2).failed == 0
+
+
+def test_an_episode_in_the_environment():
+    import asyncio
+
+    from referee.domains.toolworld.bench_env import BenchApiEnv
+
+    (task,) = tau2_airline_tasks(ids={"7"})
+    gold = json.loads(task.hidden["reference"])
+
+    async def episode(say: list[str]) -> bool:
+        env = BenchApiEnv()
+        try:
+            await env.reset(task)
+            names = {t["function"]["name"] for t in env.tools()}
+            assert {"get_user_details", "cancel_reservation"} <= names
+            calls = [
+                {"id": f"c{i}", "type": "function",
+                 "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                for i, c in enumerate(gold["turns"][0])
+            ]
+            step = await env.step({"role": "assistant", "content": "", "tool_calls": calls})
+            assert not step.done and len(step.observations) == len(calls)
+            step = await env.step({"role": "assistant", "content": " ".join(say)})
+            assert step.done and step.reason == "answered"
+            return (await env.verify()).passed
+        finally:
+            await env.close()
+
+    assert asyncio.run(episode(gold["messages"]))
+    assert not asyncio.run(episode(["All done."]))  # its communicate_info is not said

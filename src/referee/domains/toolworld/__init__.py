@@ -67,6 +67,7 @@ def register() -> None:
         lazy(f"{_PKG}.bench_api:make_verifier"),
         lazy(f"{_PKG}.bench_api:count_tests"),
     )
+    register_env("bench-api", lazy(f"{_PKG}.bench_env:BenchApiEnv"))
     register_source(
         "bfcl-multi-turn",
         lazy(f"{_PKG}.bfcl:bfcl_tasks"),

@@ -223,6 +223,31 @@ class BenchApiVerifier:
         spec = {"task": task.payload["setup"], "turns": answer.turns}
         return run_runner(self.sandbox(bench), bench.runner, spec)
 
+    def judge_many(self, task: Task, answers: list[Answer]) -> list[tuple[Verdict, Any]]:
+        """Each answer's verdict and runner output, all from one sandboxed run (the state
+        loaded once, each answer replayed from a fresh copy of it): for judging many answers
+        to one task (an agreement study, a batch of rollouts). A run that fails falls back to
+        :meth:`judge`, one answer at a time."""
+        bench = _bench(task)
+        spec = {"task": task.payload["setup"], "answers": [a.turns for a in answers]}
+        try:
+            outs = run_runner(self.sandbox(bench), bench.runner, spec)["answers"]
+        except (SandboxError, KeyError, TypeError):
+            return [self.judge(task, a) for a in answers]
+        results = []
+        for answer, out in zip(answers, outs, strict=True):
+            tests = bench.judge(task, answer, out)
+            passed = bool(tests) and all(t.status == "passed" for t in tests)
+            verdict = Verdict(
+                task_id=task.id,
+                reward=1.0 if passed else 0.0,
+                passed=passed,
+                tests=tests,
+                verifier=VERIFIER_NAME,
+            )
+            results.append((verdict, out))
+        return results
+
     def verify(self, task: Task, answer: str, /) -> Verdict:
         return self.judge(task, parse_answer(answer))[0]
 

@@ -79,7 +79,7 @@ sys.path.insert(0, "/opt/packages")
 from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING, STATELESS_CLASSES
 
 spec = json.load(open("spec.json"))
-task, turns = spec["task"], spec["turns"]
+task = spec["task"]
 FORBIDDEN = {"kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"}
 
 def canon(v, depth=0):
@@ -114,19 +114,21 @@ def canon(v, depth=0):
 def digest(v):
     return hashlib.sha256(json.dumps(canon(v), sort_keys=True).encode()).hexdigest()[:32]
 
-instances, methods = {}, {}
-for cls_name in task["classes"]:
-    module = importlib.import_module(CLASS_FILE_PATH_MAPPING[cls_name])
-    inst = getattr(module, cls_name)()
-    if cls_name not in STATELESS_CLASSES:
-        inst._load_scenario(copy.deepcopy(task["initial_config"].get(cls_name, {})),
-                            long_context=task["long_context"])
-    instances[cls_name] = inst
-    for name, _ in inspect.getmembers(inst, predicate=inspect.ismethod):
-        if not name.startswith("_"):
-            methods[name] = inst
+def load():
+    instances, methods = {}, {}
+    for cls_name in task["classes"]:
+        module = importlib.import_module(CLASS_FILE_PATH_MAPPING[cls_name])
+        inst = getattr(module, cls_name)()
+        if cls_name not in STATELESS_CLASSES:
+            inst._load_scenario(copy.deepcopy(task["initial_config"].get(cls_name, {})),
+                                long_context=task["long_context"])
+        instances[cls_name] = inst
+        for name, _ in inspect.getmembers(inst, predicate=inspect.ismethod):
+            if not name.startswith("_"):
+                methods[name] = inst
+    return instances, methods
 
-def call(c):
+def call(methods, c):
     name, args = c["name"], c["arguments"]
     if name in FORBIDDEN:
         return "Error during execution: Function call %s is not allowed." % name
@@ -145,13 +147,20 @@ def call(c):
             return str(r)
     return str(r)
 
-out = []
-for turn in turns:
-    results = [call(c) for c in turn]
-    state = {n: {k: digest(v) for k, v in vars(i).items() if not k.startswith("_")}
-             for n, i in instances.items()}
-    out.append({"results": results, "state": state})
-json.dump({"turns": out}, open("out.json", "w"))
+def episode(turns):
+    instances, methods = load()  # fresh instances for each answer
+    out = []
+    for turn in turns:
+        results = [call(methods, c) for c in turn]
+        state = {n: {k: digest(v) for k, v in vars(i).items() if not k.startswith("_")}
+                 for n, i in instances.items()}
+        out.append({"results": results, "state": state})
+    return {"turns": out}
+
+if "answers" in spec:  # several answers, each from the initial state
+    json.dump({"answers": [episode(t) for t in spec["answers"]]}, open("out.json", "w"))
+else:
+    json.dump(episode(spec["turns"]), open("out.json", "w"))
 '''
 
 

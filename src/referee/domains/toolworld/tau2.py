@@ -76,29 +76,41 @@ PACKAGES = (
 )
 
 RUNNER = r'''
-import importlib, json, os, sys
+import copy, importlib, json, os, sys
 sys.path.insert(0, "/opt/packages")
 os.environ.setdefault("LOGURU_LEVEL", "ERROR")
 spec = json.load(open("spec.json"))
-task, turns = spec["task"], spec["turns"]
+task = spec["task"]
 module = importlib.import_module("tau2.domains.%s.environment" % task["domain"])
-env = module.get_environment()
-out = []
-for turn in turns:
-    results = []
-    for c in turn:
-        # tau2's Environment.get_response: the call, sync_tools, "Error: ..." on an exception
-        try:
-            resp = env.make_tool_call(c["name"], requestor=c.get("requestor", "assistant"),
-                                      **c["arguments"])
-            env.sync_tools()
-            error = False
-        except Exception as e:
-            resp, error = "Error: %s" % e, True
-        results.append({"content": env.to_json_str(resp), "error": error})
-    out.append({"results": results, "db_hash": env.get_db_hash(),
-                "user_db_hash": env.get_user_db_hash()})
-json.dump({"turns": out}, open("out.json", "w"))
+first = module.get_environment()
+if spec.get("describe"):  # the tools' schemas, as tau2 gives them to an agent
+    json.dump({"tools": [t.openai_schema for t in first.get_tools()]}, open("out.json", "w"))
+    sys.exit(0)
+db = first.tools.db
+
+def episode(turns):
+    env = module.get_environment(db=copy.deepcopy(db))  # the database as loaded, each time
+    out = []
+    for turn in turns:
+        results = []
+        for c in turn:
+            # tau2's Environment.get_response: the call, sync_tools, "Error: ..." on an exception
+            try:
+                resp = env.make_tool_call(c["name"], requestor=c.get("requestor", "assistant"),
+                                          **c["arguments"])
+                env.sync_tools()
+                error = False
+            except Exception as e:
+                resp, error = "Error: %s" % e, True
+            results.append({"content": env.to_json_str(resp), "error": error})
+        out.append({"results": results, "db_hash": env.get_db_hash(),
+                    "user_db_hash": env.get_user_db_hash()})
+    return {"turns": out}
+
+if "answers" in spec:  # several answers, each from the initial state (one load for all)
+    json.dump({"answers": [episode(t) for t in spec["answers"]]}, open("out.json", "w"))
+else:
+    json.dump(episode(spec["turns"]), open("out.json", "w"))
 '''
 
 
@@ -207,6 +219,8 @@ def _tasks(
     with Sandbox(python_workers=1, python_packages=PACKAGES) as sandbox:
         empty = run_runner(sandbox, RUNNER, {"task": {"domain": domain}, "turns": [[]]})
         initial = empty["turns"][0]
+        spec = {"task": {"domain": domain}, "turns": [], "describe": True}
+        initial["tools"] = run_runner(sandbox, RUNNER, spec)["tools"]
         for number, record in enumerate(records):
             if ids is not None and str(record["id"]) not in ids:
                 continue
@@ -277,6 +291,7 @@ def _task(
             "domain": domain,
             "tau2_split": tau2_split.get(str(record["id"]), ""),
             "setup": {"domain": domain},
+            "tools": initial["tools"],
             "turns": [{"user": None, "added_tools": []}],
         },
         hidden={
