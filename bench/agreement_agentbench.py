@@ -17,7 +17,7 @@ submission to the answer file; the whole shell verifier runs) and by the scorer'
 State tasks (``checking/N.sh``) are judged by the package's own check script in both: for them
 only gold and empty are run, and they are counted apart.
 
-Usage: ``python bench/agreement_agentbench.py TASKS.jsonl --out bench/results/imports/agentbench.json``
+Usage: ``python bench/agreement_agentbench.py TASKS.jsonl --out OUT.json``
 """
 
 from __future__ import annotations
@@ -54,10 +54,14 @@ def scorer(spec: dict[str, Any], submission: str, expected: str) -> bool:
     """inspect-evals' comparison of ``submission`` with ``expected``."""
     if spec["kind"] == "match":
         return str(spec["match"]) == str(submission)
-    scripts = Path(str(distribution("inspect-evals").locate_file(
-        "inspect_evals/agent_bench/data/scripts")))
-    r = subprocess.run([sys.executable, str(scripts / spec["script"]), submission, expected],
-                       capture_output=True, timeout=30)
+    scripts = Path(
+        str(distribution("inspect-evals").locate_file("inspect_evals/agent_bench/data/scripts"))
+    )
+    r = subprocess.run(
+        [sys.executable, str(scripts / spec["script"]), submission, expected],
+        capture_output=True,
+        timeout=30,
+    )
     return r.returncode == 0
 
 
@@ -74,9 +78,14 @@ def gold_answer(verifier: ShellVerifier, task: Task) -> str | None:
 
 
 def submissions(expected: str) -> dict[str, str]:
-    out = {"gold": expected, "empty": "", "leading space": " " + expected,
-           "trailing word": expected + " done", "padded with newlines": "\n" + expected + "\n\n",
-           "wrong word": "no" if expected != "no" else "yes"}
+    out = {
+        "gold": expected,
+        "empty": "",
+        "leading space": " " + expected,
+        "trailing word": expected + " done",
+        "padded with newlines": "\n" + expected + "\n\n",
+        "wrong word": "no" if expected != "no" else "yes",
+    }
     try:
         out["off by one"] = str(int(expected) + 1)
     except ValueError:
@@ -99,14 +108,27 @@ def main() -> None:
             if spec is None:  # a state task: the package's check script decides in both
                 for name, answer in (("gold", task.hidden["reference"]), ("empty", "")):
                     v = verifier.verify(task, answer)
-                    rows.append({"task": task.id, "variant": f"state: {name}",
-                                 "referee": v.passed, "scorer": name == "gold",
-                                 "tests": [f"{t.name}: {t.status} {t.detail}" for t in v.tests]})
+                    rows.append(
+                        {
+                            "task": task.id,
+                            "variant": f"state: {name}",
+                            "referee": v.passed,
+                            "scorer": name == "gold",
+                            "tests": [f"{t.name}: {t.status} {t.detail}" for t in v.tests],
+                        }
+                    )
                 continue
             expected = gold_answer(verifier, task)
             if expected is None:
-                rows.append({"task": task.id, "variant": "gold", "referee": False,
-                             "scorer": True, "note": "the gold wrote no answer"})
+                rows.append(
+                    {
+                        "task": task.id,
+                        "variant": "gold",
+                        "referee": False,
+                        "scorer": True,
+                        "note": "the gold wrote no answer",
+                    }
+                )
                 continue
             for name, sub in submissions(expected).items():
                 script = f"printf '%s' {shlex.quote(sub)} > {ANSWER_FILE}\n" if sub else ""

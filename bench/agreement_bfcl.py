@@ -115,7 +115,7 @@ def main() -> None:
     rows = []
     counts: Counter[tuple[str, str]] = Counter()
     with BenchApiVerifier() as verifier:
-        for cat, ts in sorted(by_cat.items()):
+        for _cat, ts in sorted(by_cat.items()):
             for task in ts:
                 bfcl_id = task.id.removeprefix("bfcl/")
                 entry, truth = entries[bfcl_id]

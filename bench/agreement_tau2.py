@@ -45,10 +45,13 @@ def variants(gold: Calls, messages: list[str]) -> dict[str, tuple[Calls, list[st
     if gold:
         out["last action dropped"] = (gold[:-1], messages)
         out["first action dropped"] = (gold[1:], messages)
-        out["last action repeated"] = (gold + [gold[-1]], messages)
-        out["an extra read"] = (gold + [gold[0]] if not gold[0]["name"].startswith(_WRITES)
-                                else [*gold, {"name": "list_all_airports", "arguments": {}}],
-                                messages)
+        out["last action repeated"] = ([*gold, gold[-1]], messages)
+        out["an extra read"] = (
+            [*gold, gold[0]]
+            if not gold[0]["name"].startswith(_WRITES)
+            else [*gold, {"name": "list_all_airports", "arguments": {}}],
+            messages,
+        )
         writes = [i for i, c in enumerate(gold) if c["name"].startswith(_WRITES)]
         for i in writes:
             for k, a in gold[i]["arguments"].items():
@@ -64,8 +67,14 @@ def variants(gold: Calls, messages: list[str]) -> dict[str, tuple[Calls, list[st
     return out
 
 
-def tau2_verdict(domain: str, record: dict[str, Any], calls: Calls, results: list[dict[str, Any]],
-                 messages: list[str], db: Any) -> tuple[bool, str]:
+def tau2_verdict(
+    domain: str,
+    record: dict[str, Any],
+    calls: Calls,
+    results: list[dict[str, Any]],
+    messages: list[str],
+    db: Any,
+) -> tuple[bool, str]:
     from tau2.data_model.message import AssistantMessage, ToolCall, ToolMessage
     from tau2.data_model.tasks import RewardType, Task
     from tau2.evaluator.evaluator_communicate import CommunicateEvaluator
@@ -82,8 +91,13 @@ def tau2_verdict(domain: str, record: dict[str, Any], calls: Calls, results: lis
         tc = ToolCall(id=f"c{i}", name=c["name"], arguments=c["arguments"], requestor="assistant")
         trajectory.append(AssistantMessage(role="assistant", content=None, tool_calls=[tc]))
         trajectory.append(
-            ToolMessage(id=f"c{i}", role="tool", content=r["content"], requestor="assistant",
-                        error=r["error"])
+            ToolMessage(
+                id=f"c{i}",
+                role="tool",
+                content=r["content"],
+                requestor="assistant",
+                error=r["error"],
+            )
         )
     if messages:
         trajectory.append(AssistantMessage(role="assistant", content="\n".join(messages)))
@@ -155,7 +169,10 @@ def main() -> None:
                 agree = ours.passed == theirs
                 counts[(name, "agree" if agree else "disagree")] += 1
                 row: dict[str, Any] = {
-                    "task": task.id, "variant": name, "referee": ours.passed, "tau2": theirs,
+                    "task": task.id,
+                    "variant": name,
+                    "referee": ours.passed,
+                    "tau2": theirs,
                 }
                 if not agree:
                     row["note"] = note

@@ -59,7 +59,7 @@ def test_a_match_question_with_a_background_writer(shell_verifier):
 
 
 def test_a_record_whose_init_script_the_package_lacks_is_refused():
-    with pytest.raises(RowError, match="init/stock-log.sh of the AgentBench repository"):
+    with pytest.raises(RowError, match=r"init/stock-log\.sh of the AgentBench repository"):
         record_row("test", _record("test", 0), "agentbench test")
 
 

@@ -34,8 +34,14 @@ def _bfcl_says(task, turns, tag):
 
     entry, truth = next((e, a) for e, a in load_category("base") if f"bfcl/{e['id']}" == task.id)
     decoded = [
-        [[f"{c['name']}({', '.join(f'{k}={v!r}' for k, v in c['arguments'].items())})"
-          for c in turn]] if turn else []
+        [
+            [
+                f"{c['name']}({', '.join(f'{k}={v!r}' for k, v in c['arguments'].items())})"
+                for c in turn
+            ]
+        ]
+        if turn
+        else []
         for turn in turns
     ]
     try:
@@ -98,8 +104,11 @@ def test_an_episode_in_the_environment_turn_by_turn(tasks):
             users = []
             for turn in gold:
                 calls = [
-                    {"id": f"c{i}", "type": "function",
-                     "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                    {
+                        "id": f"c{i}",
+                        "type": "function",
+                        "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])},
+                    }
                     for i, c in enumerate(turn)
                 ]
                 step = await env.step({"role": "assistant", "content": "", "tool_calls": calls})

@@ -49,8 +49,11 @@ def test_an_episode_in_the_environment():
             names = {t["function"]["name"] for t in env.tools()}
             assert {"get_user_details", "cancel_reservation"} <= names
             calls = [
-                {"id": f"c{i}", "type": "function",
-                 "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                {
+                    "id": f"c{i}",
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])},
+                }
                 for i, c in enumerate(gold["turns"][0])
             ]
             step = await env.step({"role": "assistant", "content": "", "tool_calls": calls})

@@ -187,7 +187,7 @@ def _answer_check(spec: dict[str, Any]) -> str:
 
 
 def _state_check(script: str) -> str:
-    return f'cd "$HOME"\nbash <<\'AGENTBENCH_CHECK\'\n{script}\nAGENTBENCH_CHECK\n'
+    return f"cd \"$HOME\"\nbash <<'AGENTBENCH_CHECK'\n{script}\nAGENTBENCH_CHECK\n"
 
 
 def _write_answer(text: str) -> str:
@@ -307,4 +307,3 @@ def agentbench_os_tasks(
         source="agentbench-os",
         versions={_PACKAGE: version},
     )
-

@@ -73,7 +73,8 @@ def _call(item: Any) -> dict[str, Any] | str:
     it is not one."""
     if not isinstance(item, dict):
         return 'a call is an object {"name": ..., "arguments": {...}}'
-    fn = item.get("function") if isinstance(item.get("function"), dict) else item
+    inner = item.get("function")
+    fn: dict[str, Any] = inner if isinstance(inner, dict) else item
     name, args = fn.get("name"), fn.get("arguments", {})
     if not isinstance(name, str) or not name:
         return 'a call needs a "name"'
@@ -106,9 +107,11 @@ def parse_answer(text: str) -> Answer:
     messages: list[str] = []
     if isinstance(data, dict):
         raw_messages = data.get("messages") or []
-        messages = [m for m in raw_messages if isinstance(m, str)] if isinstance(
-            raw_messages, list
-        ) else []
+        messages = (
+            [m for m in raw_messages if isinstance(m, str)]
+            if isinstance(raw_messages, list)
+            else []
+        )
         data = data.get("turns") or []
     if not isinstance(data, list):
         return Answer(messages=messages, errors=["turns must be a list"])

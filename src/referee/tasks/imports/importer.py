@@ -40,8 +40,8 @@ def _unique(
     for t in tasks:
         if t.id in ids:
             raise TaskError(
-                f"{path or 'the source'}: two rows make the task id {t.id!r}; ids must be unique (the source's "
-                "own ids repeat: remove the duplicate rows)"
+                f"{path or 'the source'}: two rows make the task id {t.id!r}; ids must be "
+                "unique (the source's own ids repeat: remove the duplicate rows)"
             )
         ids.add(t.id)
         seen[t.split] += 1
