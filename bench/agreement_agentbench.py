@@ -12,8 +12,10 @@ with this script's strings as arguments.
 For each question task: the system is booted as referee boots it, the gold script runs, and
 the answer it wrote is EXPECTED (``match`` for a match task); then the gold answer and
 perturbed submissions (empty, off by one, a leading space, a trailing word, padded with
-newlines, another task's kind of answer) are judged by referee (the answer script writes the
-submission to the answer file; the whole shell verifier runs) and by the scorer's comparison.
+newlines, a wrong word) are judged by referee and by the scorer's comparison. referee's answer
+script is the gold's followed by the perturbation of the answer file, so that it answers about
+the system it is judged on (several tasks' setups are random: ``$RANDOM``, /dev/urandom); the
+scorer gets the same perturbation of EXPECTED.
 State tasks (``checking/N.sh``) are judged by the package's own check script in both: for them
 only gold and empty are run, and they are counted apart.
 
@@ -77,20 +79,29 @@ def gold_answer(verifier: ShellVerifier, task: Task) -> str | None:
     return raw.decode(errors="replace").rstrip("\n")
 
 
-def submissions(expected: str) -> dict[str, str]:
-    out = {
-        "gold": expected,
-        "empty": "",
-        "leading space": " " + expected,
-        "trailing word": expected + " done",
-        "padded with newlines": "\n" + expected + "\n\n",
-        "wrong word": "no" if expected != "no" else "yes",
-    }
-    try:
-        out["off by one"] = str(int(expected) + 1)
-    except ValueError:
-        out["off by one"] = expected + "1"
-    return out
+#: Each perturbation of the gold answer ``a``, as Python source over ``a`` (a string).
+PERTURBATIONS = {
+    "gold": "a",
+    "leading space": "' ' + a",
+    "trailing word": "a + ' done'",
+    "padded with newlines": "'\\n' + a + '\\n\\n'",
+    "wrong word": "'no' if a != 'no' else 'yes'",
+    "off by one": "str(int(a) + 1) if a.strip().lstrip('-').isdigit() else a + '1'",
+}
+
+
+def perturbed(expression: str, a: str) -> str:
+    return str(eval(expression, {"__builtins__": {"str": str, "int": int}}, {"a": a}))
+
+
+def answer_script(reference: str, expression: str) -> str:
+    """The gold's script, then its answer file rewritten by ``expression``: in the same
+    system, so a task whose setup is random (``$RANDOM``, /dev/urandom) is answered about the
+    system it is judged on."""
+    program = (
+        f"p = {ANSWER_FILE!r}; a = open(p).read().rstrip('\\n'); open(p, 'w').write({expression})"
+    )
+    return f"{script_of(reference)}\ncd /workspace && python3 -c {shlex.quote(program)}\n"
 
 
 def main() -> None:
@@ -130,11 +141,15 @@ def main() -> None:
                     }
                 )
                 continue
-            for name, sub in submissions(expected).items():
-                script = f"printf '%s' {shlex.quote(sub)} > {ANSWER_FILE}\n" if sub else ""
+            tried = {"empty": ("", "")}
+            for name, expression in PERTURBATIONS.items():
+                script = answer_script(task.hidden["reference"], expression)
+                tried[name] = (script, perturbed(expression, expected))
+            for name, (script, sub) in tried.items():
                 v = verifier.verify(task, script)
                 if v.infra_error:
                     raise SystemExit(f"{task.id} {name}: infra error {v.infra_error}")
+                # the scorer on the same perturbation of this boot's gold answer
                 theirs = scorer(spec, sub.rstrip("\n"), expected.strip())
                 row = {"task": task.id, "variant": name, "referee": v.passed, "scorer": theirs}
                 if v.passed != theirs:
