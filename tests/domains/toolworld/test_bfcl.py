@@ -122,3 +122,14 @@ def test_an_episode_in_the_environment_turn_by_turn(tasks):
 
     passed, users = asyncio.run(episode())
     assert passed and users == [t["user"] for t in task.payload["turns"][1:]]
+
+
+def test_the_source_takes_no_file_and_names_its_subsets():
+    from referee.errors import ConfigError
+    from referee.tasks.sources import check_source_call
+
+    with pytest.raises(ConfigError, match="takes no file"):
+        check_source_call("bfcl-multi-turn", "heldout", "rows.jsonl")
+    with pytest.raises(ConfigError, match="base, miss_func, miss_param, long_context"):
+        load_category("parallel")
+    assert check_source_call("bfcl-multi-turn", "train", None, ["subset"]).skips_bad_rows
