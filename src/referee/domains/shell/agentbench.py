@@ -36,8 +36,12 @@ with a one-line reason (``--skip-bad`` reports it and goes on):
 
 * an ``init`` that runs a script of the AgentBench repository (``init/*.sh``): inspect-evals
   clones that repository from GitHub when it builds the image; the package does not ship it;
-* tasks whose gold does not pass in the sandbox (``useradd``, ``runuser``: one sandbox user, no
-  root), each with the check's own failure.
+* tasks whose gold does not pass in the sandbox, each with the failure: real users
+  (``useradd``, ``groupadd``: one sandbox user, no root), ``apt-get`` in the init, a write to
+  ``/``, a command the gold installs in ``/usr/local/bin`` (read-only here), and answers that
+  differ between the agent's session and the check's (counting processes: the agent's are dead
+  when the check runs; ``ulimit -u``; the host's ``/var/log``, not in the sandbox).
+  (inspect-evals 0.26.0: 114 of 145 imported; ``bench/RESULTS.md`` section 30.)
 """
 
 from __future__ import annotations
