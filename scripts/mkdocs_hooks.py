@@ -37,7 +37,7 @@ TOPICS: tuple[tuple[str, str, tuple[int, ...]], ...] = (
     ("service", "Service and Ray", (9, 12, 32)),
     ("domains", "Domains and distribution shift", (15, 16, 17, 18, 19, 20, 21, 27, 30, 31)),
     ("install", "Installation: the light core, extras and the trainers", (26, 29)),
-    ("imports", "Imports: public benchmarks against their own judges", (33, 34)),
+    ("imports", "Imports: public benchmarks against their own judges", (33, 34, 35)),
 )
 NOTES = {"How the fast path got here": "speed"}
 MORE = ("more", "More results (sections without a topic yet)")

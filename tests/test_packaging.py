@@ -30,7 +30,7 @@ TOOLING = {"docs"}
 TRAINERS = {"verl", "openrlhf", "areal", "skyrl", "prime", "trl"}
 #: Public benchmarks read from their packages, installed --no-deps from requirements-bench.lock
 #: (their own dependencies are heavy and unused): `all` leaves them out.
-BENCHMARKS = {"bench-intercode"}
+BENCHMARKS = {"bench-intercode", "bench-agentbench", "bench-bfcl", "bench-tau2"}
 
 
 def _expand(extra: str) -> list[Requirement]:

@@ -53,6 +53,9 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "gguf": ("gguf",),
     # installed --no-deps (requirements-bench.lock); the imports read their data files
     "bench-intercode": ("intercode",),
+    "bench-agentbench": ("inspect_evals",),
+    "bench-bfcl": ("bfcl_eval", "mpmath"),
+    "bench-tau2": ("tau2", "deepdiff", "loguru"),
 }
 
 

@@ -54,7 +54,9 @@ def test_a_new_format_is_one_registration(registry):
 
 
 def test_unknown_names_and_splits_are_refused_with_the_choices(registry):
-    with pytest.raises(ConfigError, match="unknown task source 'nosuch'; available: apps, "):
+    with pytest.raises(
+        ConfigError, match="unknown task source 'nosuch'; available: agentbench-os, apps, "
+    ):
         get_source("nosuch")
     with pytest.raises(ConfigError, match="split must be train or heldout, got 'dev'"):
         load_source("humaneval", split="dev")

@@ -49,7 +49,8 @@ def tasks_import(
         str | None,
         typer.Option(
             help="deepcoder: the subset the file holds (default: from its name); verilogeval: "
-            "human or machine (default: both)."
+            "human or machine (default: both); agentbench-os: dev or test; bfcl-multi-turn: "
+            "base, miss_func, miss_param or long_context (default: all)."
         ),
     ] = None,
     repo_dir: Annotated[

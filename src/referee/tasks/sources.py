@@ -11,7 +11,9 @@ registration:
 A source that reads a dataset file (``referee tasks import apps FILE``) registers with
 ``reads_file=True``: its factory is ``load(split, path, **options)`` and yields its tasks one at
 a time (a large file is never held whole), and ``options`` names the keyword options it takes
-(``subset`` for deepcoder, ``repo_dir`` for swebench). A loader that registers with
+(``subset`` for deepcoder, ``repo_dir`` for swebench). A source that brings its own tasks
+(a benchmark read from an installed package: ``agentbench-os``) may take options too, and
+``on_bad_row`` when it validates each task itself. A loader that registers with
 ``skips_bad_rows=True`` also takes ``on_bad_row`` (:data:`referee.tasks.imports.rows.OnBadRow`):
 it hands each bad row's :class:`~referee.tasks.imports.rows.RowError` to it and goes on
 (``referee tasks import --skip-bad``). A source that brings its own tasks but registers with
@@ -178,7 +180,7 @@ def iter_source(
     elif given:  # a packaged benchmark's source: its options and on_bad_row, no file
         yield from source.load(split, **given)
     else:
-        yield from source.load(split)
+        yield from source.load(split, **given)
 
 
 def load_source(

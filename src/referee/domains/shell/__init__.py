@@ -13,8 +13,8 @@ Registered here, lazily (nothing of the domain is imported until a task is made 
   is a script);
 * the environment ``"shell"`` (:class:`.env.ShellEnv`, multi-turn with tools and a permission
   manifest);
-* the import sources ``shell-rows`` (:mod:`.imports`), ``harbor`` (:mod:`.harbor_import`) and
-  ``intercode-bash``
+* the import sources ``shell-rows`` (:mod:`.imports`), ``harbor`` (:mod:`.harbor_import`),
+  ``agentbench-os`` (:mod:`.agentbench`) and ``intercode-bash``
   (:mod:`.intercode`: InterCode's bash queries, read from its package);
 * the red-team corpus ``shell`` (:mod:`.redteam`).
 """
@@ -67,6 +67,13 @@ DOMAIN = Domain(
             "harbor",
             "harbor_import:harbor_tasks",
             "Harbor task directories (Terminal-Bench 2): plain Debian/Ubuntu images",
+        ),
+        Source(
+            "agentbench-os",
+            "agentbench:agentbench_os_tasks",
+            "AgentBench OS tasks (dev 26, test 119) from inspect-evals' own data",
+            reads_file=False,
+            options=("subset",),
         ),
         Source(
             "intercode-bash",

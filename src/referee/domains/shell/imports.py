@@ -35,7 +35,7 @@ in one line; with ``on_bad_row`` (``--skip-bad``) it is reported and the row ski
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ from referee.tasks.model import Provenance, Task
 
 from .accounts import as_data, parse_users
 
-__all__ = ["load_rows", "row_task"]
+__all__ = ["load_rows", "row_task", "validated_tasks"]
 
 _MANIFEST_KEYS = {"read_only", "writable", "commands", "signal"}
 #: field -> (lowest, highest, default) seconds.
@@ -99,8 +99,15 @@ def _process_checks(row: Row) -> list[dict[str, Any]]:
     return checks
 
 
-def row_task(row: Row, split: str = "train") -> Task:
-    """The task of one row, its fields checked (not yet run)."""
+def row_task(
+    row: Row,
+    split: str = "train",
+    *,
+    source: str = "shell-rows",
+    versions: dict[str, str] | None = None,
+) -> Task:
+    """The task of one row, its fields checked (not yet run); ``source`` names it and its
+    provenance (an import of a benchmark's rows: ``agentbench-os``)."""
     task_id = row.get("id", str)
     prompt = row.get("prompt", str)
     setup = row.get("setup", str, "")
@@ -123,13 +130,13 @@ def row_task(row: Row, split: str = "train") -> Task:
     from .draft import intro
 
     return Task.create(
-        name=f"shell-rows/{task_id}",
+        name=f"{source}/{task_id}",
         prompt=f"{intro()}\n\n{prompt}",
         domain="shell",
         kind="shell",
         answer_format="tool-state",
         split=split,
-        payload={"family": "shell-rows", "files": [], "manifest": manifest},
+        payload={"family": source, "files": [], "manifest": manifest},
         hidden={
             "setup": setup,
             "checks": [
@@ -147,7 +154,9 @@ def row_task(row: Row, split: str = "train") -> Task:
             "setup_timeout_s": limits["setup_time_limit_s"],
             "accounts": as_data(accounts),
         },
-        provenance=Provenance(source="shell-rows", unit=f"shell-rows:{task_id}"),
+        provenance=Provenance(
+            source=source, unit=f"{source}:{task_id}", versions=dict(versions or {})
+        ),
     )
 
 
@@ -155,12 +164,25 @@ def load_rows(split: str, path: str | Path, on_bad_row: OnBadRow | None = None) 
     """Tasks of a ``shell-rows`` file, each validated in the sandbox (reference passes within
     its time limit, an empty answer fails); the first bad row stops the import with a one-line
     error naming it, or, with ``on_bad_row``, is handed to it and skipped."""
+    yield from validated_tasks(iter_rows(str(path), on_bad_row), split, on_bad_row)
+
+
+def validated_tasks(
+    rows: Iterable[Row],
+    split: str,
+    on_bad_row: OnBadRow | None = None,
+    *,
+    source: str = "shell-rows",
+    versions: dict[str, str] | None = None,
+) -> Iterator[Task]:
+    """The tasks of ``rows`` (every row's fields checked before any run), each validated in
+    the sandbox as :func:`load_rows` does; a bad row raises, or goes to ``on_bad_row``."""
     from .verifier import ShellVerifier
 
     tasks = []
-    for row in iter_rows(str(path), on_bad_row):  # every row's fields, before any run
+    for row in rows:
         with skipping(on_bad_row):
-            tasks.append((row, row_task(row, split)))
+            tasks.append((row, row_task(row, split, source=source, versions=versions)))
     with ShellVerifier() as verifier:
         for row, task in tasks:
             with skipping(on_bad_row):

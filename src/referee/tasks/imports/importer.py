@@ -60,8 +60,9 @@ def import_tasks(
     skip_bad: bool = False,
     **options: Any,
 ) -> ImportSummary:
-    """Read ``path`` with the file source ``source`` (None: a source that brings its own
-    rows and can skip bad ones, such as ``verilogeval``) and write its tasks to ``out``.
+    """Read ``path`` with the file source ``source`` (or, with ``path`` None, take the tasks a
+    source that brings and validates its own rows brings: ``verilogeval``, ``agentbench-os``)
+    and write its tasks to ``out``.
 
     Every task goes to ``split`` unless ``heldout`` (a share) splits them by unit
     (:func:`referee.tasks.split.split_tasks`). ``options`` are the source's (``subset``,
