@@ -78,7 +78,7 @@ def _demo(**changes: object) -> Domain:
         "verifier": "verifier:make_verifier",
         "count_tests": hidden_count("inputs"),
         "env": "env:DemoEnv",
-        "source": Source("kitdemo-rows", "imports:load", "demo rows"),
+        "sources": (Source("kitdemo-rows", "imports:load", "demo rows"),),
         "corpus": "redteam:run_corpus",
     }
     return Domain("kitdemo", **{**fields, **changes})
