@@ -7,7 +7,7 @@ A domain is a distribution that declares, in its ``pyproject.toml``::
 
 ``register`` is a callable taking no arguments that registers the domain's parts (families,
 verifier kind, environment, import source, red-team corpus) with referee's registries; its
-docstring's first line describes the domain. The six built-in domains are declared the same way
+docstring's first line describes the domain. The eight built-in domains are declared the same way
 in referee's own ``pyproject.toml`` and found the same way.
 
 The registries (task kinds, verifiers, environments, sources, families, corpora) sit *above*
