@@ -97,4 +97,3 @@ def test_cpu_seconds_are_reported_where_measured():
     assert sft.to_json()["cpu_s"] == 4.0
     assert sft.pace_cpu_s == 0.4 and sft.pace_s == 0.8
     assert SFTResult.skipped("ckpt").pace_cpu_s == 0.0
-
