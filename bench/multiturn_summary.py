@@ -20,6 +20,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+CONFIG_KEYS = (
+    "tasks", "sft_steps", "rl_steps", "rl_prompts", "group_size", "rl_lr", "kl_beta",
+    "temperature", "max_completion_tokens", "control_clock", "canary_share",
+)  # fmt: skip
+GRPO_KEYS = (
+    "steps", "wall_s", "cpu_s", "sandbox_cpu_s", "episodes", "infra_errors",
+    "frac_zero_std_mean", "zero_variance_groups_mean", "curve",
+)  # fmt: skip
+
 
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
@@ -89,10 +98,7 @@ def summary(run: Path) -> dict[str, Any]:
     return {
         "run_dir": str(run),
         "seed": cfg["seed"],
-        "config": {k: cfg[k] for k in (
-            "tasks", "sft_steps", "rl_steps", "rl_prompts", "group_size", "rl_lr", "kl_beta",
-            "temperature", "max_completion_tokens", "control_clock", "canary_share",
-        ) if k in cfg},  # fmt: skip
+        "config": {k: cfg[k] for k in CONFIG_KEYS if k in cfg},
         "train_tasks": r["train_tasks"],
         "heldout_tasks": r["heldout_tasks"],
         "demo_pass_rate": r["demo_pass_rate"],
@@ -105,11 +111,7 @@ def summary(run: Path) -> dict[str, Any]:
         "dev_pass_at_1": r.get("dev_pass_at_1", {}),
         "sft": {k: v for k, v in r["sft"].items() if k in keep},
         "control": {k: v for k, v in (r.get("control") or {}).items() if k in keep},
-        "grpo": {
-            k: r["rl"].get(k)
-            for k in ("steps", "wall_s", "cpu_s", "sandbox_cpu_s", "episodes", "infra_errors",
-                      "frac_zero_std_mean", "zero_variance_groups_mean", "curve")
-        },  # fmt: skip
+        "grpo": {k: r["rl"].get(k) for k in GRPO_KEYS},
         "grpo_per_step": steps,
         "heldout_outcomes": {name: outcomes(rows) for name, rows in stages.items()},
         "times": r["times"],
