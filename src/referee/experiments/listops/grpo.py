@@ -285,14 +285,14 @@ def run_grpo(
         # loggers report_to names, beside TRL's own.
         RefereeMetricsCallback.attach(trainer, tracking.tracker)
         quiet_trainer(trainer, layout.rl_dir, "GRPO")
-        sandbox0 = tracking.ledger.spent().sandbox_cpu_s
+        sandbox0 = tracking.ledger.spent.sandbox_cpu_s
         clock.start()
         trainer.train()
         wall, cpu = clock.wall(), clock.cpu()
         result = GRPOResult(
             **_numbers(trainer, layout, wall, record, sampler),
             cpu_s=round(cpu, 2),
-            sandbox_cpu_s=round(tracking.ledger.spent().sandbox_cpu_s - sandbox0, 2),
+            sandbox_cpu_s=round(tracking.ledger.spent.sandbox_cpu_s - sandbox0, 2),
             curve=tuple(curve),
             alerts=tuple(
                 {
