@@ -257,9 +257,10 @@ _FLAGS = {"rl_steps": "--steps", "rl_prompts": "--prompts", "control": "--contro
 #: ten to fifteen minutes on two shared cores, the fine-tuning steps from the dev split's
 #: imitation curve (dev pass@1 every 50 steps), never from held-out numbers. The control gets
 #: GRPO's CPU seconds, not its wall seconds: on a shared machine the load differs between the
-#: two stages (issue 27). Multi-turn GRPO does not beat that control at this size yet, with
-#: these settings or with 800 fine-tuning steps: bench/RESULTS.md, "Multi-turn GRPO against
-#: its control".
+#: two stages (issue 27). At 300 (or 800) fine-tuning steps imitation is still climbing and the
+#: control beats GRPO; with ``sft_steps=1200, rl_steps=20, rl_prompts=8`` fine-tuning reaches
+#: the imitation ceiling and GRPO beats the control by 20-33 points (bench/RESULTS.md, "Multi-
+#: turn GRPO against its control"), at about 15 minutes a run.
 MULTI_TURN_DEFAULTS: dict[str, Any] = {
     "run_dir": "runs/train-code",
     "tasks": 1500,
