@@ -64,6 +64,14 @@ def train(
     canary_share: Annotated[
         float, typer.Option(help="Share of impossible canary tasks in the GRPO pool.")
     ] = 0.01,
+    control_clock: Annotated[
+        str | None,
+        typer.Option(
+            help="How GRPO's time, which the control gets, is counted: wall or cpu (the "
+            "process's and the sandbox's CPU seconds, which a shared machine's load does not "
+            "inflate). Default: wall; cpu with --env code."
+        ),
+    ] = None,
     report_to: Annotated[
         str, typer.Option(help="Trainer loggers for the metrics too: none, tensorboard, wandb.")
     ] = "none",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner
@@ -47,6 +48,33 @@ def test_multi_turn_defaults_apply_to_the_options_left_out():
     assert single.sft.steps == 600 and single.run_dir == "runs/train"
 
 
+def test_the_control_gets_grpo_s_cpu_time_in_multi_turn_and_its_wall_time_in_single_turn():
+    # issue 27: multi-turn's control is sized by CPU seconds (load on a shared machine differs
+    # between the GRPO stage and the control's); single-turn keeps the wall clock, so that
+    # `make demo` runs as it always did.
+    assert experiment_config({}, env="code").sft.control_clock == "cpu"
+    assert experiment_config({}).sft.control_clock == "wall"
+    assert experiment_config({"control_clock": "wall"}, env="code").sft.control_clock == "wall"
+    assert experiment_config({"control_clock": "cpu"}).options()["control_clock"] == "cpu"
+
+
+def test_the_command_passes_the_control_clock(monkeypatch, tmp_path):
+    import referee.experiments.listops as listops
+
+    seen = {}
+
+    def fake(cfg, log):
+        seen["cfg"] = cfg
+        return SimpleNamespace(to_json=lambda: {"run_dir": cfg.run_dir, "heldout_tasks": 0})
+
+    monkeypatch.setattr(listops, "run_experiment", fake)
+    args = ["train", "--control-clock", "cpu", "--run-dir", str(tmp_path / "r"), "--json"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    assert seen["cfg"].sft.control_clock == "cpu" and seen["cfg"].env == "code-single"
+    refused = CliRunner().invoke(app, ["train", "--control-clock", "cpu-time"])
+    assert refused.exit_code == 2 and "--control-clock must be wall or cpu" in refused.output
+
+
 def test_the_parts_are_frozen():
     cfg = ExperimentConfig()
     with pytest.raises(AttributeError):
@@ -85,6 +113,7 @@ def test_the_parts_are_frozen():
         ({"budget_tokens": 0}, "--budget-tokens must be a whole number of at least 1"),
         ({"budget_cpu_hours": -1.0}, "--budget-cpu-hours must be more than 0"),
         ({"budget_wall": 0}, "--budget-wall must be more than 0"),
+        ({"control_clock": "process"}, "--control-clock must be wall or cpu"),
     ],
 )
 def test_bad_options_are_refused_with_the_option_named(options, words):

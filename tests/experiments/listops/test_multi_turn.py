@@ -307,6 +307,20 @@ def test_the_run_reports_every_stage_and_writes_its_folder(small_run):
     assert any(line.startswith("GRPO step 2/2") for line in log)
 
 
+def test_the_control_gets_the_cpu_seconds_grpo_cost(small_run):
+    # issue 27: multi-turn's control is sized by CPU seconds (GRPO's process and its sandbox
+    # runs), which other work on a shared machine does not inflate for one stage only.
+    _, results, log, cfg = small_run
+    assert cfg.sft.control_clock == "cpu"
+    sft, rl, control = results["sft"], results["rl"], results["control"]
+    assert rl["cpu_s"] > 0 and rl["sandbox_cpu_s"] > 0 and sft["cpu_s"] > 0
+    budget = rl["cpu_s"] + rl["sandbox_cpu_s"]
+    assert control["planned_steps"] == int(budget / (sft["cpu_s"] / sft["steps"]))
+    # the control ran its planned steps, or was stopped by the CPU clock once it had GRPO's
+    assert control["steps"] == control["planned_steps"] or control["cpu_s"] >= budget
+    assert any("fine-tuning for GRPO's CPU time" in line for line in log)
+
+
 def test_the_fine_tuned_model_s_tool_calls_reach_the_sandbox(small_run):
     run, results, _, _ = small_run
     # Before fine-tuning a random model calls nothing; after it, it writes and submits.

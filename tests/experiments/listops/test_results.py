@@ -83,3 +83,17 @@ def test_a_stage_reads_as_text_in_the_log():
         "skipped, the run starts from runs/a/model-sft"
     )
     assert "{" not in done.describe() + control.describe()
+
+
+def test_cpu_seconds_are_reported_where_measured():
+    # issue 27: the multi-turn control is sized by GRPO's CPU seconds (its process's and its
+    # sandbox's), so both stages report them; runs before had no such keys, and keep none.
+    assert "cpu_s" not in GRPO.to_json() and GRPO.total_cpu_s is None
+    measured = dataclasses.replace(GRPO, cpu_s=40.0, sandbox_cpu_s=2.5)
+    data = measured.to_json()
+    assert data["cpu_s"] == 40.0 and data["sandbox_cpu_s"] == 2.5
+    assert measured.total_cpu_s == 42.5
+    sft = SFTResult(steps=10, wall_s=9.0, train_s=8.0, lr=3e-3, cpu_s=4.0)
+    assert sft.to_json()["cpu_s"] == 4.0
+    assert sft.pace_cpu_s == 0.4 and sft.pace_s == 0.8
+    assert SFTResult.skipped("ckpt").pace_cpu_s == 0.0

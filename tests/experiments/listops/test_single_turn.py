@@ -55,6 +55,16 @@ def test_the_run_reports_every_stage_and_writes_its_folder(small_run):
         assert (run / model / "config.json").exists(), model
 
 
+def test_the_control_gets_grpo_s_wall_time_as_it_always_did(small_run):
+    # issue 27 added a CPU clock for the control (multi-turn's default); single-turn keeps the
+    # wall clock, so `make demo` sizes its control as before: GRPO's wall seconds at
+    # fine-tuning's wall pace.
+    _, results = small_run
+    sft, rl, control = results["sft"], results["rl"], results["control"]
+    assert control["planned_steps"] == int(rl["wall_s"] / (sft["train_s"] / sft["steps"]))
+    assert rl["cpu_s"] > 0 and sft["cpu_s"] > 0  # measured, though the wall clock decides
+
+
 def test_grpo_really_updates_the_model(small_run):
     import torch
     from transformers import AutoModelForCausalLM

@@ -27,12 +27,11 @@ rewards come back (single-turn: a reward function over completions; multi-turn: 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from referee.experiments.listops.config import ExperimentConfig, GRPOConfig, TrackingConfig
-from referee.experiments.listops.process import Timer, trainer_device_args
+from referee.experiments.listops.process import StageClock, Timer, trainer_device_args
 from referee.experiments.listops.results import GRPOResult
 from referee.rollout.evaluate import EvalResult
 from referee.tasks.model import Task
@@ -226,10 +225,15 @@ def run_grpo(
         record = StepRecord(sampler, tracking, cfg, log)
         curve: list[dict[str, Any]] = []
 
+        # GRPO's own time: the held-out curve's evaluations inside it are not GRPO's work (the
+        # control is sized by this time).
+        clock = StageClock()
+
         class Curve(TrainerCallback):
             def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> Any:
                 if cfg.eval_every and state.global_step % cfg.eval_every == 0:
-                    res = heldout_eval(kw["model"], f"rl-step{state.global_step}")
+                    with clock.paused():
+                        res = heldout_eval(kw["model"], f"rl-step{state.global_step}")
                     curve.append({"step": state.global_step, "heldout_pass_at_1": res.pass_at_1})
                     tracking.heldout(
                         state.global_step, pass_rate=res.pass_at_1, n=len(res.passed),
@@ -281,11 +285,14 @@ def run_grpo(
         # loggers report_to names, beside TRL's own.
         RefereeMetricsCallback.attach(trainer, tracking.tracker)
         quiet_trainer(trainer, layout.rl_dir, "GRPO")
-        t0 = time.perf_counter()
+        sandbox0 = tracking.ledger.spent.sandbox_cpu_s
+        clock.start()
         trainer.train()
-        wall = time.perf_counter() - t0
+        wall, cpu = clock.wall(), clock.cpu()
         result = GRPOResult(
             **_numbers(trainer, layout, wall, record, sampler),
+            cpu_s=round(cpu, 2),
+            sandbox_cpu_s=round(tracking.ledger.spent.sandbox_cpu_s - sandbox0, 2),
             curve=tuple(curve),
             alerts=tuple(
                 {

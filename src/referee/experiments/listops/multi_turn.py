@@ -375,8 +375,8 @@ def _experiment(
     # Token ids and the mask of the model's tokens go straight to TRL's SFTTrainer.
     control_result, control = control_stage(
         cfg.sft, layout, tok, cast(Any, rows), fine_tuning=sft_result,
-        grpo_wall_s=rl_result.wall_s, seed=cfg.seed, heldout_eval=heldout_eval, timer=timer,
-        log=log,
+        grpo_wall_s=rl_result.wall_s, grpo_cpu_s=rl_result.total_cpu_s, seed=cfg.seed,
+        heldout_eval=heldout_eval, timer=timer, log=log,
     )  # fmt: skip
 
     results = experiment_results(

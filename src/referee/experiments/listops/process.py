@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from referee.policy.device import Device, pick_device
 
 __all__ = [
-    "Timer", "place", "prepare_process", "quiet_libraries", "run_device", "trainer_device_args",
+    "StageClock", "Timer", "place", "prepare_process", "quiet_libraries", "run_device",
+    "trainer_device_args",
 ]  # fmt: skip
 
 _device: Device | None = None
@@ -31,6 +34,49 @@ class Timer:
     def lap(self, name: str, t0: float) -> None:
         """Record the time since ``t0`` (a ``time.perf_counter()``) under ``name``."""
         self.times[name] = round(time.perf_counter() - t0, 2)
+
+
+class StageClock:
+    """A stage's wall and process-CPU seconds since :meth:`start`, less its pauses (the
+    evaluations run inside a stage are not the stage's work).
+
+    >>> clock = StageClock()
+    >>> with clock.paused():
+    ...     _ = sum(range(10**5))
+    >>> clock.cpu() < 0.5 and clock.wall() >= 0.0
+    True
+    """
+
+    def __init__(self) -> None:
+        self.start()
+
+    def start(self) -> None:
+        """Start (or restart) the clock from now."""
+        self._wall0, self._cpu0 = time.perf_counter(), time.process_time()
+        self._paused_wall = self._paused_cpu = 0.0
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """The block's time does not count."""
+        w, c = time.perf_counter(), time.process_time()
+        try:
+            yield
+        finally:
+            self._paused_wall += time.perf_counter() - w
+            self._paused_cpu += time.process_time() - c
+
+    def wall(self) -> float:
+        """Wall seconds counted so far."""
+        return time.perf_counter() - self._wall0 - self._paused_wall
+
+    def cpu(self) -> float:
+        """Process-CPU seconds counted so far (all threads)."""
+        return time.process_time() - self._cpu0 - self._paused_cpu
+
+    def spent(self, clock: str) -> float:
+        """Seconds counted so far by ``clock``: "wall" or "cpu"
+        (:data:`referee.experiments.listops.config.CLOCKS`)."""
+        return self.cpu() if clock == "cpu" else self.wall()
 
 
 def quiet_libraries() -> None:

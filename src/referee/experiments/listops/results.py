@@ -38,6 +38,8 @@ class SFTResult:
     planned_steps: int | None = None
     #: fine-tuning skipped: the fine-tuned model folder the run started from
     from_checkpoint: str | None = None
+    #: this process's CPU seconds of training (all threads; None where not measured)
+    cpu_s: float | None = None
 
     @classmethod
     def skipped(cls, checkpoint: str) -> SFTResult:
@@ -48,6 +50,11 @@ class SFTResult:
     def pace_s(self) -> float:
         """Seconds per fine-tuning step (0 when none ran)."""
         return self.train_s / self.steps if self.steps else 0.0
+
+    @property
+    def pace_cpu_s(self) -> float:
+        """CPU seconds per fine-tuning step (0 when none ran or none was measured)."""
+        return (self.cpu_s or 0.0) / self.steps if self.steps else 0.0
 
     def describe(self) -> str:
         """The stage in one line of text, for the run's log.
@@ -84,6 +91,8 @@ class SFTResult:
         }
         if self.planned_steps is not None:
             out["planned_steps"] = self.planned_steps
+        if self.cpu_s is not None:
+            out["cpu_s"] = self.cpu_s
         return out
 
 
@@ -110,6 +119,16 @@ class GRPOResult:
     tool_calls_per_episode: tuple[float, ...] | None = None
     episodes: int | None = None
     infra_errors: int | None = None
+    #: CPU seconds of the stage (held-out evaluations inside it excluded): this process's
+    #: (all threads), and the sandbox's runs (the verifier's and the tools'); None where not
+    #: measured
+    cpu_s: float | None = None
+    sandbox_cpu_s: float | None = None
+
+    @property
+    def total_cpu_s(self) -> float | None:
+        """The stage's whole CPU cost: the process's and the sandbox's."""
+        return None if self.cpu_s is None else self.cpu_s + (self.sandbox_cpu_s or 0.0)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -131,6 +150,9 @@ class GRPOResult:
         out["alerts"] = [dict(a) for a in self.alerts]
         out["canaries"] = self.canaries
         out["quarantined"] = self.quarantined
+        if self.cpu_s is not None:
+            out["cpu_s"] = self.cpu_s
+            out["sandbox_cpu_s"] = self.sandbox_cpu_s
         return out
 
 

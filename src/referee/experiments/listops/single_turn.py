@@ -196,7 +196,8 @@ def run_single_turn(
         )  # fmt: skip
         control_result, control = control_stage(
             cfg.sft, layout, tokenizer, rows, fine_tuning=sft_result, grpo_wall_s=rl_result.wall_s,
-            seed=cfg.seed, heldout_eval=heldout_eval, timer=timer, log=log, prepared=prepared,
+            grpo_cpu_s=rl_result.total_cpu_s, seed=cfg.seed, heldout_eval=heldout_eval,
+            timer=timer, log=log, prepared=prepared,
         )  # fmt: skip
 
         results = experiment_results(
