@@ -522,7 +522,10 @@ def test_numeric_options_out_of_range_exit_2_naming_the_option(tmp_path, monkeyp
 def test_tasks_import_looks_the_source_up_in_the_registry():
     r = invoke("tasks", "import", "nosuch", "--out", "x.jsonl")
     assert r.exit_code == 2
-    assert "referee: unknown task source 'nosuch'; available: apps, " in _flat(r.output.encode())
+    line = _flat(r.output.encode())
+    assert "referee: unknown task source 'nosuch'; available: " in line
+    available = line.split("available: ", 1)[1].split(", ")
+    assert "apps" in available and available == sorted(available), line
     assert "humaneval" in _flat(invoke("tasks", "import", "--help").output.encode())
 
 
