@@ -2,7 +2,8 @@
 
 ``rows(quick)`` is called by ``bench/floor.py`` in a subprocess whose ``PYTHONPATH`` puts the
 measured tree's ``src`` first; everything here goes through that tree's public surface (the
-``referee`` CLI, ``referee.sandbox.Sandbox``), which both the anchor and the current tree have.
+``referee`` CLI, ``referee.sandbox.Sandbox``, ``referee.verify.function``), which both the
+anchor and the current tree have.
 
 * **function (HumanEval, at the margin)**, per check: ``referee verify --workers <cores> --json``
   (the real CLI, a subprocess) on the 164 canonical solutions repeated x1 and x20 (x1 and x5 with
@@ -11,6 +12,12 @@ measured tree's ``src`` first; everything here goes through that tree's public s
   ``check()``) compiled and run in one bare interpreter, CPU seconds / 164 / cores: what the
   checks' own code costs with no isolation, harness, process or result. Measured twice in the
   same run (before and after the commands), the mean taken.
+* **function, whole check in CPU**: the command's own CPU per extra sample at the margin (the host
+  side) plus the sandbox side's CPU per check (next row), against the floor's CPU per check: the
+  share of the floor that does not depend on the machine's load.
+* **function, sandbox side only (CPU)**, CPU per check: the programs ``FunctionVerifier`` sends,
+  through a one-worker harness sandbox; the worker cgroup's CPU per run against the floor's CPU
+  per check (one core): the sandbox's share, with no host side and no wall clock.
 * **function, trivial run (fast path)**, per run: ``Sandbox.run_python("pass")`` end to end on a
   one-worker sandbox; floor = a bare ``os.fork()`` + ``_exit`` + ``waitpid`` in ``python -I``.
 * **function, one bare fork per check (no sandbox)**, CPU per check: the same 164 checks, each
@@ -24,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -165,6 +173,7 @@ def prepare(mults: list[int]) -> tuple[Path, dict[int, Path]]:
 def verify(tasks: Path, samples: Path, workers: int) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "referee", "verify", "--workers", str(workers), "--json"]
     cmd += ["--tasks", str(tasks), "--samples", str(samples)]
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert p.stdout is not None and p.stderr is not None
@@ -177,6 +186,7 @@ def verify(tasks: Path, samples: Path, workers: int) -> dict[str, Any]:
     err = p.stderr.read()
     rc = p.wait()
     wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if rc != 0:
         raise RuntimeError(f"referee verify exited {rc}: {err.decode()[-500:]}")
     key = [
@@ -192,6 +202,9 @@ def verify(tasks: Path, samples: Path, workers: int) -> dict[str, Any]:
     digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
     return {
         "wall_s": wall,
+        # The command's own CPU (its threads and the processes it reaped): the host side. The
+        # sandboxes' runs are not in it (bubblewrap's namespace init reaps them).
+        "host_cpu_s": (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime),
         "first_verdict_s": first,
         "n": len(verdicts),
         "passed": sum(bool(v["passed"]) for v in verdicts),
@@ -229,6 +242,9 @@ def margin_row(quick: bool) -> dict[str, Any]:
         "verdicts": big["verdicts"],
         "extra": {
             "margin_per_s": 1e3 / cost_ms,
+            "host_cpu_ms_per_check": (big["host_cpu_s"] - small["host_cpu_s"])
+            / (big["n"] - small["n"])
+            * 1e3,
             "floor_checks_per_s": 1e3 / floor_ms,
             "floor_cpu_s_per_164": [f0, f1],
             "wall_s": {lo: small["wall_s"], hi: big["wall_s"]},
@@ -257,6 +273,45 @@ def fastpath_row(quick: bool) -> dict[str, Any]:
     }
 
 
+def sandbox_row(quick: bool) -> dict[str, Any]:
+    """The sandbox side of a check alone, in CPU: each of the 164 programs ``FunctionVerifier``
+    sends (captured as ``bench/harness_profile.py`` does) through a one-worker harness sandbox,
+    the worker cgroup's CPU per run (server and child: fork, isolation, the harness and the
+    check, exit, reap), against the floor's CPU per check. No host side, no wall clock."""
+    from harness_profile import programs
+    from referee.verify import function as F
+
+    prepare([1])
+    progs = programs(str(WORK / "he.jsonl"), str(WORK / "gold.jsonl"))
+    check: list[float] = []
+    empty: list[float] = []
+    f0 = floor_cpu_s()
+    with F.harness_sandbox(python_workers=1) as sb:
+        for _ in range(20):
+            sb.run_python("pass")
+        for _ in range(1 if quick else 2):
+            for _, program, _ in progs:
+                r = sb.run_python(program, name="check.py")
+                if r.exit_code != 0 or r.cpu_s is None:
+                    raise RuntimeError(f"a gold check failed in the sandbox: {r.summary()}")
+                check.append(r.cpu_s)
+                e = sb.run_python("pass").cpu_s
+                empty.append(e if e is not None else float("nan"))
+    f1 = floor_cpu_s()
+    return {
+        "kind": "function, sandbox side only (CPU)",
+        "unit": "check (CPU)",
+        "cost_ms": statistics.mean(check) * 1e3,
+        "floor_ms": (f0 + f1) / 2 / len(progs) * 1e3,
+        "note": (
+            "the 164 programs FunctionVerifier sends, through a one-worker harness sandbox: the "
+            "worker cgroup's CPU per run (fork, isolation, harness, check, exit, reap); floor = "
+            "the bare floor's CPU per check (one core); same run"
+        ),
+        "extra": {"empty_run_cpu_ms": statistics.mean(empty) * 1e3, "n": len(check)},
+    }
+
+
 def bare_fork_row(quick: bool) -> dict[str, Any]:
     runs = [_json_last([sys.executable, "-I", "-c", BARE_FORK]) for _ in range(1 if quick else 3)]
     return {
@@ -273,8 +328,32 @@ def bare_fork_row(quick: bool) -> dict[str, Any]:
     }
 
 
+def cpu_row(margin: dict[str, Any], sandbox: dict[str, Any]) -> dict[str, Any]:
+    """A check's whole CPU: the command's host side at the margin plus the sandbox side, both
+    measured above in this run, against the floor's CPU per check. Unlike the margin's wall
+    time, this does not depend on how much of the cores other work takes."""
+    return {
+        "kind": "function, whole check in CPU (host at the margin + sandbox)",
+        "unit": "check (CPU)",
+        "cost_ms": margin["extra"]["host_cpu_ms_per_check"] + sandbox["cost_ms"],
+        "floor_ms": sandbox["floor_ms"],
+        "note": (
+            "the rows above added: `referee verify`'s own CPU per extra sample at the margin + "
+            "the sandbox side's cgroup CPU per check; floor = the bare floor's CPU per check"
+        ),
+    }
+
+
 def rows(quick: bool) -> list[dict[str, Any]]:
-    return [margin_row(quick), fastpath_row(quick), bare_fork_row(quick)]
+    margin = margin_row(quick)
+    sandbox = sandbox_row(quick)
+    return [
+        margin,
+        cpu_row(margin, sandbox),
+        sandbox,
+        fastpath_row(quick),
+        bare_fork_row(quick),
+    ]
 
 
 if __name__ == "__main__":
