@@ -100,8 +100,15 @@ for s in progs:
     del c
     os.waitpid(pid, 0)
 c2 = cpu()
+for s in progs:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+c3 = cpu()
 print(json.dumps({'inprocess_ms': (c1 - c0) / len(progs) * 1e3,
-                  'fork_ms': (c2 - c1) / len(progs) * 1e3}))
+                  'fork_ms': (c2 - c1) / len(progs) * 1e3,
+                  'empty_fork_ms': (c3 - c2) / len(progs) * 1e3}))
 """
 
 PROBE = """
@@ -324,7 +331,10 @@ def bare_fork_row(quick: bool) -> dict[str, Any]:
             "small `python -I` (no sandbox, harness or IPC): what any design with one process "
             "per sample pays at least; floor = the same checks in-process; CPU, same process"
         ),
-        "extra": {"runs": runs},
+        "extra": {
+            "runs": runs,
+            "empty_fork_ms": statistics.median(r["empty_fork_ms"] for r in runs),
+        },
     }
 
 
