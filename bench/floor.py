@@ -42,7 +42,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -135,12 +135,17 @@ def _failed(t0: float, load0: tuple[float, ...], error: str, stderr: str = "") -
     }
 
 
+def _bad_input(message: str) -> NoReturn:
+    print(f"floor.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 @contextmanager
 def anchor_tree(ref: str, path: str | None) -> Iterator[Path]:
     if path:
         p = Path(path).resolve()
         if not (p / "src" / "referee").is_dir():
-            raise SystemExit(f"--anchor-path {p}: no src/referee there; give a checkout of referee")
+            _bad_input(f"--anchor-path {p}: no src/referee there; give a checkout of referee")
         yield p
         return
     tmp = Path(tempfile.mkdtemp(prefix="referee-floor-anchor-"))
@@ -152,7 +157,7 @@ def anchor_tree(ref: str, path: str | None) -> Iterator[Path]:
     )
     if r.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise SystemExit(
+        _bad_input(
             f"--anchor {ref}: git worktree add failed: {r.stderr.strip()}; "
             "give a ref of this repository or --anchor-path DIR"
         )
@@ -252,10 +257,10 @@ def main() -> None:
     ap.add_argument("--name", help="output file stem (default floor-<UTC time>)")
     args = ap.parse_args()
     if args.rounds < 1:
-        raise SystemExit("--rounds must be at least 1")
+        ap.error("--rounds must be at least 1")
     mods = modules(args.only)
     if not mods:
-        raise SystemExit(f"no bench/floor_*.py module matches --only {args.only!r}")
+        ap.error(f"no bench/floor_*.py module matches --only {args.only!r}; see bench/floor_*.py")
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     name = args.name or f"floor-{stamp}"
     OUT.mkdir(parents=True, exist_ok=True)
