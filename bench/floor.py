@@ -49,7 +49,7 @@ ROOT = BENCH.parent
 OUT = BENCH / "results" / "floor"
 DEFAULT_ANCHOR = "814f674"
 MARK = "@@floor-rows@@ "
-REQUIRED = {
+REQUIRED: dict[str, type | tuple[type, ...]] = {
     "kind": str,
     "unit": str,
     "cost_ms": (int, float),
