@@ -46,8 +46,8 @@ HERE = Path(__file__).resolve().parent
 
 
 # ---- helpers ------------------------------------------------------------------------------
-def _msg(name: str, **arguments: Any) -> dict[str, Any]:
-    fn = {"name": name, "arguments": json.dumps(arguments)}
+def _msg(tool: str, /, **arguments: Any) -> dict[str, Any]:
+    fn = {"name": tool, "arguments": json.dumps(arguments)}
     return {
         "role": "assistant",
         "content": "",
@@ -60,9 +60,24 @@ def _p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
 
 
-def _row(kind: str, unit: str, cost: list[float], floor: list[float], note: str) -> dict[str, Any]:
+def _row(
+    kind: str,
+    unit: str,
+    cost: list[float],
+    floor: list[float],
+    note: str,
+    cpu: tuple[list[float], list[float]] | None = None,
+) -> dict[str, Any]:
     c = [v * 1000 for v in cost]
     f = [v * 1000 for v in floor]
+    extra = {}
+    if cpu is None and isinstance(cost, Timed) and isinstance(floor, Timed) and cost.cpu:
+        cpu = (cost.cpu, floor.cpu)
+    if cpu is not None:  # this process's CPU (all its threads; not the sandbox's processes)
+        extra = {
+            "cpu_ms": statistics.median(v * 1000 for v in cpu[0]),
+            "floor_cpu_ms": statistics.median(v * 1000 for v in cpu[1]),
+        }
     return {
         "kind": kind,
         "unit": unit,
@@ -72,6 +87,7 @@ def _row(kind: str, unit: str, cost: list[float], floor: list[float], note: str)
         "floor_p95_ms": _p95(f),
         "n": len(c),
         "note": note,
+        **extra,
     }
 
 
@@ -83,25 +99,35 @@ def _big_limits() -> Any:
     )
 
 
+class Timed(list[float]):
+    """Wall seconds per call, with this process's CPU seconds per call in ``cpu``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cpu: list[float] = []
+
+
 async def _pair(
     n: int,
     step: Callable[[], Awaitable[Any]],
     floor: Callable[[], Any],
     *,
     warm: int = 3,
-) -> tuple[list[float], list[float]]:
+) -> tuple[Timed, Timed]:
     """``n`` timed calls of ``step`` (awaited) and of ``floor`` (plain), alternating."""
     for _ in range(warm):
         await step()
         floor()
-    cost, bare = [], []
+    cost, bare = Timed(), Timed()
     for _ in range(n):
-        t = time.perf_counter()
+        c, t = time.process_time(), time.perf_counter()
         await step()
         cost.append(time.perf_counter() - t)
-        t = time.perf_counter()
+        cost.cpu.append(time.process_time() - c)
+        c, t = time.process_time(), time.perf_counter()
         floor()
         bare.append(time.perf_counter() - t)
+        bare.cpu.append(time.process_time() - c)
     return cost, bare
 
 
@@ -222,7 +248,7 @@ async def _toolworld_rows(n: int) -> list[dict[str, Any]]:
     task = generate_family("shop-refund", count=1, difficulty=0.4, seed=11)[0]
     env = make_env("toolworld", limits=_big_limits())
     await env.reset(task)
-    request = next(m["content"] for m in task.prompt if m.role == "user")
+    request = next(m.content for m in task.prompt if m.role == "user")
     email = request.split("(")[1].split(")")[0]
     first = await env.step(_msg("find_customer", email=email))
     customer = json.loads(first.observations[0]["content"])["customer_id"]
@@ -373,15 +399,12 @@ async def _shell_rows(n: int) -> list[dict[str, Any]]:
         await env.reset(task)
         ws = env.episode.workspace  # type: ignore[attr-defined]
         root = str(ws.root)
-        writable = list(env.manifest.writable)  # type: ignore[attr-defined]
-        commands = list(env.manifest.commands)  # type: ignore[attr-defined]
-        target = next(
-            (str(p) for p in writable if not any(c in str(p) for c in "*?[") and "/" in str(p)),
-            None,
-        )
+        manifest = env.manifest  # type: ignore[attr-defined]
+        commands = list(manifest.commands)
         files = sorted(
             os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs
         )
+        target = next((f for f in files if manifest.may_write(f)), None)
         readable = files[0]
         cmd = "cat " + readable if "cat" in commands else commands[0]
         session = env.episode.session  # type: ignore[attr-defined]
