@@ -157,9 +157,8 @@ CODE_PROGRAM = "import solution\nprint(solution.solve)\n"
 def _code_task(sandbox: Any) -> tuple[Any, str]:
     """A procedural function task with visible tests, recorded; and its whole solution file."""
     from referee.tasks import generate
-    from referee.verify.record import record_function_tasks
-
     from referee.tasks.model import Task
+    from referee.verify.record import record_function_tasks
 
     draft = generate("list-pipeline", difficulty=0.5, seed=1001)
     recorded = record_function_tasks(sandbox, [draft])[0]
@@ -233,9 +232,7 @@ async def _code_rows(n: int) -> list[dict[str, Any]]:
             t = time.perf_counter()
             _read(sol)
             bare.append(time.perf_counter() - t)
-        rows.append(
-            _row("code env: submit", "step", cost, bare, "open + read of solution.py")
-        )
+        rows.append(_row("code env: submit", "step", cost, bare, "open + read of solution.py"))
         await env.close()
     return rows
 
@@ -371,7 +368,9 @@ async def _sql_rows(n: int) -> list[dict[str, Any]]:
             memory_mb=verifier.memory_mb,
         )
 
-    cost, bare = await _pair(n, lambda: env.step(_msg("run_query", query=query)), floor_query)
+    cost, bare = await _pair(
+        max(5, n // 3), lambda: env.step(_msg("run_query", query=query)), floor_query
+    )
     rows.append(
         _row(
             "sql env: run_query",
@@ -424,9 +423,7 @@ async def _shell_rows(n: int) -> list[dict[str, Any]]:
                 f"`/bin/sh -c '{cmd}'` forked from a warm host process (no sandbox)",
             )
         )
-        cost2, bare2 = await _pair(
-            n, lambda: asyncio.to_thread(session.run, cmd), bare_sh
-        )
+        cost2, bare2 = await _pair(n, lambda: asyncio.to_thread(session.run, cmd), bare_sh)
         rows.append(
             _row(
                 "shell session (no env): run",
@@ -537,9 +534,7 @@ async def _dataframe_rows(n: int) -> list[dict[str, Any]]:
     cost, bare = await _pair(
         k,
         lambda: env.step(_msg("run_python", code=code)),
-        lambda: verifier.sandbox.run_python(
-            program, name="script.py", files=files, limits=limits
-        ),
+        lambda: verifier.sandbox.run_python(program, name="script.py", files=files, limits=limits),
     )
     rows.append(
         _row(
@@ -722,7 +717,7 @@ def _first_line(cmd: list[str], env: dict[str, str]) -> tuple[float, dict[str, A
     assert p.stdout is not None
     line = p.stdout.readline()
     first = time.perf_counter() - t0
-    rest, err = p.communicate()
+    _rest, err = p.communicate()
     if p.returncode != 0 or not line:
         raise RuntimeError(f"{cmd[:4]} failed ({p.returncode}): {err.decode()[-1500:]}")
     return first, json.loads(line)
@@ -772,7 +767,7 @@ _ENVS: dict[str, Callable[[int], Awaitable[list[dict[str, Any]]]]] = {
 
 def rows(quick: bool, only: list[str] | None = None) -> list[dict[str, Any]]:
     """Every multi-turn environment's tools and the start-up, each with its floor."""
-    n = 30 if quick else 150
+    n = 30 if quick else 80
     out: list[dict[str, Any]] = []
     for name, fn in _ENVS.items():
         if only and name not in only:
@@ -790,7 +785,7 @@ def rows(quick: bool, only: list[str] | None = None) -> list[dict[str, Any]]:
                 }
             )
     if not only or "startup" in only:
-        out += _startup_rows(5 if quick else 12)
+        out += _startup_rows(5 if quick else 10)
     out.append(
         {
             "kind": "bench-api env",
@@ -805,23 +800,31 @@ def rows(quick: bool, only: list[str] | None = None) -> list[dict[str, Any]]:
 
 
 def _table(results: dict[str, list[dict[str, Any]]]) -> str:
+    """One line per kind: the floor, then per tree its median / p95 wall, its overhead over
+    the floor (median wall minus median floor, each tree's own run) and this process's CPU
+    per call beyond the floor's."""
     names = list(results)
-    head = "| kind | floor ms | " + " | ".join(f"{t} median / p95 ms" for t in names)
-    head += " | " + " | ".join(f"{t} − floor ms" for t in names) + " |"
-    lines = [head, "|" + "---|" * (2 + 2 * len(names))]
+    head = "| kind | floor ms | " + " | ".join(f"{t}: median / p95 ms" for t in names)
+    head += " | " + " | ".join(f"{t}: - floor ms" for t in names)
+    head += " | " + " | ".join(f"{t}: host CPU - floor's ms" for t in names) + " |"
+    lines = [head, "|" + "---|" * (2 + 3 * len(names))]
     kinds = [r["kind"] for r in results[names[0]]]
+    nan = float("nan")
     for kind in kinds:
         per = {t: next((r for r in results[t] if r["kind"] == kind), None) for t in names}
-        floor = statistics.median(
-            [r["floor_ms"] for r in per.values() if r is not None and r["floor_ms"] == r["floor_ms"]]
-            or [float("nan")]
-        )
+        floors = [
+            r["floor_ms"] for r in per.values() if r is not None and r["floor_ms"] == r["floor_ms"]
+        ]
+        floor = statistics.median(floors) if floors else nan
         cells = [
-            f"{r['cost_ms']:.3f} / {r.get('p95_ms', float('nan')):.3f}" if r else "—"
+            f"{r['cost_ms']:.3f} / {r.get('p95_ms', nan):.3f}" if r else "—" for r in per.values()
+        ]
+        over = [f"{r['cost_ms'] - r['floor_ms']:+.3f}" if r else "—" for r in per.values()]
+        cpu = [
+            f"{r['cpu_ms'] - r['floor_cpu_ms']:+.3f}" if r and "cpu_ms" in r else "—"
             for r in per.values()
         ]
-        over = [f"{r['cost_ms'] - r['floor_ms']:.3f}" if r else "—" for r in per.values()]
-        lines.append(f"| {kind} | {floor:.3f} | " + " | ".join(cells + over) + " |")
+        lines.append(f"| {kind} | {floor:.3f} | " + " | ".join(cells + over + cpu) + " |")
     return "\n".join(lines)
 
 
@@ -868,6 +871,14 @@ def main() -> None:
                     "cost_ms": statistics.median(r["cost_ms"] for r in per),
                     "p95_ms": statistics.median(r.get("p95_ms", float("nan")) for r in per),
                     "floor_ms": statistics.median(r["floor_ms"] for r in per),
+                    **(
+                        {
+                            "cpu_ms": statistics.median(r["cpu_ms"] for r in per),
+                            "floor_cpu_ms": statistics.median(r["floor_cpu_ms"] for r in per),
+                        }
+                        if all("cpu_ms" in r for r in per)
+                        else {}
+                    ),
                 }
             )
     table = _table(merged)
