@@ -808,7 +808,7 @@ def _table(results: dict[str, list[dict[str, Any]]]) -> str:
     head += " | " + " | ".join(f"{t}: - floor ms" for t in names)
     head += " | " + " | ".join(f"{t}: host CPU - floor's ms" for t in names) + " |"
     lines = [head, "|" + "---|" * (2 + 3 * len(names))]
-    kinds = [r["kind"] for r in results[names[0]]]
+    kinds = list(dict.fromkeys(r["kind"] for t in names for r in results[t]))
     nan = float("nan")
     for kind in kinds:
         per = {t: next((r for r in results[t] if r["kind"] == kind), None) for t in names}
@@ -860,23 +860,29 @@ def main() -> None:
                 raise SystemExit(f"{name}: {p.stderr[-3000:]}")
             raw[name].append(json.loads(p.stdout))
             print(f"round {i + 1} {name} done (load {loads[-1]:.1f})", file=sys.stderr)
+    if args.out:  # the raw rounds first: a merge that fails loses nothing
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).with_suffix(".raw.json").write_text(json.dumps(raw, indent=1) + "\n")
     merged: dict[str, list[dict[str, Any]]] = {}
     for name, rounds in raw.items():
         merged[name] = []
-        for j, r0 in enumerate(rounds[0]):
-            per = [r[j] for r in rounds]
+        kinds = list(dict.fromkeys(r["kind"] for rnd in rounds for r in rnd))
+        for kind in kinds:
+            per = [r for rnd in rounds for r in rnd if r["kind"] == kind]
+            num = [r for r in per if r["cost_ms"] == r["cost_ms"]] or per
             merged[name].append(
                 {
-                    **r0,
-                    "cost_ms": statistics.median(r["cost_ms"] for r in per),
-                    "p95_ms": statistics.median(r.get("p95_ms", float("nan")) for r in per),
-                    "floor_ms": statistics.median(r["floor_ms"] for r in per),
+                    **per[0],
+                    "rounds": len(num),
+                    "cost_ms": statistics.median(r["cost_ms"] for r in num),
+                    "p95_ms": statistics.median(r.get("p95_ms", float("nan")) for r in num),
+                    "floor_ms": statistics.median(r["floor_ms"] for r in num),
                     **(
                         {
-                            "cpu_ms": statistics.median(r["cpu_ms"] for r in per),
-                            "floor_cpu_ms": statistics.median(r["floor_cpu_ms"] for r in per),
+                            "cpu_ms": statistics.median(r["cpu_ms"] for r in num),
+                            "floor_cpu_ms": statistics.median(r["floor_cpu_ms"] for r in num),
                         }
-                        if all("cpu_ms" in r for r in per)
+                        if all("cpu_ms" in r for r in num)
                         else {}
                     ),
                 }
