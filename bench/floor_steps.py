@@ -828,6 +828,40 @@ def _table(results: dict[str, list[dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
+def startup_ab(trees: dict[str, str], n: int) -> dict[str, Any]:
+    """The first verdict of each tree's ``referee verify``, alternating launch by launch (the
+    order turning each pair), with the floor after each pair: on a machine whose load moves
+    within seconds, only per-pair ratios hold. One unmeasured pair first (bytecode, caches)."""
+    work = Path(os.environ.get("FLOOR_STEPS_WORK", tempfile.gettempdir())) / "floor_steps_he"
+    tasks, gold = _startup_files(work)
+    env0 = _cli_env()
+    args = ["verify", "--workers", "2", "--json", "--tasks", str(tasks), "--samples", str(gold)]
+    floor_cmd = [sys.executable, "-I", "-c", _FLOOR_STARTUP, str(tasks), str(gold)]
+    runs: dict[str, list[float]] = {t: [] for t in [*trees, "floor"]}
+    loads = []
+    for i in range(n + 1):
+        for name in list(trees) if i % 2 else list(reversed(trees)):
+            env = {**env0, "PYTHONPATH": str(Path(trees[name]).resolve())}
+            s, verdict = _first_line([sys.executable, "-m", "referee", *args], env)
+            assert verdict["passed"], verdict
+            if i:
+                runs[name].append(s)
+        s, verdict = _first_line(floor_cmd, env0)
+        assert verdict["passed"], verdict
+        if i:
+            runs["floor"].append(s)
+        loads.append(os.getloadavg()[0])
+    names = list(trees)
+    ratios = [b / a for a, b in zip(runs[names[0]], runs[names[-1]], strict=True)]
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "loads": loads,
+        "first_verdict_s": runs,
+        "median_s": {k: statistics.median(v) for k, v in runs.items()},
+        f"{names[-1]}/{names[0]} per pair, median": statistics.median(ratios),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -838,6 +872,13 @@ def main() -> None:
         help="name=src,name=src: run each tree's rows in a subprocess, alternating per round",
     )
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument(
+        "--startup-ab",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --trees: only the start-up, N launches per tree alternating launch by launch",
+    )
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     only = [s for s in args.only.split(",") if s]
@@ -845,6 +886,13 @@ def main() -> None:
         print(json.dumps(rows(args.quick, only or None), indent=1))
         return
     trees = dict(t.split("=", 1) for t in args.trees.split(","))
+    if args.startup_ab:
+        result = startup_ab(trees, args.startup_ab)
+        print(json.dumps({k: v for k, v in result.items() if k != "first_verdict_s"}, indent=1))
+        if args.out:
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+        return
     raw: dict[str, list[list[dict[str, Any]]]] = {t: [] for t in trees}
     loads = []
     for i in range(args.rounds):
