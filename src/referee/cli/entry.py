@@ -64,7 +64,8 @@ def app_for(args: list[str]) -> typer.Typer:
 
 
 def main() -> None:
-    """The console entry point (``referee``, ``python -m referee``)."""
+    """The command line (``python -m referee.cli``; ``referee`` and ``python -m referee`` come
+    here through :func:`referee.__main__.main`, which may start ``verify``'s sandbox first)."""
     one = app_for(sys.argv[1:])
     try:
         if one is app:

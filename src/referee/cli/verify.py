@@ -37,23 +37,26 @@ def verify(
     the summary on stderr); exit 1 when every sample was an infrastructure error."""
     if actors is not None and ray_address is None:
         raise ConfigError("--actors works with --ray only; add --ray local (or a cluster address)")
-    from referee.verify.function import harness_sandbox
-    from referee.verify.repo_run import GRADER_PACKAGES
+    from referee.verify import early
 
     sandbox = None
     sandbox_error: RefereeError | None = None
     if ray_address is None:
         # The sandbox's workers start in the background while the tasks and samples load (a
         # start is mostly waiting for bubblewrap and an interpreter); a sandbox that cannot
-        # start is reported after the task file's own errors, as before.
-        try:
-            sandbox = harness_sandbox(python_workers=workers, python_packages=GRADER_PACKAGES)
-            sandbox.warm()
-        except RefereeError as e:
-            sandbox_error = e
-    try:
-        from rich.progress import Progress
+        # start is reported after the task file's own errors, as before. `python -m referee`
+        # and the `referee` script started it already, before this parser loaded (early).
+        sandbox = early.take(workers)
+        if sandbox is None:
+            from referee.verify.function import harness_sandbox
+            from referee.verify.repo_run import GRADER_PACKAGES
 
+            try:
+                sandbox = harness_sandbox(python_workers=workers, python_packages=GRADER_PACKAGES)
+                sandbox.warm()
+            except RefereeError as e:
+                sandbox_error = e
+    try:
         from referee.verify.samples import read_samples
 
         task_list = load_tasks(tasks, "--tasks")
@@ -81,15 +84,26 @@ def verify(
     else:
         from referee.verify.dispatch import VerifierSet
 
+        def emit(v: Any) -> None:
+            verdicts.append(v)
+            if as_json:
+                print(json.dumps(v.model_dump(mode="json")), flush=True)
+
         # Each task is judged by the verifier of its kind, all sharing this sandbox.
-        with sandbox, VerifierSet(sandbox) as verifiers, Progress(console=err) as progress:
-            bar = progress.add_task("verifying", total=len(pairs))
-            for v in verifiers.verify_many(pairs, workers=sandbox.python_workers):
-                verdicts.append(v)
-                progress.advance(bar)
-                if as_json:
-                    out = v.model_dump(mode="json")
-                    print(json.dumps(out), flush=True)
+        with sandbox, VerifierSet(sandbox) as verifiers:
+            stream = iter(verifiers.verify_many(pairs, workers=sandbox.python_workers))
+            # The first verdict comes before the progress bar's import (~20 ms of a one-shot
+            # command's start); the bar then starts at one done.
+            first = next(stream, None)
+            if first is not None:
+                emit(first)
+            from rich.progress import Progress
+
+            with Progress(console=err) as progress:
+                bar = progress.add_task("verifying", total=len(pairs), completed=len(verdicts))
+                for v in stream:
+                    emit(v)
+                    progress.advance(bar)
     passed = sum(v.passed for v in verdicts)
     infra = sum(v.infra_error is not None for v in verdicts)
     flagged = sum(bool(v.flags) for v in verdicts)
