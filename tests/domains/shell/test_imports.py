@@ -115,7 +115,9 @@ def test_processes_are_checked_before_the_kill(tmp_path, shell_verifier):
     row = {
         "id": "proc-1",
         "prompt": "Stop `sleep 1234` and start `sleep 4321` in the background.",
-        "setup": "sleep 1234 >/dev/null 2>&1 &",
+        # The setup returns only once the job has exec'd: on a busy machine a backgrounded
+        # subshell can still be a copy of sh when the answer's pgrep looks for it.
+        "setup": "sleep 1234 >/dev/null 2>&1 & until pgrep -x -f 'sleep 1234' >/dev/null; do :; done",
         "check": "true",
         "processes": [
             {"pattern": "^sleep 1234$", "running": False},
