@@ -160,7 +160,16 @@ def _java() -> Toolchain | None:
     # Small reservations (class space reserves 1 GiB by default): where no memory cgroup
     # exists, the sandbox falls back to RLIMIT_AS, which counts reserved address space.
     reserve = ["-XX:CompressedClassSpaceSize=64m", "-XX:ReservedCodeCacheSize=32m"]
-    jvm = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:ActiveProcessorCount=1", *reserve]
+    # No hsperfdata file (the shared-memory counters jstat reads): its creation in /tmp is
+    # about a tenth of a JVM's start here (bench/RESULTS.md section 39), and nothing reads it.
+    quiet = ["-XX:-UsePerfData"]
+    jvm = [
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-XX:ActiveProcessorCount=1",
+        *quiet,
+        *reserve,
+    ]
     return Toolchain(
         "java",
         "OpenJDK " + _version([str(java), "-version"], r"\d+(\.\d+)*"),
@@ -171,6 +180,7 @@ def _java() -> Toolchain | None:
             "-Xmx{memory_mb}m",
             "-XX:+UseSerialGC",
             "-XX:ActiveProcessorCount=1",
+            *quiet,
             *reserve,
             "-XX:MaxMetaspaceSize=128m",
             "-cp",
