@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.errors import ConfigError
+from referee.sandbox.jdk_archive import jdk_archive
 
 __all__ = [
     "LANGUAGES",
@@ -154,7 +155,8 @@ def _java() -> Toolchain | None:
     for etc in sorted(Path("/etc").glob("java-*")):
         if etc.is_dir():
             binds.append((str(etc), str(etc)))
-    if _outside_usr(home):
+    outside = _outside_usr(home)
+    if outside:
         binds.append((str(home), f"{TOOLCHAIN_MOUNT}/jdk"))
         home = Path(f"{TOOLCHAIN_MOUNT}/jdk")
     # Small reservations (class space reserves 1 GiB by default): where no memory cgroup
@@ -170,19 +172,28 @@ def _java() -> Toolchain | None:
         *quiet,
         *reserve,
     ]
+    run_flags = [
+        "-Xss64m",
+        "-XX:+UseSerialGC",
+        "-XX:ActiveProcessorCount=1",
+        *quiet,
+        *reserve,
+        "-XX:MaxMetaspaceSize=128m",
+    ]
+    # The JDK classes programs load, archived once (referee.sandbox.jdk_archive); only where
+    # the JDK has the same path in the sandbox (an archive names the modules image it holds).
+    archive = None if outside else jdk_archive(java, run_flags)
+    if archive is not None:
+        binds.append((str(archive), f"{TOOLCHAIN_MOUNT}/jdk-cds.jsa"))
+        run_flags.append(f"-XX:SharedArchiveFile={TOOLCHAIN_MOUNT}/jdk-cds.jsa")
     return Toolchain(
         "java",
         "OpenJDK " + _version([str(java), "-version"], r"\d+(\.\d+)*"),
         "Main.java",
         run_argv=(
             str(home / "bin" / "java"),
-            "-Xss64m",
             "-Xmx{memory_mb}m",
-            "-XX:+UseSerialGC",
-            "-XX:ActiveProcessorCount=1",
-            *quiet,
-            *reserve,
-            "-XX:MaxMetaspaceSize=128m",
+            *run_flags,
             "-cp",
             "/workspace",
             "{main}",
