@@ -78,3 +78,40 @@ def test_a_java_answer_loads_the_jdk_classes_from_the_archive_in_the_sandbox():
     main = next(ln for ln in loads if " Main " in ln)
     assert "source: file:/workspace/" in main
     assert "6" in r.stdout.splitlines()  # the answer, among the log lines
+
+
+def test_javac_has_an_archive_of_its_own_and_compiles_with_it_in_the_sandbox():
+    from referee.sandbox import Sandbox
+    from referee.sandbox.cputime import cpu_limits
+
+    tc = find_toolchain("java")
+    own = f"-J-XX:SharedArchiveFile={TOOLCHAIN_MOUNT}/javac-cds.jsa"
+    argv = tc.compile_command("Main.java")
+    assert own in argv, "javac runs without its archive"
+    argv[1:1] = ["-J-Xshare:on"]  # refuse to start without it
+    with Sandbox(toolchains=("java",)) as sb, sb.workspace() as ws:
+        r = sb.run(
+            argv,
+            files={"Main.java": "public class Main{public static void main(String[] a){}}\n"},
+            workspace=ws,
+            limits=cpu_limits(60, memory_mb=1024, max_processes=64),
+            env=dict(tc.env),
+        )
+        assert r.exit_code == 0, r.stderr
+        assert "Main.class" in ws.read_all()
+
+
+def test_a_cleared_cache_is_rebuilt_rather_than_failing_the_sandbox(tmp_path, monkeypatch):
+    from referee.sandbox import jdk_archive as module
+    from referee.sandbox import toolchains
+
+    monkeypatch.setattr(module, "CACHE", tmp_path)
+    toolchains._find.cache_clear()
+    try:
+        archives = [Path(h) for h, _ in find_toolchain("java").binds if h.endswith(".jsa")]
+        assert len(archives) == 2 and all(a.parent == tmp_path for a in archives)
+        archives[0].unlink()  # someone clears ~/.cache while the process lives
+        again = [Path(h) for h, _ in find_toolchain("java").binds if h.endswith(".jsa")]
+        assert again == archives and all(a.is_file() for a in again)
+    finally:
+        toolchains._find.cache_clear()

@@ -18,7 +18,11 @@ answer is None and runs use the JDK's default archive, as before: the archive ch
 run costs, never what it computes.
 
 >>> jdk_archive(Path("/usr/lib/jvm/java-17-openjdk-amd64/bin/java"), ("-XX:+UseSerialGC",))
-PosixPath('/root/.cache/referee/jdk-cds/....jsa')                     # doctest: +SKIP
+PosixPath('/root/.cache/referee/jdk-cds/run-....jsa')                 # doctest: +SKIP
+
+``javac`` gets one of its own (``compiler=True``): it loads over two thousand classes of
+``jdk.compiler`` per build, none of them in the JDK's default archive, and its archive halves
+a build's time here.
 """
 
 from __future__ import annotations
@@ -79,24 +83,32 @@ public class Warm {{
 _INPUT = b"4 5\n6 7 1.25 word rest of line\n"
 
 
-def jdk_archive(java: Path, flags: Sequence[str], cache: Path = CACHE) -> Path | None:
+def jdk_archive(
+    java: Path, flags: Sequence[str], cache: Path | None = None, *, compiler: bool = False
+) -> Path | None:
     """The archive for runs of ``java`` with ``flags`` (built on first use, then found),
-    or None where it cannot be built. ``java`` is the ``bin/java`` of a JDK whose ``javac``
-    sits beside it."""
+    or None where it cannot be built; ``cache`` defaults to :data:`CACHE`. ``java`` is the
+    ``bin/java`` of a JDK whose ``javac`` sits beside it. ``compiler``: the archive of
+    ``javac`` itself (the classes of ``jdk.compiler`` it loads to compile the warm-up; for
+    ``javac -J-XX:SharedArchiveFile=``) rather than of a program's run."""
     try:
         st = java.stat()
     except OSError:
         return None
+    cache = CACHE if cache is None else cache
+    what = "javac" if compiler else "run"
     key = hashlib.sha256(
-        "\0".join([str(java.resolve()), str(st.st_size), str(st.st_mtime_ns), *flags]).encode()
+        "\0".join(
+            [what, str(java.resolve()), str(st.st_size), str(st.st_mtime_ns), *flags]
+        ).encode()
     ).hexdigest()[:20]
-    archive = cache / f"{key}.jsa"
+    archive = cache / f"{what}-{key}.jsa"
     if archive.is_file():
         return archive
     try:
         cache.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=".build-", dir=cache) as tmp:
-            built = _build(java, list(flags), Path(tmp))
+            built = _build(java, list(flags), Path(tmp), compiler)
             if built is None:
                 return None
             os.chmod(built, 0o644)
@@ -106,7 +118,7 @@ def jdk_archive(java: Path, flags: Sequence[str], cache: Path = CACHE) -> Path |
     return archive
 
 
-def _build(java: Path, flags: list[str], tmp: Path) -> Path | None:
+def _build(java: Path, flags: list[str], tmp: Path, compiler: bool) -> Path | None:
     javac = java.with_name("javac")
     source = tmp / _PACKAGE / "Warm.java"
     source.parent.mkdir()
@@ -119,11 +131,17 @@ def _build(java: Path, flags: list[str], tmp: Path) -> Path | None:
             return done.returncode == 0
         return False
 
-    steps = [
-        ([str(javac), "-nowarn", "-d", str(tmp), str(source)], b""),
-        ([str(java), *flags, f"-XX:DumpLoadedClassList={listed}", "-cp", str(tmp),
-          f"{_PACKAGE}.Warm"], _INPUT),
-    ]  # fmt: skip
+    dump_list = f"-XX:DumpLoadedClassList={listed}"
+    # javac is the launcher of the module below: the archive is dumped and checked with it.
+    main = ["-m", "jdk.compiler/com.sun.tools.javac.Main"] if compiler else []
+    if compiler:
+        steps = [([str(javac), *(f"-J{f}" for f in [*flags, dump_list]), "-nowarn", "-d",
+                   str(tmp), str(source)], b"")]  # fmt: skip
+    else:
+        steps = [
+            ([str(javac), "-nowarn", "-d", str(tmp), str(source)], b""),
+            ([str(java), *flags, dump_list, "-cp", str(tmp), f"{_PACKAGE}.Warm"], _INPUT),
+        ]
     for argv, stdin in steps:
         if not ok(argv, stdin):
             return None
@@ -131,8 +149,8 @@ def _build(java: Path, flags: list[str], tmp: Path) -> Path | None:
     lines = listed.read_text().splitlines()
     jdk_only.write_text("".join(f"{ln}\n" for ln in lines if _PACKAGE not in ln))
     dump = [str(java), *flags, "-Xshare:dump", f"-XX:SharedClassListFile={jdk_only}",
-            f"-XX:SharedArchiveFile={jsa}"]  # fmt: skip
-    check = [str(java), *flags, "-Xshare:on", f"-XX:SharedArchiveFile={jsa}", "-version"]
+            f"-XX:SharedArchiveFile={jsa}", *main]  # fmt: skip
+    check = [str(java), *flags, "-Xshare:on", f"-XX:SharedArchiveFile={jsa}", *main, "-version"]
     if not (ok(dump) and ok(check)):
         return None
     return jsa
