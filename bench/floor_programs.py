@@ -8,9 +8,10 @@
 * **Java / JavaScript, per case**: ``ProgramVerifier().verify`` on the sum task with
   ``CASES`` hidden cases, the gold answer; the cost is the verdict's ``run_s`` (every case's
   run, limits and comparison, the build left out) over the cases. The floor is a fresh runtime
-  per case on the host, no sandbox: ``java -XX:+UseSerialGC -XX:-UsePerfData -cp <dir> Main``
-  / ``node main.js`` with the case's input, the same gold program built by ``javac`` on the
-  host. A fresh runtime per case is what a judge with per-case isolation must pay (see
+  per case on the host, no sandbox, run with the argv the tree's toolchain runs a case with
+  (its flags, its archives), the same gold program built by ``javac`` on the host: what a
+  judge that keeps cases apart by a fresh runtime must pay per case. The ratio is then the
+  sandbox's share; the runtime's own start shows in the floor itself (see
   ``--levers`` for what a runtime shared by a sample's cases would cost, and why it is not
   the floor chosen).
 * **Verilog, per sample**: ``VerilogVerifier().verify`` of each family's reference (its own
@@ -42,7 +43,6 @@ from pathlib import Path
 from typing import Any
 
 CASES = 6
-JAVA_FLOOR_FLAGS = ("-XX:+UseSerialGC", "-XX:-UsePerfData")
 VERILOG_FAMILIES = ("v-comb", "v-arith", "v-counter", "v-shift", "v-fsm")
 
 
@@ -59,22 +59,44 @@ def _java_home() -> Path:
     return Path(javac).resolve().parent
 
 
-def _host_build(lang: str, code: str, where: Path) -> list[str]:
-    """The argv of the gold program built on the host (trusted: the bench's own program)."""
+def _host_argv(lang: str, where: Path, memory_mb: int) -> list[str]:
+    """The argv the tree's toolchain runs a case with, pointed at ``where`` on the host: the
+    workspace and the toolchain's own mounts (the JDK's archives) replaced by host paths."""
+    from referee.sandbox.toolchains import find_toolchain
+
+    tc = find_toolchain(lang)
+    mounts = {dest: host for host, dest in tc.binds}
+    argv = tc.run_command(memory_mb, "Main")
+    out = []
+    for a in argv:
+        a = a.replace("/workspace", str(where))
+        for dest, host in mounts.items():
+            a = a.replace(dest, host)
+        out.append(a)
+    return out
+
+
+def _host_build(lang: str, code: str, where: Path, memory_mb: int = 128) -> list[str]:
+    """The argv of the gold program built on the host (trusted: the bench's own program),
+    run as the tree's toolchain runs a case."""
     if lang == "java":
         (where / "Main.java").write_text(code)
         subprocess.run(
             [str(_java_home() / "javac"), "-d", str(where), str(where / "Main.java")], check=True
         )
-        return [str(_java_home() / "java"), *JAVA_FLOOR_FLAGS, "-cp", str(where), "Main"]
-    (where / "main.js").write_text(code)
-    node = shutil.which("node") or "node"
-    return [node, str(where / "main.js")]
+    else:
+        (where / "main.js").write_text(code)
+    return _host_argv(lang, where, memory_mb)
 
 
 def _bare(argv: list[str], stdin: bytes, cwd: Path | None = None) -> float:
     t = time.perf_counter()
-    p = subprocess.run(argv, input=stdin, capture_output=True, cwd=cwd, check=False)
+    # A session of its own, as every sandbox run has: the kernel's autogroups share CPU
+    # between sessions first, so a floor run in this process's session would queue behind
+    # whatever else the session runs while a sandboxed run did not.
+    p = subprocess.run(
+        argv, input=stdin, capture_output=True, cwd=cwd, check=False, start_new_session=True
+    )
     took = time.perf_counter() - t
     if p.returncode != 0:
         raise SystemExit(f"floor run failed: {argv[0]}: {p.stderr.decode()[-300:]}")
@@ -101,18 +123,18 @@ def _program_rows(rounds: int) -> list[dict[str, Any]]:
                 if not verdict.passed:
                     raise SystemExit(f"{lang}: the gold answer failed: {verdict.tests}")
                 cost.append(verdict.timings["run_s"] / CASES)
-                floor.append(statistics.mean(_bare(argv, x) for x in inputs))
+                floor.append(statistics.mean(_bare(argv, x, where) for x in inputs))
             what = "a fresh JVM" if lang == "java" else "a fresh node"
-            flags = " ".join(JAVA_FLOOR_FLAGS) + " " if lang == "java" else ""
             out.append(
                 {
                     "kind": f"{kind}, per case",
                     "unit": "case",
                     "cost_ms": statistics.median(cost) * 1000,
                     "floor_ms": statistics.median(floor) * 1000,
-                    "note": f"floor: {what} per case on the host without the sandbox "
-                    f"(`{Path(argv[0]).name} {flags}...`), the sum task's gold answer; cost: "
-                    f"ProgramVerifier.verify's run_s over {CASES} cases",
+                    "note": f"floor: {what} per case on the host without the sandbox, with "
+                    f"the argv the tree's toolchain runs (`{' '.join(argv[1:])}`), the sum "
+                    f"task's gold answer; cost: ProgramVerifier.verify's run_s over {CASES} "
+                    "cases",
                 }
             )
     return out
@@ -224,7 +246,12 @@ def levers(rounds: int) -> list[dict[str, Any]]:
         node_argv = _host_build("javascript", GOLD["javascript"], d)
         java = java_argv[0]
         run = [a for a in find_toolchain("java").run_command(128) if a != "-XX:-UsePerfData"]
-        flags = [a for a in run[1:] if a.startswith("-X")]  # the toolchain's, before issue 32
+        # The toolchain's flags before issue 32 (without the perf-data switch and the archive).
+        flags = [a for a in run[1:] if a.startswith("-X") and "SharedArchiveFile" not in a]
+        tc = find_toolchain("java")
+        theirs = {dest: host for host, dest in tc.binds}
+        product_jsa = next((h for dest, h in theirs.items() if dest.endswith("/jdk-cds.jsa")), "")
+        javac_jsa = next((h for dest, h in theirs.items() if dest.endswith("/javac-cds.jsa")), "")
         cp = ["-cp", str(d), "Main"]
         subprocess.run(
             [java, *flags, f"-XX:DumpLoadedClassList={d}/all.list", *cp],
@@ -262,17 +289,23 @@ def levers(rounds: int) -> list[dict[str, Any]]:
         variants: dict[str, list[str]] = {
             "java, the toolchain's flags before issue 32": [java, *flags, *cp],
             "java, + -XX:-UsePerfData (taken)": [java, *flags, "-XX:-UsePerfData", *cp],
-            "java, + CDS archive of the JDK classes it loads": [
+            "java, + referee's CDS archive (from its warm-up; taken)": [
+                java,
+                *flags,
+                f"-XX:SharedArchiveFile={product_jsa}",
+                *cp,
+            ],
+            "java, + a CDS archive of this program's own JDK classes": [
                 java,
                 *flags,
                 f"-XX:SharedArchiveFile={d}/jdk.jsa",
                 *cp,
             ],
-            "java, + both": [
+            "java, + both taken (perf data off, referee's archive)": [
                 java,
                 *flags,
                 "-XX:-UsePerfData",
-                f"-XX:SharedArchiveFile={d}/jdk.jsa",
+                f"-XX:SharedArchiveFile={product_jsa}",
                 *cp,
             ],
             "java, + -XX:TieredStopAtLevel=1 (C1 only)": [
@@ -283,20 +316,40 @@ def levers(rounds: int) -> list[dict[str, Any]]:
             ],
             "java, -Xshare:off (no CDS at all)": [java, *flags, "-Xshare:off", *cp],
             "java -version (JVM start alone)": [java, *flags, "-version"],
-            "node, the toolchain's flags": [node, *node_flags, node_argv[1]],
+            "node, the toolchain's flags": [node, *node_flags, node_argv[-1]],
             "node, + V8 startup snapshot (--snapshot-blob)": [
                 node,
                 *node_flags,
                 "--snapshot-blob",
                 str(d / "snap.blob"),
-                node_argv[1],
+                node_argv[-1],
             ],
             "node -e 0 (start alone)": [node, "-e", "0"],
         }
+        compile_flags = [a for a in tc.compile_command("Main.java") if a.startswith("-J")]
+        plain = [a for a in compile_flags if "SharedArchiveFile" not in a]
+        javac = str(_java_home() / "javac")
+        (d / "c").mkdir()
+        source = str(d / "Main.java")
+        variants["javac, the toolchain's flags (build, per sample)"] = [
+            javac,
+            *plain,
+            "-d",
+            str(d / "c"),
+            source,
+        ]
+        variants["javac, + its own CDS archive (taken)"] = [
+            javac,
+            *plain,
+            f"-J-XX:SharedArchiveFile={javac_jsa}",
+            "-d",
+            str(d / "c"),
+            source,
+        ]
         times: dict[str, list[float]] = {k: [] for k in variants}
         for _ in range(rounds):
             for k, argv in variants.items():
-                times[k].append(_bare(argv, stdin))
+                times[k].append(_bare(argv, stdin, d))
         for k, ts in times.items():
             out.append({"lever": k, "per_case_ms": statistics.median(ts) * 1000})
         (d / "w").mkdir()
@@ -320,19 +373,28 @@ def levers(rounds: int) -> list[dict[str, Any]]:
             "node, one process per sample: a fresh vm context per case": [
                 node,
                 str(d / "warm.js"),
-                node_argv[1],
+                node_argv[-1],
                 "200",
             ],
             "node, one process per sample: a fresh worker per case": [
                 node,
                 str(d / "worker.js"),
-                node_argv[1],
+                node_argv[-1],
                 "30",
             ],
         }
         for k, argv in shared.items():
             got = [
-                float(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+                float(
+                    subprocess.run(
+                        argv,
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                        cwd=d,
+                        start_new_session=True,
+                    ).stdout
+                )
                 for _ in range(3)
             ]
             out.append({"lever": k, "per_case_ms": statistics.median(got)})
