@@ -89,13 +89,31 @@ def _host_build(lang: str, code: str, where: Path, memory_mb: int = 128) -> list
     return _host_argv(lang, where, memory_mb)
 
 
+#: What a floor run sees: the sandbox's environment (``SandboxView.env``), not this process's
+#: (a host's ``NODE_EXTRA_CA_CERTS`` alone makes node parse a certificate bundle per start).
+FLOOR_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "HOME": "/tmp",
+    "USER": "sandbox",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "TMPDIR": "/tmp",
+}
+
+
 def _bare(argv: list[str], stdin: bytes, cwd: Path | None = None) -> float:
     t = time.perf_counter()
     # A session of its own, as every sandbox run has: the kernel's autogroups share CPU
     # between sessions first, so a floor run in this process's session would queue behind
     # whatever else the session runs while a sandboxed run did not.
     p = subprocess.run(
-        argv, input=stdin, capture_output=True, cwd=cwd, check=False, start_new_session=True
+        argv,
+        input=stdin,
+        capture_output=True,
+        cwd=cwd,
+        check=False,
+        start_new_session=True,
+        env=FLOOR_ENV,
     )
     took = time.perf_counter() - t
     if p.returncode != 0:
@@ -393,6 +411,7 @@ def levers(rounds: int) -> list[dict[str, Any]]:
                         check=True,
                         cwd=d,
                         start_new_session=True,
+                        env=FLOOR_ENV,
                     ).stdout
                 )
                 for _ in range(3)
