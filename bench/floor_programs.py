@@ -424,12 +424,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--levers", action="store_true", help="Also each lever in isolation.")
+    ap.add_argument("--levers-only", action="store_true", help="The levers, not the rows.")
+    ap.add_argument("--rounds", type=int, help="Rounds of the levers (default 5 quick, 12).")
     ap.add_argument("--out", help="Write the rows (and levers) as JSON here.")
     args = ap.parse_args()
     result: dict[str, Any] = {"loadavg_before": Path("/proc/loadavg").read_text().split()[:3]}
-    result["rows"] = rows(args.quick)
-    if args.levers:
-        result["levers"] = levers(5 if args.quick else 12)
+    result["rows"] = [] if args.levers_only else rows(args.quick)
+    if args.levers or args.levers_only:
+        result["levers"] = levers(args.rounds or (5 if args.quick else 12))
     result["loadavg_after"] = Path("/proc/loadavg").read_text().split()[:3]
     for r in result["rows"]:
         print(
