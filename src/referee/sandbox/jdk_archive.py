@@ -91,17 +91,18 @@ def jdk_archive(
     ``bin/java`` of a JDK whose ``javac`` sits beside it. ``compiler``: the archive of
     ``javac`` itself (the classes of ``jdk.compiler`` it loads to compile the warm-up; for
     ``javac -J-XX:SharedArchiveFile=``) rather than of a program's run."""
+    home = java.resolve().parent.parent
+    # The launcher, the VM and the modules image: an upgrade of any makes another archive
+    # (a JVM rejects an archive of another build, and would then run without sharing).
+    parts = [java.resolve(), home / "lib" / "server" / "libjvm.so", home / "lib" / "modules"]
     try:
-        st = java.stat()
+        stats = [(str(p), p.stat()) for p in parts if p == parts[0] or p.exists()]
     except OSError:
         return None
     cache = CACHE if cache is None else cache
     what = "javac" if compiler else "run"
-    key = hashlib.sha256(
-        "\0".join(
-            [what, str(java.resolve()), str(st.st_size), str(st.st_mtime_ns), *flags]
-        ).encode()
-    ).hexdigest()[:20]
+    ident = [f"{p}:{st.st_size}:{st.st_mtime_ns}" for p, st in stats]
+    key = hashlib.sha256("\0".join([what, *ident, *flags]).encode()).hexdigest()[:20]
     archive = cache / f"{what}-{key}.jsa"
     if archive.is_file():
         return archive
