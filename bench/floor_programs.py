@@ -32,6 +32,7 @@ case in one node).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shutil
 import statistics
@@ -101,6 +102,15 @@ FLOOR_ENV = {
 }
 
 
+def _digest(verdicts: list[Any]) -> str:
+    """A digest of the distinct verdicts a row's runs gave (reward, pass, each test's status):
+    ``make bench-floor`` checks it is the same in both trees."""
+    seen = {
+        json.dumps([v.reward, v.passed, [[t.name, t.status] for t in v.tests]]) for v in verdicts
+    }
+    return hashlib.sha256("\n".join(sorted(seen)).encode()).hexdigest()[:16]
+
+
 def _bare(argv: list[str], stdin: bytes, cwd: Path | None = None) -> float:
     t = time.perf_counter()
     # A session of its own, as every sandbox run has: the kernel's autogroups share CPU
@@ -135,9 +145,10 @@ def _program_rows(rounds: int) -> list[dict[str, Any]]:
             argv = _host_build(lang, GOLD[lang], where)
             inputs = [c["input"].encode() for c in task.hidden["cases"]]
             v.verify(task, answer)  # start the workers, touch the files
-            cost, floor = [], []
+            cost, floor, verdicts = [], [], []
             for _ in range(rounds):
                 verdict = v.verify(task, answer)
+                verdicts.append(verdict)
                 if not verdict.passed:
                     raise SystemExit(f"{lang}: the gold answer failed: {verdict.tests}")
                 cost.append(verdict.timings["run_s"] / CASES)
@@ -149,6 +160,7 @@ def _program_rows(rounds: int) -> list[dict[str, Any]]:
                     "unit": "case",
                     "cost_ms": statistics.median(cost) * 1000,
                     "floor_ms": statistics.median(floor) * 1000,
+                    "verdicts": _digest(verdicts),
                     "note": f"floor: {what} per case on the host without the sandbox, with "
                     f"the argv the tree's toolchain runs (`{' '.join(argv[1:])}`), the sum "
                     f"task's gold answer; cost: ProgramVerifier.verify's run_s over {CASES} "
@@ -168,7 +180,7 @@ def _verilog_row(rounds: int, families: tuple[str, ...]) -> dict[str, Any]:
     iverilog, vvp = shutil.which("iverilog"), shutil.which("vvp")
     assert iverilog and vvp, "Icarus Verilog is not installed"
     tasks = [generate(f, 1, 0.5, 100)[0] for f in families]
-    costs, floors = [], []
+    costs, floors, verdicts = [], [], []
     with VerilogVerifier() as v, tempfile.TemporaryDirectory() as tmp:
         for i, task in enumerate(tasks):
             spec = verilog_spec(task)
@@ -193,6 +205,7 @@ def _verilog_row(rounds: int, families: tuple[str, ...]) -> dict[str, Any]:
                 t = time.perf_counter()
                 verdict = v.verify(task, answer)
                 c.append(time.perf_counter() - t)
+                verdicts.append(verdict)
                 assert verdict.passed, verdict.tests
                 f.append(floor_once())
             costs.append(statistics.median(c))
@@ -202,6 +215,7 @@ def _verilog_row(rounds: int, families: tuple[str, ...]) -> dict[str, Any]:
         "unit": "sample",
         "cost_ms": statistics.mean(costs) * 1000,
         "floor_ms": statistics.mean(floors) * 1000,
+        "verdicts": _digest(verdicts),
         "note": f"floor: `iverilog` then `vvp` on the host without the sandbox, same files; "
         f"cost: VerilogVerifier.verify of the reference (trace cached); mean over "
         f"{len(tasks)} families ({', '.join(families)}) at difficulty 0.5",

@@ -1,7 +1,7 @@
 """Verdicts on the gold and exploit corpora of programs and Verilog, to compare two trees.
 
-    PYTHONPATH=<tree>/src .venv/bin/python bench/floor_verdicts_programs.py OUT.json
-    python bench/floor_verdicts_programs.py --compare BEFORE.json AFTER.json
+    PYTHONPATH=<tree>/src .venv/bin/python bench/verdicts_programs.py OUT.json
+    python bench/verdicts_programs.py --compare BEFORE.json AFTER.json
 
 Every program exploit (:mod:`referee.verify.program.redteam`) on its task, and the gold and
 empty answer of each language; every Verilog exploit on the corpus tasks
