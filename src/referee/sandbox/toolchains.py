@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.errors import ConfigError
+from referee.sandbox.jdk_archive import jdk_archive
 
 __all__ = [
     "LANGUAGES",
@@ -154,32 +155,57 @@ def _java() -> Toolchain | None:
     for etc in sorted(Path("/etc").glob("java-*")):
         if etc.is_dir():
             binds.append((str(etc), str(etc)))
-    if _outside_usr(home):
+    outside = _outside_usr(home)
+    if outside:
         binds.append((str(home), f"{TOOLCHAIN_MOUNT}/jdk"))
         home = Path(f"{TOOLCHAIN_MOUNT}/jdk")
     # Small reservations (class space reserves 1 GiB by default): where no memory cgroup
     # exists, the sandbox falls back to RLIMIT_AS, which counts reserved address space.
     reserve = ["-XX:CompressedClassSpaceSize=64m", "-XX:ReservedCodeCacheSize=32m"]
-    jvm = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:ActiveProcessorCount=1", *reserve]
+    # No hsperfdata file (the shared-memory counters jstat reads): its creation in /tmp is
+    # about a tenth of a JVM's start here (bench/RESULTS.md section 39), and nothing reads it.
+    quiet = ["-XX:-UsePerfData"]
+    jvm = [
+        "-Xmx512m",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-XX:ActiveProcessorCount=1",
+        *quiet,
+        *reserve,
+    ]
+    run_flags = [
+        "-Xss64m",
+        "-XX:+UseSerialGC",
+        "-XX:ActiveProcessorCount=1",
+        *quiet,
+        *reserve,
+        "-XX:MaxMetaspaceSize=128m",
+    ]
+    # The JDK classes programs load, archived once (referee.sandbox.jdk_archive); only where
+    # the JDK has the same path in the sandbox (an archive names the modules image it holds).
+    archive = None if outside else jdk_archive(java, run_flags)
+    if archive is not None:
+        binds.append((str(archive), f"{TOOLCHAIN_MOUNT}/jdk-cds.jsa"))
+        run_flags.append(f"-XX:SharedArchiveFile={TOOLCHAIN_MOUNT}/jdk-cds.jsa")
+    # And javac's own (jdk.compiler's classes): half a build's time.
+    archive = None if outside else jdk_archive(java, jvm, compiler=True)
+    if archive is not None:
+        binds.append((str(archive), f"{TOOLCHAIN_MOUNT}/javac-cds.jsa"))
+        jvm.append(f"-XX:SharedArchiveFile={TOOLCHAIN_MOUNT}/javac-cds.jsa")
     return Toolchain(
         "java",
         "OpenJDK " + _version([str(java), "-version"], r"\d+(\.\d+)*"),
         "Main.java",
         run_argv=(
             str(home / "bin" / "java"),
-            "-Xss64m",
             "-Xmx{memory_mb}m",
-            "-XX:+UseSerialGC",
-            "-XX:ActiveProcessorCount=1",
-            *reserve,
-            "-XX:MaxMetaspaceSize=128m",
+            *run_flags,
             "-cp",
             "/workspace",
             "{main}",
         ),
         compile_argv=(
             str(home / "bin" / "javac"),
-            "-J-Xmx512m",
             *(f"-J{o}" for o in jvm),
             "-encoding",
             "UTF-8",
@@ -371,6 +397,16 @@ def _find(language: str) -> Toolchain | None:
     return _FINDERS[language]()
 
 
+def _current(language: str) -> Toolchain | None:
+    tc = _find(language)
+    if tc is not None and any(not os.path.exists(host) for host, _ in tc.binds):
+        # A path it binds went away since it was found (a cleared cache took the JDK's
+        # archives): look again, so that a sandbox never fails on a file that is gone.
+        _find.cache_clear()
+        tc = _find(language)
+    return tc
+
+
 def find_toolchain(language: str) -> Toolchain:
     """The host's toolchain for ``language``; a :class:`ConfigError` saying how to install it."""
     if language not in _FINDERS:
@@ -378,7 +414,7 @@ def find_toolchain(language: str) -> Toolchain:
             f"no toolchain for language {language!r}; the languages are "
             f"{', '.join(LANGUAGES)} (and 'verilog', the HDL simulator)"
         )
-    tc = _find(language)
+    tc = _current(language)
     if tc is None:
         package = {
             "c": "gcc",
@@ -398,4 +434,4 @@ def find_toolchain(language: str) -> Toolchain:
 
 def available_toolchains() -> dict[str, Toolchain]:
     """Every toolchain this machine has, by language."""
-    return {lang: tc for lang in LANGUAGES if (tc := _find(lang)) is not None}
+    return {lang: tc for lang in LANGUAGES if (tc := _current(lang)) is not None}

@@ -1,7 +1,8 @@
 """Compile a design with the grader's testbench and simulate it, in the sandbox.
 
-Both steps run in one fresh workspace holding only the testbench, the design and the stimulus
-(never the reference, nor any other task's data), each under its own limits: the compiler's
+Both steps run in one workspace of their own (a leased warm fork-server worker's, emptied
+afterwards) holding only the testbench, the design and the stimulus (never the reference, nor
+any other task's data), each under its own limits: the compiler's
 time and memory (a generate loop of a billion instances is killed), and the simulation's time,
 CPU, memory and output (an ``always`` block without a delay spins until the deadline kills it).
 ``iverilog -s`` names the testbench as the only root, so a stray module of the design never
@@ -16,8 +17,10 @@ runs on its own. What comes back is plain data: the records read by
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +34,7 @@ from referee.domains.verilog.testbench import (
 )
 from referee.errors import ConfigError
 from referee.sandbox import ExecResult, Limits, Sandbox
-from referee.sandbox.cputime import TimeOutcome, cpu_limits, judged_run
+from referee.sandbox.cputime import TimeOutcome, cpu_limits, judged_run, stretched
 
 __all__ = ["SimResult", "compile_limits", "run_limits", "simulate", "verilog_sandbox"]
 
@@ -44,9 +47,10 @@ COMPILE_MEMORY_MB = 512
 
 def verilog_sandbox(**kwargs: Any) -> Sandbox:
     """A sandbox that sees Icarus Verilog (a :class:`ConfigError` saying how to install it
-    where it is missing)."""
+    where it is missing). Its fork-server workers (one more than cores by default) run the
+    simulations: each sample leases one for its two steps, so samples judged in parallel
+    threads each get one."""
     kwargs.setdefault("toolchains", ("verilog",))
-    kwargs.setdefault("python_workers", 1)
     kwargs.setdefault("scratch_mb", 1024)
     return Sandbox(**kwargs)
 
@@ -117,6 +121,38 @@ def _run_failure(
     return "", False
 
 
+Step = Callable[[list[str], Limits], ExecResult]
+
+
+@contextlib.contextmanager
+def _steps(sandbox: Sandbox, files: dict[str, str]) -> Iterator[Step]:
+    """Runs of the sample's steps (compile, then simulate) on one workspace holding ``files``.
+
+    On the bubblewrap backend both steps are forks of one leased warm fork-server worker
+    (:meth:`Sandbox.lease`) that ``exec`` the tool in the worker's workspace: every isolation
+    layer of a sandbox run, without a new bubblewrap sandbox per step (two per sample before,
+    the larger part of a sample's cost, bench/RESULTS.md section 39). Elsewhere (the local
+    backend has no workers) each step is a :meth:`Sandbox.run` on a workspace of its own."""
+    if sandbox.backend == "bwrap":
+        with sandbox.lease() as lease:
+            lease.workspace.write(files)
+
+            def leased(argv: list[str], limits: Limits) -> ExecResult:
+                # A retry of a starved run stretches its backstop (Sandbox.run does this too).
+                limits, env = stretched(limits, None)
+                return lease.exec(argv, limits=limits, env=env)
+
+            yield leased
+        return
+    with sandbox.workspace() as ws:
+        ws.write(files)
+
+        def fresh(argv: list[str], limits: Limits) -> ExecResult:
+            return sandbox.run(argv, limits=limits, workspace=ws)
+
+        yield fresh
+
+
 def simulate(
     sandbox: Sandbox,
     spec: VerilogSpec,
@@ -134,12 +170,9 @@ def simulate(
     files = {TB_FILE: tb, DESIGN_FILE: design, STIMULUS_FILE: stimulus_hex(spec, vectors)}
     argv = ["iverilog", "-g2012", "-s", tb_name, "-o", PROGRAM, TB_FILE, DESIGN_FILE]
     t0 = time.perf_counter()
-    with sandbox.workspace() as ws:
+    with _steps(sandbox, files) as step:
         built, built_time = judged_run(
-            functools.partial(
-                sandbox.run, argv, files=files, limits=compile_limits(), workspace=ws
-            ),
-            COMPILE_TIMEOUT_S,
+            functools.partial(step, argv, compile_limits()), COMPILE_TIMEOUT_S
         )
         compile_s = time.perf_counter() - t0
         if not built.ok or built_time != "ok":
@@ -153,8 +186,7 @@ def simulate(
         limits = run_limits(spec, cycles)
         t1 = time.perf_counter()
         ran, spent = judged_run(
-            functools.partial(sandbox.run, ["vvp", "-n", PROGRAM], limits=limits, workspace=ws),
-            run_cpu_s(cycles),
+            functools.partial(step, ["vvp", "-n", PROGRAM], limits), run_cpu_s(cycles)
         )
         run_s = time.perf_counter() - t1
     records, ended = parse_records(
