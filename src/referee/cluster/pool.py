@@ -319,8 +319,8 @@ class SandboxPool:
                 if time.monotonic() - alone_since > self.ready_timeout_s:
                     return None
             self._room.clear()
-            try:
-                await asyncio.wait_for(self._room.wait(), 0.1)
+            try:  # woken when a chunk ends or an actor comes up; a look now and then anyway
+                await asyncio.wait_for(self._room.wait(), 1.0 if live else 0.1)
             except TimeoutError:
                 pass
 
@@ -420,24 +420,25 @@ class SandboxPool:
         self.pending += len(samples)
         self._stats["submitted"] += len(samples)
         deadline = _Deadline(submitted, expires_at)
-        running = [
-            asyncio.ensure_future(
-                self._chunk(
-                    list(range(start, min(start + size, len(samples)))),
-                    samples,
-                    deadline_s,
-                    results,
-                    progress,
-                    deadline,
-                )
-            )
-            for start in range(0, len(samples), size)
-        ]
+        # At most as many chunks of this call wait for an actor as the largest pool could take
+        # at once: the rest wait here, without a task each.
+        window = asyncio.Semaphore(self.per_actor * self.max_actors)
+        running: list[asyncio.Future[None]] = []
         try:
+            for start in range(0, len(samples), size):
+                await window.acquire()
+                idx = list(range(start, min(start + size, len(samples))))
+                job = asyncio.ensure_future(
+                    self._chunk(idx, samples, deadline_s, results, progress, deadline)
+                )
+                job.add_done_callback(lambda _: window.release())
+                running.append(job)
             await asyncio.gather(*running)
         finally:
             for job in running:
                 job.cancel()
+            # Samples never sent (the call was cancelled) leave the queue depth.
+            self.pending -= sum(1 for v in results if v is None)
         out = [v for v in results if v is not None]
         if len(out) != len(samples):  # a bug here must not shift verdicts onto other samples
             raise SandboxError(f"the pool lost {len(samples) - len(out)} verdict(s); retry")
