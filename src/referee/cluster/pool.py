@@ -435,8 +435,8 @@ class SandboxPool:
                 running.append(job)
             await asyncio.gather(*running)
         finally:
-            for job in running:
-                job.cancel()
+            for pending in running:
+                pending.cancel()
             # Samples never sent (the call was cancelled) leave the queue depth.
             self.pending -= sum(1 for v in results if v is None)
         out = [v for v in results if v is not None]
