@@ -46,6 +46,9 @@ class LocalCluster:
         self.env.update({
             "RAY_AUTH_MODE": auth_mode,
             "RAY_USAGE_STATS_ENABLED": "0",
+            # Ray's memory monitor counts the whole machine's memory: on a machine shared with
+            # other work it kills the tests' actors for memory other programs hold.
+            "RAY_memory_monitor_refresh_ms": "0",
             "PYTHONPATH": os.pathsep.join(p for p in (SRC, os.environ.get("PYTHONPATH")) if p),
         })  # fmt: skip
         self.env.update(env or {})

@@ -637,11 +637,19 @@ class SandboxPool:
         slots = getattr(self, "_slots", [])
 
         async def down() -> None:
+            # Probes and actors on their way up or out end with the pool.
+            for task in [
+                *getattr(self, "_background", ()),
+                *(s.probe for s in slots if s.probe is not None),
+            ]:
+                task.cancel()
+
             async def one(slot: _Slot) -> None:
-                try:
-                    await asyncio.wait_for(call_remote(slot.handle.shutdown.remote()), 10.0)
-                except Exception:
-                    pass
+                if slot.healthy:  # a dead or unplaced actor has nothing to shut down
+                    try:
+                        await asyncio.wait_for(call_remote(slot.handle.shutdown.remote()), 10.0)
+                    except Exception:
+                        pass
                 self._ray.kill(slot.handle, no_restart=True)
 
             await asyncio.gather(*(one(s) for s in slots))
