@@ -112,7 +112,7 @@ class Nodes:
             start_new_session=True,
         )
         self.groups[name] = proc.pid
-        out, _ = proc.communicate(timeout=180)
+        out, _ = proc.communicate(timeout=600)
         if proc.returncode != 0:
             raise SystemExit(f"ray start ({name}) failed:\n{out[-3000:]}")
         if not self.address:
@@ -137,7 +137,7 @@ def alive() -> int:
     return sum(1 for n in ray.nodes() if n["Alive"])
 
 
-def wait_nodes(count: int, seconds: float = 90) -> float:
+def wait_nodes(count: int, seconds: float = 300) -> float:
     t0 = time.monotonic()
     while alive() != count:
         if time.monotonic() - t0 > seconds:
@@ -154,7 +154,7 @@ def node_loss_round(nodes: Nodes, tasks: list[Any], pairs, expect, kill: bool) -
         actors=3,
         workers_per_actor=2,
         placement=["node_a", "node_b", "victim"],
-        ready_timeout_s=30,
+        ready_timeout_s=120,
     ) as pool:
         before = pool.health()[2]["verified"]
         out: dict[str, Any] = {}
