@@ -71,7 +71,7 @@ class LocalCluster:
             start_new_session=True,  # its daemons stay in this group: teardown kills the group
         )
         self.groups.append(proc.pid)
-        out, _ = proc.communicate(timeout=120)
+        out, _ = proc.communicate(timeout=300)  # a node starts slowly on a loaded machine
         if proc.returncode != 0:
             raise RuntimeError(f"ray start {' '.join(args)} failed:\n{out[-3000:]}")
         return out
