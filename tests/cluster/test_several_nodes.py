@@ -108,6 +108,33 @@ def test_reward_workers_of_a_job_share_one_named_pool(three_nodes, humaneval, ta
     _until(gone, 60, "the shared pool outlived its last worker")
 
 
+def test_a_process_asking_for_other_settings_is_refused_and_the_pool_can_be_ended(
+    three_nodes, task_file
+):
+    import ray
+
+    from referee.cluster import named_pool, shutdown_named_pool
+    from referee.errors import ConfigError
+
+    free = _cpus()
+    first = named_pool(str(task_file), 1)
+    with pytest.raises(ConfigError, match="give every process of the job the same pool"):
+        named_pool(str(task_file), 1, idle_s=5.0)
+    assert first.stats()["clients"] == 1  # the refused one did not stay attached
+    assert shutdown_named_pool(first.name) is True  # whoever is attached
+
+    def gone() -> bool:
+        try:
+            ray.get_actor(first.name)
+        except ValueError:
+            return _cpus() == free
+        return False
+
+    _until(gone, 60, "the pool outlived shutdown_named_pool")
+    assert shutdown_named_pool(first.name) is False
+    first.close()  # detaching from a host that is gone does nothing
+
+
 def test_a_sample_whose_deadline_passed_in_the_queue_is_not_run(three_nodes, humaneval):
     import ray
 

@@ -186,6 +186,7 @@ class NamedPool:
             else:
                 raise SandboxError(f"the shared Ray pool {self.name!r} could not be started")
             if info["tasks"] != self.tasks or info["pool"] != self.pool_kwargs:
+                ray.get(host.detach.remote(self.client), timeout=30)
                 raise ConfigError(
                     f"the shared Ray pool {self.name!r} was made with {info['pool']} on "
                     f"{info['tasks']}, this process asks for {self.pool_kwargs} on {self.tasks}; "
