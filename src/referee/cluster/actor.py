@@ -11,7 +11,10 @@ Verification runs on the engine's warm fork-server workers. ``deadline_s`` bound
 from the moment a sandbox worker takes it (not from when the batch arrived): the run is killed
 by the sandbox when it passes (:func:`referee.sandbox.deadline.deadline`, as the engine does for
 ``referee serve``) and the verdict is an infrastructure error, so a hung candidate costs its
-worker at most the deadline. Environment sessions live in the actor that opened them; their
+worker at most the deadline. ``expires_at`` (epoch seconds, set by the caller when the sample
+was submitted) is an absolute deadline that counts queue time: a sample still waiting for a
+worker when it passes is not run (an infrastructure verdict saying so), and one that starts
+runs for what is left of it at most. Environment sessions live in the actor that opened them; their
 snapshots stay there too (only ids cross the wire).
 
 Exceptions raised to callers are referee errors whose messages name the fix; they pickle, so
@@ -41,11 +44,21 @@ from referee.service.sessions import Session, SessionStore, session_env_kwargs
 from referee.tasks.model import Task, read_tasks
 from referee.verify.verdict import Verdict
 
-__all__ = ["SandboxActor", "TaskSource", "load_tasks"]
+__all__ = ["SandboxActor", "TaskSource", "expired_reason", "load_tasks"]
 
 #: Tasks as an actor takes them: Task objects, their JSON dicts, or a task file path or URL.
 TaskSource = str | Sequence[Task | Mapping[str, Any]]
 OWNER = "cluster"
+VERIFIER = "cluster"
+
+
+def expired_reason(expires_at: float) -> str:
+    """The infrastructure error of a sample whose absolute deadline passed before it ran."""
+    return (
+        "the sample's deadline (counted from its submission, queue time included) passed "
+        f"{max(0.0, time.time() - expires_at):.1f} s before a sandbox worker was free for it; "
+        "it was not run"
+    )
 
 
 def load_tasks(source: TaskSource) -> list[Task]:
@@ -89,28 +102,41 @@ class SandboxActor:
         self.sessions = SessionStore(ttl_s=session_ttl_s, max_sessions=max_sessions)
         self.started = time.time()
         self.verified = 0
+        #: Samples whose absolute deadline passed in this actor's queue (not run).
+        self.expired = 0
         self.sessions_opened = 0
         self._slots: asyncio.Semaphore | None = None  # made on the actor's own event loop
 
     # ---- verification ----------------------------------------------------------------------
     async def verify_batch(
-        self, samples: Sequence[tuple[str, str]], deadline_s: float | None = None
+        self,
+        samples: Sequence[tuple[str, str]],
+        deadline_s: float | None = None,
+        expires_at: float | None = None,
     ) -> list[Verdict]:
         """Verdicts on ``(task_id, completion)`` samples, in their order; see the module
-        docstring for the deadline. Unknown task ids raise before any work starts."""
+        docstring for the deadlines. Unknown task ids raise before any work starts."""
         self.engine.resolve(samples)
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.engine.workers)
         slots = self._slots
 
         async def one(sample: tuple[str, str]) -> Verdict:
-            # A sample's clock starts when a worker is free for it, not while it queues.
+            # ``deadline_s`` starts when a worker is free for the sample; ``expires_at`` was
+            # set when it was submitted, so its queue time counts.
             async with slots:
-                [verdict] = await self.engine.verify([sample], deadline_s=deadline_s)
+                limit = deadline_s
+                if expires_at is not None:
+                    left = expires_at - time.time()
+                    if left <= 0:
+                        self.expired += 1
+                        return Verdict.infra(sample[0], expired_reason(expires_at), VERIFIER)
+                    limit = left if limit is None else min(limit, left)
+                [verdict] = await self.engine.verify([sample], deadline_s=limit)
+                self.verified += 1
             return verdict
 
         verdicts = await asyncio.gather(*(one((tid, c)) for tid, c in samples))
-        self.verified += len(verdicts)
         return list(verdicts)
 
     # ---- environment sessions --------------------------------------------------------------
@@ -235,6 +261,7 @@ class SandboxActor:
             "sessions": len(self.sessions),
             "tasks": len(self.engine.tasks),
             "verified": self.verified,
+            "expired": self.expired,
             "sessions_opened": self.sessions_opened,
             "uptime_s": round(time.time() - self.started, 3),
         }

@@ -4,9 +4,11 @@
 A trainer calls referee's reward function from its own workers (veRL's ``RewardLoopWorker``
 actors, NeMo RL's environment actor), many times, from many threads. Those calls judge on a
 :class:`~referee.cluster.SandboxPool` made once per process on first use (joining the trainer's
-Ray cluster: :func:`~referee.cluster.connect` never starts a second one) and shut down at exit;
+Ray cluster: :func:`~referee.cluster.connect` never starts a second one) and let go at exit;
 the sandbox work then runs on the pool's actors, spread over the cluster's nodes, instead of in
-the worker's own process.
+the worker's own process. The pool is the job's named one (:func:`~referee.cluster.named_pool`):
+every reward worker of the trainer's Ray job that asks for the same task file and size shares
+the same ``actors`` sandbox actors (N in all, not workers x N); the last one to let go ends it.
 
 >>> pool = shared_pool("/data/tasks.jsonl", actors=4)                    # doctest: +SKIP
 >>> [v.reward for v in judge_texts(pool, [(task, model_text)], deadline_s=60)]  # doctest: +SKIP
@@ -32,18 +34,19 @@ from referee.verify.dispatch import verify_with_retries
 from referee.verify.verdict import Verdict
 
 if TYPE_CHECKING:
+    from referee.cluster.named import NamedPool
     from referee.cluster.pool import SandboxPool
 
 __all__ = ["close_shared_pools", "judge_texts", "shared_pool"]
 
 _lock = threading.Lock()
-_pools: dict[tuple[str, int], SandboxPool] = {}
+_pools: dict[tuple[str, int], NamedPool] = {}
 
 
-def shared_pool(tasks: str | None, actors: int) -> SandboxPool:
-    """This process's pool of ``actors`` sandbox actors holding the tasks of the file ``tasks``
-    (default: the file ``REFEREE_TASKS`` names; made on first use, the same one afterwards;
-    closed at exit)."""
+def shared_pool(tasks: str | None, actors: int) -> NamedPool:
+    """This process's handle on the job's shared pool of ``actors`` sandbox actors holding the
+    tasks of the file ``tasks`` (default: the file ``REFEREE_TASKS`` names; got or made on first
+    use, the same handle afterwards; detached at exit)."""
     tasks = tasks or os.environ.get(TASKS_ENV)
     if not tasks:
         raise ConfigError(
@@ -56,16 +59,17 @@ def shared_pool(tasks: str | None, actors: int) -> SandboxPool:
     with _lock:
         pool = _pools.get(key)
         if pool is None:
-            from referee.cluster.pool import SandboxPool
+            from referee.cluster.named import named_pool
 
-            pool = _pools[key] = SandboxPool(str(tasks), actors=int(actors))
+            pool = _pools[key] = named_pool(str(tasks), int(actors))
             if len(_pools) == 1:
                 atexit.register(close_shared_pools)
         return pool
 
 
 def close_shared_pools() -> None:
-    """Shut down the pools :func:`shared_pool` made (a later call makes new ones)."""
+    """Let go of the pools :func:`shared_pool` handed out (each ends when its last process
+    lets go; a later call gets or makes new ones)."""
     with _lock:
         pools = list(_pools.values())
         _pools.clear()
@@ -74,7 +78,7 @@ def close_shared_pools() -> None:
 
 
 def judge_texts(
-    pool: SandboxPool,
+    pool: SandboxPool | NamedPool,
     items: Sequence[tuple[Task, str]],
     *,
     deadline_s: float | None = None,

@@ -75,7 +75,11 @@ class RemoteVerifier(Protocol):
     a :class:`referee.cluster.SandboxPool`)."""
 
     async def verify(
-        self, samples: Sequence[tuple[str, str]], *, deadline_s: float | None = None
+        self,
+        samples: Sequence[tuple[str, str]],
+        *,
+        deadline_s: float | None = None,
+        within_s: float | None = None,
     ) -> list[Verdict]: ...
 
     def close(self) -> None: ...
@@ -249,8 +253,9 @@ class ServiceEngine:
         pairs = self.resolve(samples)
         limit = self.bound(deadline_s)
         if self.remote is not None:
-            # Each sample's run is killed at the deadline where it runs (in its actor).
-            return await self.remote.verify(samples, deadline_s=limit)
+            # The request's one deadline, counted from now as in-process: a sample still queued
+            # (in the pool or its actor) when it passes is not run; one running is killed.
+            return await self.remote.verify(samples, deadline_s=limit, within_s=limit)
         until = time.monotonic() + limit
         results = await asyncio.gather(
             *(self._verify_one(task, completion, limit, until) for task, completion in pairs)

@@ -19,9 +19,9 @@ the same fields in the same order (the rollout code unpacks it positionally).
   ``submit``/``max_turns``. The tools must be offered in the dataset's prompt.
 
 With ``ray_actors: N`` in the config, the single-turn answers of each ``step`` batch are judged
-together on a pool of N sandbox actors that this environment actor makes on NeMo RL's own Ray
-cluster (:func:`referee.cluster.shared_pool`; it needs the task file, ``tasks``), spread over
-the nodes, instead of one by one in this actor's process.
+together on the job's shared pool of N sandbox actors on NeMo RL's own Ray cluster (made by the
+first actor that asks: :func:`referee.cluster.shared_pool`; it needs the task file, ``tasks``),
+spread over the nodes, instead of one by one in this actor's process.
 
 ``rewards`` and ``terminateds`` are float ``torch`` tensors of shape ``[B]``; ``answers`` the
 answers judged. Held-out tasks are refused (:class:`~referee.errors.ConfigError`) unless the

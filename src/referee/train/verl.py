@@ -295,8 +295,8 @@ def compute_score(
     """veRL's reward function for referee rows (see the module). ``data_source`` is not
     needed: the row's task decides the verifier. Other keyword arguments veRL passes
     (``reward_router_address``...) are ignored. ``ray_actors=N`` (with ``tasks=FILE``): judged
-    on this process's pool of N sandbox actors on veRL's Ray cluster
-    (:func:`referee.cluster.shared_pool`) instead of in this reward worker."""
+    on the job's shared pool of N sandbox actors on veRL's Ray cluster, one pool for all its
+    reward workers (:func:`referee.cluster.shared_pool`), instead of in this reward worker."""
     task = row_task(ground_truth, extra_info, tasks=tasks)
     check_split(task, extra_info)
     if ray_actors:
