@@ -257,17 +257,19 @@ def test_metrics_count_requests_verdicts_and_workers(
 def test_one_deadline_per_request_however_long_samples_wait_for_a_worker(
     server: Any, gold: list[dict[str, str]]
 ) -> None:
-    """Six hung samples on two workers: the queued ones must not each get a deadline of their
-    own (that would take three deadlines); they are not started once it has passed."""
+    """Ten hung samples on two workers: the queued ones must not each get a deadline of their
+    own (that would take five deadlines, 7.5 s); they are not started once it has passed."""
     with server(deadline_cap_s=20) as url:
         hung = {"task_id": gold[0]["task_id"], "completion": HANG}
         started = time.monotonic()
-        r = client(url).post("/v1/verify", json={"samples": [hung] * 6, "deadline_s": 1.5})
+        r = client(url).post("/v1/verify", json={"samples": [hung] * 10, "deadline_s": 1.5})
         took = time.monotonic() - started
     verdicts = r.json()["verdicts"]
-    assert len(verdicts) == 6
+    assert len(verdicts) == 10
     assert all("deadline" in (v["infra_error"] or "") for v in verdicts)
-    assert took < 1.5 + 1.0, took
+    # One deadline is 1.5 s; a deadline per sample would be five in a row. The bound leaves
+    # 3.5 s for HTTP and the kills on a busy machine and still fails the per-sample design.
+    assert took < 5.0, took
 
 
 def test_the_server_reads_its_task_files_from_object_storage(
