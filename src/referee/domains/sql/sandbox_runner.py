@@ -22,12 +22,15 @@ statement reading only the task's tables. A timer interrupts the query at its de
 Either way the sandbox kills the whole run if the runner itself overstays.
 """
 
+import ctypes
 import datetime
 import decimal
 import json
 import math
 import os
+import resource
 import sqlite3
+import struct
 import sys
 import threading
 import time
@@ -41,6 +44,10 @@ try:
 except ImportError:  # a sandbox without DuckDB: its tasks report it, SQLite ones still run
     _duckdb = None
 
+try:
+    _LIBC: Any = ctypes.CDLL(None)
+except OSError:
+    _LIBC = None
 SAFE_PRAGMAS = {"table_info", "table_xinfo", "index_list", "index_info", "foreign_key_list"}
 DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
 
@@ -97,14 +104,15 @@ class _Clock:
     """A query's limit on CPU time (the process's, every thread), with a wall-clock backstop
     at three times the limit plus a second (as referee.sandbox.cputime)."""
 
-    def __init__(self, limit_s: float) -> None:
+    def __init__(self, limit_s: float, stretch: float | None = None) -> None:
         self.limit = limit_s
         self.cpu0 = time.process_time()
         self.wall0 = time.monotonic()
-        try:  # a retry of a starved run stretches the backstop (referee.sandbox.cputime)
-            stretch = float(os.environ.get("REFEREE_BACKSTOP_STRETCH", "1"))
-        except ValueError:
-            stretch = 1.0
+        if stretch is None:  # a retry of a starved run stretches the backstop (.cputime)
+            try:
+                stretch = float(os.environ.get("REFEREE_BACKSTOP_STRETCH", "1"))
+            except ValueError:
+                stretch = 1.0
         self.backstop = (3.0 * limit_s + 1.0) * stretch
 
     def over(self) -> bool:
@@ -129,14 +137,19 @@ class _Clock:
 
 
 def _run_sqlite(
-    path: str, query: str, tables: list[str], timeout_s: float, max_rows: int
+    path: str,
+    query: str,
+    tables: list[str],
+    timeout_s: float,
+    max_rows: int,
+    stretch: float | None = None,
 ) -> dict[str, Any]:
     con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, isolation_level=None)
     try:
         existing = [r[0] for r in con.execute("SELECT name FROM sqlite_master")]
         reads: set[str] = set()
         con.set_authorizer(_sqlite_authorizer(tables, existing, reads))
-        clock = _Clock(timeout_s)
+        clock = _Clock(timeout_s, stretch)
         state = {"timed_out": False}
 
         def progress() -> int:
@@ -163,7 +176,13 @@ def _run_sqlite(
 
 
 def _run_duckdb(
-    path: str, query: str, tables: list[str], timeout_s: float, max_rows: int, memory_mb: int
+    path: str,
+    query: str,
+    tables: list[str],
+    timeout_s: float,
+    max_rows: int,
+    memory_mb: int,
+    stretch: float | None = None,
 ) -> dict[str, Any]:
     if _duckdb is None:
         return {"infra": "DuckDB is not available in this sandbox"}
@@ -197,7 +216,7 @@ def _run_duckdb(
         if others:
             return {"error": f"the query reads tables outside the task: {', '.join(others)}"}
         state = {"timed_out": False}
-        clock = _Clock(timeout_s)
+        clock = _Clock(timeout_s, stretch)
         done = threading.Event()
 
         def watch() -> None:
@@ -228,14 +247,17 @@ def _run_duckdb(
         con.close()
 
 
-def run(request: dict[str, Any]) -> None:
-    """Run ``request["query"]`` on every database of ``request["databases"]``; one frame each."""
+def run(request: dict[str, Any], write: Any = None) -> None:
+    """Run ``request["query"]`` on every database of ``request["databases"]``; one frame each,
+    written by ``write`` (the standard output's by default)."""
+    out_line = write or _print_line
     nonce = request["nonce"]
     max_rows = request["max_rows"]
+    stretch = request.get("stretch")
     failed = False
     for i, path in enumerate(request["databases"]):
         if failed:  # the reward is all or nothing: after a failed database, the rest are moot
-            sys.stdout.write(f"{nonce} {json.dumps({'i': i, 'skipped': True})}\n")
+            out_line(f"{nonce} {json.dumps({'i': i, 'skipped': True})}\n")
             continue
         t0 = time.perf_counter()
         try:
@@ -247,10 +269,16 @@ def run(request: dict[str, Any]) -> None:
                     request["timeout_s"],
                     max_rows,
                     request["memory_mb"],
+                    stretch,
                 )
             else:
                 out = _run_sqlite(
-                    path, request["query"], request["tables"], request["timeout_s"], max_rows
+                    path,
+                    request["query"],
+                    request["tables"],
+                    request["timeout_s"],
+                    max_rows,
+                    stretch,
                 )
         except Exception as e:  # opening the database failed: the grader's fault
             out = {"infra": f"{type(e).__name__}: {e}"}
@@ -265,8 +293,94 @@ def run(request: dict[str, Any]) -> None:
         text = json.dumps(out, default=str)
         if len(text) > request["max_bytes"]:
             text = json.dumps({"i": i, "error": "result larger than the output limit"})
-        sys.stdout.write(f"{nonce} {text}\n")
-        sys.stdout.flush()
+        out_line(f"{nonce} {text}\n")
+
+
+def _print_line(line: str) -> None:
+    sys.stdout.write(line)
+    sys.stdout.flush()
+
+
+def _read_exactly(fd: int, n: int) -> bytes | None:
+    chunks = []
+    while n:
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _cpu_used() -> float:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def serve() -> None:
+    """The resident runner (referee.sandbox.resident): one request a frame on stdin, its
+    reply on stdout, until stdin closes.
+
+    A request frame is a 4-byte big-endian header length, the header (the request of
+    :func:`run` as JSON, with ``sizes`` of the databases and ``cpu_s``, the request's CPU
+    limit), then the databases' bytes in order. The reply is one frame per database's frame
+    line, as soon as it is known, then an empty frame. Each request gets fresh copies: its
+    databases are written to files of its own, opened read-only by fresh connections (as in
+    :func:`run`) and deleted after it; nothing else outlives a request. Its CPU is bounded
+    here: the soft RLIMIT_CPU is set to what this process has used plus ``cpu_s`` (the kernel
+    kills it there; the host starts another)."""
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    head = struct.Struct(">I")
+    n = 0
+    while True:
+        size = _read_exactly(0, 4)
+        if size is None:
+            return
+        body = _read_exactly(0, head.unpack(size)[0])
+        if body is None:
+            return
+        hlen = head.unpack_from(body)[0]
+        request = json.loads(body[4 : 4 + hlen])
+        n += 1
+        workdir = f"/tmp/referee-sql-{n}"
+        os.makedirs(workdir, 0o700, exist_ok=True)
+        paths = []
+        at = 4 + hlen
+        ext = "duckdb" if request["engine"] == "duckdb" else "sqlite"
+        for i, length in enumerate(request["sizes"]):
+            path = f"{workdir}/db{i}.{ext}"
+            with open(path, "wb") as f:
+                f.write(body[at : at + length])
+            at += length
+            paths.append(path)
+        del body
+        request["databases"] = paths
+        limit = math.ceil(_cpu_used() + float(request["cpu_s"]))
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, hard))
+        try:
+            run(request, lambda line: _write_frame(line.encode()))
+        finally:
+            for path in paths:
+                os.unlink(path)
+            os.rmdir(workdir)
+        _write_frame(b"")  # the end of the reply
+        _trim_heap()
+
+
+def _write_frame(data: bytes) -> None:
+    view = memoryview(struct.pack(">I", len(data)) + data)
+    while view:
+        view = view[os.write(1, view) :]
+
+
+def _trim_heap() -> None:
+    # The heap a request grew goes back to the kernel: the resident's memory (charged to its
+    # cgroup, under the run's memory limit) stays what it was before the request.
+    trim = getattr(_LIBC, "malloc_trim", None)
+    if trim is not None:
+        trim(0)
 
 
 def _warm_up() -> None:
