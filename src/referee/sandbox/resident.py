@@ -35,6 +35,7 @@ from referee.sandbox.forkserver import ForkWorker
 from referee.sandbox.limits import Limits
 from referee.sandbox.outcome import RawOutcome, to_result
 from referee.sandbox.result import ExecResult
+from referee.sandbox.workspace import Workspace
 
 __all__ = ["Resident"]
 
@@ -72,6 +73,16 @@ class Resident:
         self._served = 0
         #: How many times the program was started (1 after the first request).
         self.starts = 0
+
+    @property
+    def workspace(self) -> Workspace:
+        """The worker's ``/workspace`` on the host, for files the program reads (the worker
+        started again first if it died: a new worker has a new, empty workspace)."""
+        if not self._worker.alive:
+            self._close_fds()
+            self._worker.restart()
+        assert self._worker.workspace is not None
+        return self._worker.workspace
 
     @property
     def running(self) -> bool:

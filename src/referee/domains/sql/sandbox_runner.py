@@ -321,56 +321,60 @@ def serve() -> None:
     """The resident runner (referee.sandbox.resident): one request a frame on stdin, its
     reply on stdout, until stdin closes.
 
-    A request frame is a 4-byte big-endian header length, the header (the request of
-    :func:`run` as JSON, with ``sizes`` of the databases and ``cpu_s``, the request's CPU
-    limit), then the databases' bytes in order. The reply is one frame per database's frame
-    line, as soon as it is known, then an empty frame. Each request gets fresh copies: its
-    databases are written to files of its own, opened read-only by fresh connections (as in
-    :func:`run`) and deleted after it; nothing else outlives a request. Its CPU is bounded
-    here: the soft RLIMIT_CPU is set to what this process has used plus ``cpu_s`` (the kernel
-    kills it there; the host starts another)."""
+    A request frame is the request of :func:`run` as JSON, whose ``databases`` name engine
+    files the host placed in ``/workspace`` (kept there across requests, by content), with
+    ``cpu_s``, the request's CPU limit. The reply is one frame holding every database's frame
+    line, then an empty frame. Each request gets fresh copies: its databases are
+    copied to files of its own, opened read-only by fresh connections (as in :func:`run`) and
+    deleted after it; nothing else outlives a request. Its CPU is bounded here: the soft
+    RLIMIT_CPU is set to what this process has used plus ``cpu_s`` (the kernel kills it there;
+    the host starts another)."""
     hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
-    head = struct.Struct(">I")
     n = 0
     while True:
         size = _read_exactly(0, 4)
         if size is None:
             return
-        body = _read_exactly(0, head.unpack(size)[0])
+        body = _read_exactly(0, struct.unpack(">I", size)[0])
         if body is None:
             return
-        hlen = head.unpack_from(body)[0]
-        request = json.loads(body[4 : 4 + hlen])
+        request = json.loads(body)
         n += 1
         workdir = f"/tmp/referee-sql-{n}"
         os.makedirs(workdir, 0o700, exist_ok=True)
         paths = []
-        at = 4 + hlen
-        ext = "duckdb" if request["engine"] == "duckdb" else "sqlite"
-        for i, length in enumerate(request["sizes"]):
-            path = f"{workdir}/db{i}.{ext}"
-            with open(path, "wb") as f:
-                f.write(body[at : at + length])
-            at += length
+        for i, name in enumerate(request["databases"]):
+            path = f"{workdir}/db{i}{os.path.splitext(name)[1]}"
+            _copy(os.path.join("/workspace", name), path)
             paths.append(path)
-        del body
         request["databases"] = paths
         limit = math.ceil(_cpu_used() + float(request["cpu_s"]))
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_CPU, (limit, hard))
+        lines: list[str] = []
         try:
-            run(request, lambda line: _write_frame(line.encode()))
+            run(request, lines.append)
         finally:
             for path in paths:
                 os.unlink(path)
             os.rmdir(workdir)
-        _write_frame(b"")  # the end of the reply
+        # One write for the whole reply: each write wakes the host, and on a loaded machine
+        # each wake-up waits for a core.
+        reply = "".join(lines).encode()
+        _write(struct.pack(">I", len(reply)) + reply + struct.pack(">I", 0))
         _trim_heap()
 
 
-def _write_frame(data: bytes) -> None:
-    view = memoryview(struct.pack(">I", len(data)) + data)
+def _copy(source: str, target: str) -> None:
+    with open(source, "rb") as f:
+        data = f.read()
+    with open(target, "wb") as f:
+        f.write(data)
+
+
+def _write(data: bytes) -> None:
+    view = memoryview(data)
     while view:
         view = view[os.write(1, view) :]
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import os
 import queue
@@ -38,6 +39,7 @@ import secrets
 import struct
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
@@ -58,6 +60,7 @@ from referee.sandbox.cputime import (
 )
 from referee.sandbox.limits import Limits
 from referee.sandbox.resident import Resident
+from referee.sandbox.workspace import Workspace
 from referee.tasks.model import Task
 from referee.verify.dispatch import VerifierSetup
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict, metered_verdict
@@ -65,6 +68,7 @@ from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict, meter
 __all__ = [
     "RUNNER_MODULE",
     "WARM_ENV",
+    "ResidentRunner",
     "RunOutcome",
     "SqlVerifier",
     "make_verifier",
@@ -222,7 +226,7 @@ def resident_limits(memory_mb: int = 256) -> Limits:
 
 
 def run_query_resident(
-    resident: Resident,
+    runner: ResidentRunner,
     engine: str,
     query: str,
     databases: list[bytes],
@@ -243,17 +247,15 @@ def run_query_resident(
     nonce = secrets.token_hex(8)
     budget = _budget(len(databases), time_limit_s)
     limits = cpu_limits(budget)
+    names = runner.place(engine, databases)
 
     def run() -> ExecResult:
         wall, env = stretched(limits, None)
-        request = _request(engine, query, [], tables, time_limit_s, memory_mb, max_rows, nonce)
-        request["sizes"] = [len(d) for d in databases]
+        request = _request(engine, query, names, tables, time_limit_s, memory_mb, max_rows, nonce)
         request["cpu_s"] = limits.cpu_seconds
         if env is not None:
             request["stretch"] = float(env[STRETCH_ENV])
-        head = json.dumps(request).encode()
-        frame = b"".join([_LEN.pack(len(head)), head, *databases])
-        return resident.exchange(frame, timeout_s=wall.timeout_s)
+        return runner.resident.exchange(json.dumps(request).encode(), timeout_s=wall.timeout_s)
 
     r, spent = judged_run(
         run, budget, stalled=lambda r: stalls_outcome(_stalls(_frames(r, nonce, len(databases))))
@@ -261,6 +263,44 @@ def run_query_resident(
     if spent in ("time-limit", "idle") and not r.timed_out:
         r = r.model_copy(update={"timed_out": True})
     return _frames(r, nonce, len(databases)), r
+
+
+_SPECS_KEPT = 64
+#: Engine files a resident runner's workspace keeps (the oldest go first).
+RESIDENT_FILES = 256
+
+
+class ResidentRunner:
+    """A resident query runner (:meth:`Sandbox.resident` running the runner's ``serve``, with
+    :func:`resident_limits`) and the engine files it keeps in its workspace."""
+
+    def __init__(self, resident: Resident) -> None:
+        self.resident = resident
+        self._workspace: Workspace | None = None
+        self._files: OrderedDict[str, None] = OrderedDict()
+
+    def place(self, engine: str, databases: list[bytes]) -> list[str]:
+        """The databases as engine files in the runner's workspace (named by content, written
+        once per worker life, the oldest of more than :data:`RESIDENT_FILES` deleted), as paths
+        relative to ``/workspace``. The runner copies them for each sample: a file here is only
+        ever read."""
+        ws = self.resident.workspace
+        if ws is not self._workspace:  # a new worker: nothing of the old one's is there
+            self._workspace, self._files = ws, OrderedDict()
+        names = []
+        for data in databases:
+            name = f"db/{hashlib.sha256(data).hexdigest()[:32]}.{_EXT[engine]}"
+            if name in self._files and (ws.root / name).exists():
+                self._files.move_to_end(name)
+            else:
+                ws.write({name: data}, mode=0o444)
+                self._files[name] = None
+                while len(self._files) > RESIDENT_FILES:
+                    old, _ = self._files.popitem(last=False)
+                    with contextlib.suppress(OSError):
+                        (ws.root / old).unlink()
+            names.append(name)
+        return names
 
 
 class _Residents:
@@ -271,23 +311,25 @@ class _Residents:
         self.sandbox = sandbox
         self.memory_mb = memory_mb
         self.cap = max(1, cap)
-        self._idle: queue.SimpleQueue[Resident] = queue.SimpleQueue()
-        self._made: list[Resident] = []
+        self._idle: queue.SimpleQueue[ResidentRunner] = queue.SimpleQueue()
+        self._made: list[ResidentRunner] = []
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
-    def held(self) -> Iterator[Resident]:
+    def held(self) -> Iterator[ResidentRunner]:
         try:
             resident = self._idle.get_nowait()
         except queue.Empty:
             with self._lock:
                 made = None
                 if len(self._made) < self.cap:
-                    made = self.sandbox.resident(
-                        _RESIDENT_SOURCE,
-                        limits=resident_limits(self.memory_mb),
-                        name="referee_sql_resident.py",
-                        max_requests=RESIDENT_REQUESTS,
+                    made = ResidentRunner(
+                        self.sandbox.resident(
+                            _RESIDENT_SOURCE,
+                            limits=resident_limits(self.memory_mb),
+                            name="referee_sql_resident.py",
+                            max_requests=RESIDENT_REQUESTS,
+                        )
                     )
                     self._made.append(made)
             resident = made if made is not None else self._idle.get()
@@ -299,8 +341,8 @@ class _Residents:
     def close(self) -> None:
         with self._lock:
             made, self._made = self._made, []
-        for resident in made:
-            resident.close()
+        for runner in made:
+            runner.resident.close()
 
 
 class SqlVerifier(SandboxedVerifier):
@@ -324,6 +366,24 @@ class SqlVerifier(SandboxedVerifier):
         #: Whether samples are judged on resident runners (else one fork each).
         self.warm = warm and self.sandbox.backend == "bwrap"
         self._residents = _Residents(self.sandbox, memory_mb, self.sandbox.python_workers)
+        # The spec and engine files of the tasks judged last: a task (a frozen model) is judged
+        # for many samples in a row, and reading its databases costs more than judging one.
+        self._specs: OrderedDict[int, tuple[Task, SqlSpec, list[bytes]]] = OrderedDict()
+        self._specs_lock = threading.Lock()
+
+    def _spec(self, task: Task) -> tuple[SqlSpec, list[bytes]]:
+        with self._specs_lock:
+            hit = self._specs.get(id(task))
+            if hit is not None and hit[0] is task:
+                self._specs.move_to_end(id(task))
+                return hit[1], hit[2]
+        spec = SqlSpec.of_task(task)
+        files = [database_file(db, spec.engine) for db in spec.instances]
+        with self._specs_lock:
+            self._specs[id(task)] = (task, spec, files)  # the task held: its id stays its own
+            while len(self._specs) > _SPECS_KEPT:
+                self._specs.popitem(last=False)
+        return spec, files
 
     def close(self) -> None:
         self._residents.close()
@@ -336,7 +396,7 @@ class SqlVerifier(SandboxedVerifier):
     def _verify(self, task: Task, answer: str) -> Verdict:
         t0 = time.perf_counter()
         try:
-            spec = SqlSpec.of_task(task)
+            spec, files = self._spec(task)
         except TaskError as e:
             return Verdict.infra(task.id, str(e), VERSION)
         query = query_of(answer)
@@ -348,8 +408,8 @@ class SqlVerifier(SandboxedVerifier):
                 task, [TestOutcome(name=n, status=status, detail=why) for n in names], [], t0
             )
         flags = scan_query(query)
-        files = [database_file(db, spec.engine) for db in spec.instances]
         try:
+            r = None
             if self.warm:
                 with self._residents.held() as resident:
                     outcomes, r = run_query_resident(
@@ -361,7 +421,12 @@ class SqlVerifier(SandboxedVerifier):
                         time_limit_s=spec.time_limit_s,
                         memory_mb=self.memory_mb,
                     )
-            else:
+                if r.exit_code != 0:
+                    # The runner died or overstayed (a limit, an exploit) without its reply:
+                    # the sample is judged again on the fork path, whose verdict on a run that
+                    # dies is the reference (the queries it finished before dying count).
+                    r = None
+            if r is None:
                 outcomes, r = run_query(
                     self.sandbox,
                     spec.engine,
