@@ -176,7 +176,7 @@ def _run_sqlite(
 
 
 def _run_duckdb(
-    path: str,
+    source: str | dict[str, Any],
     query: str,
     tables: list[str],
     timeout_s: float,
@@ -194,20 +194,12 @@ def _run_duckdb(
         return {"error": f"one SELECT statement is allowed, got {len(statements)} statements"}
     if statements[0].type != _duckdb.StatementType.SELECT:
         return {"error": f"only a SELECT statement is allowed, got {statements[0].type}"}
-    config: dict[str, Any] = {
-        "enable_external_access": False,
-        "autoload_known_extensions": False,
-        "autoinstall_known_extensions": False,
-        "allow_community_extensions": False,
-        "threads": 1,
-        "memory_limit": f"{memory_mb}MB",
-        "max_temp_directory_size": "0B",
-    }
-    con = _duckdb.connect(path, read_only=True, config=config)
+    if isinstance(source, dict):
+        con, close = _fresh_database(source, memory_mb)
+    else:
+        con = _duckdb_instance(source, memory_mb, read_only=True)
+        close = con.close
     try:
-        # The progress bar draws on stdout (into the frames); then nothing may change.
-        con.execute("SET enable_progress_bar = false")
-        con.execute("SET lock_configuration = true")
         try:
             used = {t.lower() for t in con.get_table_names(query)}
         except Exception as e:
@@ -244,7 +236,77 @@ def _run_duckdb(
             return clock.outcome()
         return {"columns": columns, "types": types, "rows": rows, "reads": bool(used)}
     finally:
+        close()
+
+
+def _duckdb_instance(path: str, memory_mb: int, *, read_only: bool) -> Any:
+    """A DuckDB instance on ``path`` with everything beyond its own data shut off: no files,
+    no URLs, no extensions, one thread, a memory limit, the configuration locked."""
+    config: dict[str, Any] = {
+        "enable_external_access": False,
+        "autoload_known_extensions": False,
+        "autoinstall_known_extensions": False,
+        "allow_community_extensions": False,
+        "threads": 1,
+        "memory_limit": f"{memory_mb}MB",
+        "max_temp_directory_size": "0B",
+    }
+    con = _duckdb.connect(path, read_only=read_only, config=config)
+    # The progress bar draws on stdout (into the frames); then nothing may change.
+    con.execute("SET enable_progress_bar = false")
+    con.execute("SET lock_configuration = true")
+    return con
+
+
+#: The resident runner's DuckDB instance (``serve`` only; made at its first DuckDB request,
+#: in the runner's own process, never in the fork server): starting an instance costs more
+#: than a query, so each database is a fresh in-memory database attached to this one instead.
+_WARM: dict[str, Any] = {}
+_LIST_TYPES = {"INTEGER": "BIGINT", "REAL": "DOUBLE", "TEXT": "VARCHAR", "DATE": "VARCHAR"}
+
+
+def _fresh_database(db: dict[str, Any], memory_mb: int) -> tuple[Any, Any]:
+    """A new, empty in-memory database attached to the warm instance, filled with ``db``'s
+    tables (``{"tables": [{"name", "columns": [[name, type]], "rows"}]}``, the task's own
+    form), and a fresh connection whose default it is; with the function that closes the
+    connection and detaches (drops) the database. The instance is :func:`_duckdb_instance`'s
+    (no file access at all: the rows come as values), its memory limit the query's."""
+    instance = _WARM.get("instance")
+    if instance is None or _WARM.get("memory_mb") != memory_mb:
+        instance = _WARM["instance"] = _duckdb_instance(":memory:", memory_mb, read_only=False)
+        _WARM["memory_mb"] = memory_mb
+        _WARM["n"] = 0
+    _WARM["n"] += 1
+    name = f"referee_db_{_WARM['n']}"
+    instance.execute(f"ATTACH ':memory:' AS {name}")
+    try:
+        for table in db["tables"]:
+            columns, rows = table["columns"], table["rows"]
+            values = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in columns]
+            picks = ", ".join(
+                f"unnest(${k + 1}::{_LIST_TYPES[ty]}[])"
+                + ("::DATE" if ty == "DATE" else "")
+                + f" AS {_quoted(col)}"
+                for k, (col, ty) in enumerate(columns)
+            )
+            instance.execute(
+                f"CREATE TABLE {name}.{_quoted(table['name'])} AS SELECT {picks}", values
+            )
+        con = instance.cursor()
+        con.execute(f"USE {name}")
+    except BaseException:
+        instance.execute(f"DETACH {name}")
+        raise
+
+    def close() -> None:
         con.close()
+        instance.execute(f"DETACH {name}")
+
+    return con, close
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 def run(request: dict[str, Any], write: Any = None) -> None:
@@ -255,7 +317,7 @@ def run(request: dict[str, Any], write: Any = None) -> None:
     max_rows = request["max_rows"]
     stretch = request.get("stretch")
     failed = False
-    for i, path in enumerate(request["databases"]):
+    for i, source in enumerate(request["databases"]):
         if failed:  # the reward is all or nothing: after a failed database, the rest are moot
             out_line(f"{nonce} {json.dumps({'i': i, 'skipped': True})}\n")
             continue
@@ -263,7 +325,7 @@ def run(request: dict[str, Any], write: Any = None) -> None:
         try:
             if request["engine"] == "duckdb":
                 out = _run_duckdb(
-                    path,
+                    source,
                     request["query"],
                     request["tables"],
                     request["timeout_s"],
@@ -273,7 +335,7 @@ def run(request: dict[str, Any], write: Any = None) -> None:
                 )
             else:
                 out = _run_sqlite(
-                    path,
+                    source,
                     request["query"],
                     request["tables"],
                     request["timeout_s"],
@@ -342,12 +404,17 @@ def serve() -> None:
         n += 1
         workdir = f"/tmp/referee-sql-{n}"
         os.makedirs(workdir, 0o700, exist_ok=True)
-        paths = []
+        paths, sources = [], []
         for i, name in enumerate(request["databases"]):
+            if name.endswith(".json"):  # a DuckDB database's rows: a fresh database each
+                with open(os.path.join("/workspace", name), "rb") as f:
+                    sources.append(json.loads(f.read()))
+                continue
             path = f"{workdir}/db{i}{os.path.splitext(name)[1]}"
             _copy(os.path.join("/workspace", name), path)
             paths.append(path)
-        request["databases"] = paths
+            sources.append(path)
+        request["databases"] = sources
         limit = math.ceil(_cpu_used() + float(request["cpu_s"]))
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)

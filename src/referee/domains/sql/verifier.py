@@ -239,15 +239,18 @@ def run_query_resident(
     """:func:`run_query` on a resident runner (:meth:`Sandbox.resident`, made with
     :func:`resident_limits`): the same outcomes, without a fork per sample.
 
-    The runner writes the databases into files of the sample's own and opens them read-only
-    with fresh connections, exactly as the fork path does; the sample's CPU limit is the same
-    (its soft RLIMIT_CPU, set by the runner), and so is its wall-clock backstop (the host's:
-    past it the runner's worker is killed and replaced). A retry of a starved sample stretches
-    both backstops, as on the fork path."""
+    ``databases``: for SQLite the engine files' bytes, which the runner copies into files of
+    the sample's own and opens read-only with fresh connections, exactly as the fork path does;
+    for DuckDB each database's JSON (:meth:`Database.to_json`), from which the runner fills a
+    fresh in-memory database per database, attached to its one DuckDB instance (an instance
+    costs more to start than a query: RESULTS §38), with no file access at all. The sample's
+    CPU limit is the same (its soft RLIMIT_CPU, set by the runner), and so is its wall-clock
+    backstop (the host's: past it the runner's worker is killed and replaced). A retry of a
+    starved sample stretches both backstops, as on the fork path."""
     nonce = secrets.token_hex(8)
     budget = _budget(len(databases), time_limit_s)
     limits = cpu_limits(budget)
-    names = runner.place(engine, databases)
+    names = runner.place("json" if engine == "duckdb" else _EXT[engine], databases)
 
     def run() -> ExecResult:
         wall, env = stretched(limits, None)
@@ -279,17 +282,17 @@ class ResidentRunner:
         self._workspace: Workspace | None = None
         self._files: OrderedDict[str, None] = OrderedDict()
 
-    def place(self, engine: str, databases: list[bytes]) -> list[str]:
-        """The databases as engine files in the runner's workspace (named by content, written
-        once per worker life, the oldest of more than :data:`RESIDENT_FILES` deleted), as paths
-        relative to ``/workspace``. The runner copies them for each sample: a file here is only
-        ever read."""
+    def place(self, ext: str, databases: list[bytes]) -> list[str]:
+        """The databases (engine files, or JSON: ``ext``) as files in the runner's workspace
+        (named by content, written once per worker life, the oldest of more than
+        :data:`RESIDENT_FILES` deleted), as paths relative to ``/workspace``. The runner copies
+        or reads them for each sample: a file here is only ever read."""
         ws = self.resident.workspace
         if ws is not self._workspace:  # a new worker: nothing of the old one's is there
             self._workspace, self._files = ws, OrderedDict()
         names = []
         for data in databases:
-            name = f"db/{hashlib.sha256(data).hexdigest()[:32]}.{_EXT[engine]}"
+            name = f"db/{hashlib.sha256(data).hexdigest()[:32]}.{ext}"
             if name in self._files and (ws.root / name).exists():
                 self._files.move_to_end(name)
             else:
@@ -372,18 +375,23 @@ class SqlVerifier(SandboxedVerifier):
         self._specs_lock = threading.Lock()
 
     def _spec(self, task: Task) -> tuple[SqlSpec, list[bytes]]:
+        """The task's spec, and what its databases travel as: engine files, or on the warm
+        path for DuckDB the databases' JSON (the runner fills fresh databases from it)."""
         with self._specs_lock:
             hit = self._specs.get(id(task))
             if hit is not None and hit[0] is task:
                 self._specs.move_to_end(id(task))
                 return hit[1], hit[2]
         spec = SqlSpec.of_task(task)
-        files = [database_file(db, spec.engine) for db in spec.instances]
+        if self.warm and spec.engine == "duckdb":
+            data = [json.dumps(db.to_json(), default=str).encode() for db in spec.instances]
+        else:
+            data = [database_file(db, spec.engine) for db in spec.instances]
         with self._specs_lock:
-            self._specs[id(task)] = (task, spec, files)  # the task held: its id stays its own
+            self._specs[id(task)] = (task, spec, data)  # the task held: its id stays its own
             while len(self._specs) > _SPECS_KEPT:
                 self._specs.popitem(last=False)
-        return spec, files
+        return spec, data
 
     def close(self) -> None:
         self._residents.close()
@@ -396,7 +404,7 @@ class SqlVerifier(SandboxedVerifier):
     def _verify(self, task: Task, answer: str) -> Verdict:
         t0 = time.perf_counter()
         try:
-            spec, files = self._spec(task)
+            spec, data = self._spec(task)
         except TaskError as e:
             return Verdict.infra(task.id, str(e), VERSION)
         query = query_of(answer)
@@ -416,7 +424,7 @@ class SqlVerifier(SandboxedVerifier):
                         resident,
                         spec.engine,
                         query,
-                        files,
+                        data,
                         spec.tables,
                         time_limit_s=spec.time_limit_s,
                         memory_mb=self.memory_mb,
@@ -427,6 +435,7 @@ class SqlVerifier(SandboxedVerifier):
                     # dies is the reference (the queries it finished before dying count).
                     r = None
             if r is None:
+                files = [database_file(db, spec.engine) for db in spec.instances]
                 outcomes, r = run_query(
                     self.sandbox,
                     spec.engine,
