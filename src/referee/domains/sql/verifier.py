@@ -72,6 +72,8 @@ __all__ = [
     "RunOutcome",
     "SqlVerifier",
     "make_verifier",
+    "resident_limits",
+    "resident_runner",
     "run_query",
     "run_query_resident",
     "sql_sandbox",
@@ -306,6 +308,19 @@ class ResidentRunner:
         return names
 
 
+def resident_runner(sandbox: Sandbox, memory_mb: int = 256) -> ResidentRunner:
+    """A new resident query runner in ``sandbox`` (one made by :func:`sql_sandbox`), for
+    :func:`run_query_resident`; closed with the sandbox or by ``runner.resident.close()``."""
+    return ResidentRunner(
+        sandbox.resident(
+            _RESIDENT_SOURCE,
+            limits=resident_limits(memory_mb),
+            name="referee_sql_resident.py",
+            max_requests=RESIDENT_REQUESTS,
+        )
+    )
+
+
 class _Residents:
     """Resident runners for one verifier: one per concurrent verification, up to ``cap``,
     each made when first needed."""
@@ -326,20 +341,17 @@ class _Residents:
             with self._lock:
                 made = None
                 if len(self._made) < self.cap:
-                    made = ResidentRunner(
-                        self.sandbox.resident(
-                            _RESIDENT_SOURCE,
-                            limits=resident_limits(self.memory_mb),
-                            name="referee_sql_resident.py",
-                            max_requests=RESIDENT_REQUESTS,
-                        )
-                    )
+                    made = resident_runner(self.sandbox, self.memory_mb)
                     self._made.append(made)
             resident = made if made is not None else self._idle.get()
         try:
             yield resident
         finally:
             self._idle.put(resident)
+
+    def made(self) -> list[Resident]:
+        with self._lock:
+            return [runner.resident for runner in self._made]
 
     def close(self) -> None:
         with self._lock:
@@ -392,6 +404,11 @@ class SqlVerifier(SandboxedVerifier):
             while len(self._specs) > _SPECS_KEPT:
                 self._specs.popitem(last=False)
         return spec, data
+
+    @property
+    def residents(self) -> list[Resident]:
+        """The resident runners made so far (one per concurrent verification at most)."""
+        return self._residents.made()
 
     def close(self) -> None:
         self._residents.close()
