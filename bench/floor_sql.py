@@ -17,6 +17,8 @@ around it, measured in the same run, interleaved sample by sample:
 
 The sample is the task's reference (the gold answer, which must pass: a failed verdict
 raises). Each task's first verification is not timed (it starts the verifier's workers).
+``verdicts`` digests the verdicts (reward, each test's status) on every task's gold, empty
+answer and first three mutants: equal in both trees when the verdicts are.
 
 ``--costs`` also prints DuckDB's own costs in isolation (its import, an instance's start, a
 file opened read-only, a fresh in-memory database attached to a warm instance and filled with
@@ -26,6 +28,7 @@ a database's rows, the query alone): the measurement behind the DuckDB design (R
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sqlite3
@@ -38,6 +41,7 @@ from typing import Any
 
 from referee.domains.sql.database import database_file
 from referee.domains.sql.families import FAMILY_NAMES, make_task
+from referee.domains.sql.mutants import mutants
 from referee.domains.sql.spec import SqlSpec
 from referee.domains.sql.verifier import SqlVerifier
 from referee.tasks.model import Task
@@ -77,6 +81,7 @@ def measure(engine: str, rounds: int, n_seeds: int) -> dict[str, Any]:
     every task."""
     tasks = _tasks(engine, n_seeds)
     cost, floor = [], []
+    verdicts = []
     with SqlVerifier() as v, tempfile.TemporaryDirectory() as tmp:
         prepared = []
         for j, task in enumerate(tasks):
@@ -90,6 +95,9 @@ def measure(engine: str, rounds: int, n_seeds: int) -> dict[str, Any]:
             first = v.verify(task, spec.reference)  # untimed: starts workers, fills caches
             if not first.passed:
                 raise SystemExit(f"{task.id}: the gold failed: {first.model_dump_json()[:400]}")
+            for answer in (spec.reference, "", *(m.sql for m in mutants(spec.reference)[:3])):
+                got = v.verify(task, answer)
+                verdicts.append([task.id, got.reward, [t.status for t in got.tests]])
             prepared.append((task, spec, files, paths))
         for _ in range(rounds):
             for task, spec, files, paths in prepared:
@@ -106,6 +114,7 @@ def measure(engine: str, rounds: int, n_seeds: int) -> dict[str, Any]:
         "cost_ms": statistics.median(cost) * 1000,
         "floor_ms": statistics.median(floor) * 1000,
         "samples": len(cost),
+        "verdicts": hashlib.sha256(json.dumps(verdicts).encode()).hexdigest()[:16],
     }
 
 
@@ -123,6 +132,8 @@ def rows(quick: bool) -> list[dict[str, Any]]:
                 "floor: the reference in-process on the host, on a fresh copy of each of the 4 "
                 "hidden databases (sqlite3 deserialize), rows fetched"
             ),
+            "verdicts": lite["verdicts"],
+            "extra": {"samples": lite["samples"]},
         },
         {
             "kind": "SQL on DuckDB",
@@ -133,6 +144,8 @@ def rows(quick: bool) -> list[dict[str, Any]]:
                 "floor: the reference in-process on the host, duckdb imported, each of the 4 "
                 "hidden database files opened read-only (an instance each), rows fetched"
             ),
+            "verdicts": duck["verdicts"],
+            "extra": {"samples": duck["samples"]},
         },
     ]
 
