@@ -11,9 +11,15 @@ around it, measured in the same run, interleaved sample by sample:
 * **SQLite floor**: for each of the sample's hidden databases, a fresh copy of its engine file
   opened (``sqlite3`` ``deserialize`` of the bytes into ``:memory:``), the reference query run
   and its rows fetched.
-* **DuckDB floor**: DuckDB imported once; for each hidden database, its engine file opened
-  read-only (DuckDB opens a file as a database instance of its own), the reference run and its
-  rows fetched.
+* **DuckDB floor**: DuckDB imported and one instance started once; for each hidden database, a
+  fresh in-memory database attached to it and filled from the database's rows (the cheapest
+  fresh copy measured, ``--costs``), the reference run and its rows fetched, the database
+  dropped. ``extra.file_floor_ms`` is the other floor: each engine file opened read-only (a
+  DuckDB instance each, what the tree before issue 32 did in the sandbox).
+
+``extra`` also holds ``sandbox_run_ms`` (the median time the verdict says its sandbox run
+took: ``timings.run_s``) and ``pipe_round_trip_ms`` (one request and reply with another process
+on the host, no sandbox: what any process boundary costs on this machine at this load).
 
 The sample is the task's reference (the gold answer, which must pass: a failed verdict
 raises). Each task's first verification is not timed (it starts the verifier's workers).
@@ -33,13 +39,14 @@ import json
 import os
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from referee.domains.sql.database import database_file
+from referee.domains.sql.database import Database, database_file
 from referee.domains.sql.families import FAMILY_NAMES, make_task
 from referee.domains.sql.mutants import mutants
 from referee.domains.sql.spec import SqlSpec
@@ -65,7 +72,7 @@ def _sqlite_floor(spec: SqlSpec, files: list[bytes]) -> float:
     return time.perf_counter() - t0
 
 
-def _duckdb_floor(spec: SqlSpec, paths: list[str]) -> float:
+def _duckdb_file_floor(spec: SqlSpec, paths: list[str]) -> float:
     import duckdb
 
     t0 = time.perf_counter()
@@ -76,11 +83,74 @@ def _duckdb_floor(spec: SqlSpec, paths: list[str]) -> float:
     return time.perf_counter() - t0
 
 
+_TYPES = {"INTEGER": "BIGINT", "REAL": "DOUBLE", "TEXT": "VARCHAR", "DATE": "VARCHAR"}
+_WARM: dict[str, Any] = {}
+
+
+def _fresh(con: Any, name: str, db: Database) -> None:
+    """``db`` as a new in-memory database ``name`` attached to ``con``'s instance."""
+    con.execute(f"ATTACH ':memory:' AS {name}")
+    for t in db.tables:
+        values = [list(c) for c in zip(*t.rows, strict=True)] if t.rows else [[] for _ in t.columns]
+        picks = ", ".join(
+            f"unnest(${k + 1}::{_TYPES[ty]}[])" + ("::DATE" if ty == "DATE" else "") + f' AS "{c}"'
+            for k, (c, ty) in enumerate(t.columns)
+        )
+        con.execute(f'CREATE TABLE {name}."{t.name}" AS SELECT {picks}', values)
+
+
+def _duckdb_floor(spec: SqlSpec) -> float:
+    """One warm DuckDB instance; per hidden database a fresh in-memory database filled from its
+    rows, the reference run on it, the database dropped."""
+    import duckdb
+
+    if "con" not in _WARM:
+        _WARM["con"] = duckdb.connect(":memory:", config={"threads": 1})
+        _WARM["n"] = 0
+    con = _WARM["con"]
+    t0 = time.perf_counter()
+    for db in spec.instances:
+        _WARM["n"] += 1
+        name = f"fresh_{_WARM['n']}"
+        _fresh(con, name, db)
+        cur = con.cursor()
+        cur.execute(f"USE {name}")
+        cur.execute(spec.reference).fetchall()
+        cur.close()
+        con.execute(f"DETACH {name}")
+    return time.perf_counter() - t0
+
+
+_ECHO = "import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()\n"
+
+
+def pipe_round_trip(n: int = 200) -> float:
+    """Median ms of one request and its reply between this process and another one on the
+    host (a line echoed through two pipes, no sandbox): what crossing into any other process
+    costs on this machine now, two wake-ups."""
+    p = subprocess.Popen(
+        [sys.executable, "-c", _ECHO], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert p.stdin is not None and p.stdout is not None
+    times = []
+    try:
+        for _ in range(n):
+            t0 = time.perf_counter()
+            p.stdin.write(b"x\n")
+            p.stdin.flush()
+            p.stdout.readline()
+            times.append(time.perf_counter() - t0)
+    finally:
+        p.stdin.close()
+        p.wait()
+    return statistics.median(times) * 1000
+
+
 def measure(engine: str, rounds: int, n_seeds: int) -> dict[str, Any]:
     """Median ms of a verification and of its floor, interleaved, over ``rounds`` rounds of
     every task."""
     tasks = _tasks(engine, n_seeds)
-    cost, floor = [], []
+    cost, floor, file_floor, run_s = [], [], [], []
     verdicts = []
     with SqlVerifier() as v, tempfile.TemporaryDirectory() as tmp:
         prepared = []
@@ -104,15 +174,20 @@ def measure(engine: str, rounds: int, n_seeds: int) -> dict[str, Any]:
                 t0 = time.perf_counter()
                 verdict = v.verify(task, spec.reference)
                 cost.append(time.perf_counter() - t0)
+                run_s.append(verdict.timings.get("run_s", 0.0))
                 if not verdict.passed:
                     raise SystemExit(f"{task.id}: the gold failed: {verdict.infra_error}")
                 if engine == "sqlite":
                     floor.append(_sqlite_floor(spec, files))
                 else:
-                    floor.append(_duckdb_floor(spec, paths))
+                    floor.append(_duckdb_floor(spec))
+                    file_floor.append(_duckdb_file_floor(spec, paths))
     return {
         "cost_ms": statistics.median(cost) * 1000,
         "floor_ms": statistics.median(floor) * 1000,
+        "file_floor_ms": statistics.median(file_floor) * 1000 if file_floor else None,
+        "sandbox_run_ms": statistics.median(run_s) * 1000,
+        "pipe_round_trip_ms": pipe_round_trip(),
         "samples": len(cost),
         "verdicts": hashlib.sha256(json.dumps(verdicts).encode()).hexdigest()[:16],
     }
@@ -133,7 +208,7 @@ def rows(quick: bool) -> list[dict[str, Any]]:
                 "hidden databases (sqlite3 deserialize), rows fetched"
             ),
             "verdicts": lite["verdicts"],
-            "extra": {"samples": lite["samples"]},
+            "extra": {k: lite[k] for k in ("samples", "sandbox_run_ms", "pipe_round_trip_ms")},
         },
         {
             "kind": "SQL on DuckDB",
@@ -141,11 +216,15 @@ def rows(quick: bool) -> list[dict[str, Any]]:
             "cost_ms": duck["cost_ms"],
             "floor_ms": duck["floor_ms"],
             "note": (
-                "floor: the reference in-process on the host, duckdb imported, each of the 4 "
-                "hidden database files opened read-only (an instance each), rows fetched"
+                "floor: the reference in-process on the host, one warm DuckDB instance, a fresh "
+                "in-memory database per hidden database filled from its rows, rows fetched "
+                "(each file opened read-only instead: extra.file_floor_ms)"
             ),
             "verdicts": duck["verdicts"],
-            "extra": {"samples": duck["samples"]},
+            "extra": {
+                k: duck[k]
+                for k in ("samples", "file_floor_ms", "sandbox_run_ms", "pipe_round_trip_ms")
+            },
         },
     ]
 
@@ -162,7 +241,7 @@ def duckdb_costs(repeats: int = 9) -> dict[str, float]:
     tmp = tempfile.mkdtemp()
     path = os.path.join(tmp, "db.duckdb")
     Path(path).write_bytes(database_file(db, "duckdb"))
-    cfg = {"threads": 1}
+    cfg: dict[str, Any] = {"threads": 1}
     types = {"INTEGER": "BIGINT", "REAL": "DOUBLE", "TEXT": "VARCHAR", "DATE": "DATE"}
     warm = duckdb.connect(":memory:", config=cfg)
     counter = [0]
