@@ -1,6 +1,6 @@
 """SQL verdicts against their floors (issue 32): SQLite and DuckDB, one sample at a time.
 
-    PYTHONPATH=src:bench python bench/floor_sql.py [--quick] [--costs] [--json OUT]
+    PYTHONPATH=src:bench python bench/floor_sql.py [--quick] [--costs] [--boundary] [--json OUT]
 
 ``rows(quick)`` is the interface of ``bench/floor.py`` (``make bench-floor``): one row per
 engine, ``cost_ms`` the median time of ``SqlVerifier().verify(task, answer)`` (the public
@@ -29,6 +29,9 @@ answer and first three mutants: equal in both trees when the verdicts are.
 ``--costs`` also prints DuckDB's own costs in isolation (its import, an instance's start, a
 file opened read-only, a fresh in-memory database attached to a warm instance and filled with
 a database's rows, the query alone): the measurement behind the DuckDB design (RESULTS §38).
+``--boundary`` (this tree only) times an exchange with a resident that burns a given CPU time
+against the same CPU burnt in this process: on a loaded machine, the wait for a core that
+any work handed to another process pays.
 """
 
 from __future__ import annotations
@@ -306,16 +309,66 @@ def duckdb_costs(repeats: int = 9) -> dict[str, float]:
     return out
 
 
+_BURN = r"""
+import os, struct, time
+def read(n):
+    data = b""
+    while len(data) < n:
+        chunk = os.read(0, n - len(data))
+        if not chunk:
+            raise SystemExit(0)
+        data += chunk
+    return data
+while True:
+    seconds = float(read(struct.unpack(">I", read(4))[0]).decode())
+    t0 = time.process_time()
+    while time.process_time() - t0 < seconds:
+        pass
+    os.write(1, struct.pack(">I", 1) + b"." + struct.pack(">I", 0))
+"""
+
+
+def boundary_costs(rounds: int = 60) -> dict[str, float]:
+    """Median ms of one exchange with a resident that burns ``x`` ms of CPU per request (this
+    tree only: ``Sandbox.resident`` is new), and of the same CPU burnt in this process: what
+    handing CPU work to another process costs on this machine at its present load."""
+    from referee.sandbox import Limits, Sandbox
+
+    out: dict[str, float] = {}
+    limits = Limits(timeout_s=3600, cpu_s=600, memory_mb=128)
+    with Sandbox() as sb, sb.resident(_BURN, limits=limits) as r:
+        r.exchange(b"0", timeout_s=30)
+        for burn_ms in (0.0, 1.5, 5.0):
+            there, here = [], []
+            for _ in range(rounds):
+                t0 = time.perf_counter()
+                r.exchange(str(burn_ms / 1000).encode(), timeout_s=30)
+                there.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                c0 = time.process_time()
+                while time.process_time() - c0 < burn_ms / 1000:
+                    pass
+                here.append(time.perf_counter() - t0)
+            out[f"resident exchange, {burn_ms:g} ms CPU"] = statistics.median(there) * 1000
+            out[f"in this process, {burn_ms:g} ms CPU"] = statistics.median(here) * 1000
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--costs", action="store_true", help="DuckDB's costs in isolation too")
+    ap.add_argument(
+        "--boundary", action="store_true", help="a resident's exchange against CPU burnt here"
+    )
     ap.add_argument("--json", help="write the rows (and costs) here")
     args = ap.parse_args()
     load0 = Path("/proc/loadavg").read_text().split()[:3]
     result: dict[str, Any] = {"rows": rows(args.quick)}
     if args.costs:
         result["duckdb_costs_ms"] = duckdb_costs()
+    if args.boundary:
+        result["boundary_ms"] = boundary_costs()
     result["loadavg"] = [load0, Path("/proc/loadavg").read_text().split()[:3]]
     result["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     result["python"] = sys.version.split()[0]
@@ -326,6 +379,8 @@ def main() -> None:
         )
     for k, v in result.get("duckdb_costs_ms", {}).items():
         print(f"  duckdb: {k}: {v:.2f} ms")
+    for k, v in result.get("boundary_ms", {}).items():
+        print(f"  boundary: {k}: {v:.3f} ms")
     print("load", result["loadavg"])
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
