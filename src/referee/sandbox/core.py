@@ -29,12 +29,13 @@ from referee.sandbox.bubblewrap import BubblewrapRunner
 from referee.sandbox.cgroups import Cgroups, detect_cgroups
 from referee.sandbox.cputime import stretched
 from referee.sandbox.deadline import clip_limits
-from referee.sandbox.forkserver import ForkServerPool
+from referee.sandbox.forkserver import ForkServerPool, ForkWorker
 from referee.sandbox.host import Scratch, UidPool
 from referee.sandbox.lease import Lease
 from referee.sandbox.limits import Limits
 from referee.sandbox.local import LocalRunner
 from referee.sandbox.metering import record_run
+from referee.sandbox.resident import Resident
 from referee.sandbox.result import ExecResult
 from referee.sandbox.toolchains import Toolchain, find_toolchain
 from referee.sandbox.view import SandboxView
@@ -100,6 +101,7 @@ class Sandbox:
         self._pool: ForkServerPool | None = None
         self._pool_lock = threading.Lock()
         self._warmer: threading.Thread | None = None
+        self._residents: list[Resident] = []
         self._local: LocalRunner | None = None
         self._cgroups: Cgroups | None = None
         self._scratch: Scratch | None = None
@@ -266,6 +268,40 @@ class Sandbox:
         with self.pool.held() as worker:
             yield Lease(worker, self.limits)
 
+    def resident(
+        self,
+        source: str,
+        *,
+        limits: Limits,
+        name: str = "resident.py",
+        env: dict[str, str] | None = None,
+        max_requests: int = 1000,
+    ) -> Resident:
+        """A program that stays up in a fork-server worker of its own (not one of the pool's)
+        and answers requests one at a time (see :class:`~referee.sandbox.resident.Resident`):
+        for work too small to pay for a fork per request. Closed with the sandbox, or by its
+        own ``close``. The ``local`` backend has no workers to keep a program in."""
+        if self._local is not None or self._scratch is None:
+            raise SandboxError("the local backend has no fork-server workers for a resident")
+        with self._pool_lock:
+            index = 1000 + len(self._residents)
+            worker = ForkWorker(
+                self.view,
+                cgroups=self._cgroups,
+                scratch=self._scratch,
+                uids=self.uids,
+                index=index,
+                preload=self.preload,
+                warm_imports=self.warm_imports,
+                warm_paths=(PACKAGES_MOUNT,),
+            )
+            worker.start()
+            resident = Resident(
+                worker, source, limits=limits, name=name, env=env, max_requests=max_requests
+            )
+            self._residents.append(resident)
+        return resident
+
     def workspace(self) -> Workspace:
         """A new empty workspace for a multi-turn session (snapshot/restore for branching).
 
@@ -294,6 +330,9 @@ class Sandbox:
         warmer, self._warmer = self._warmer, None
         if warmer is not None:
             warmer.join()
+        residents, self._residents = self._residents, []
+        for resident in residents:
+            resident.close()
         if self._pool is not None:
             self._pool.close()
             self._pool = None

@@ -435,6 +435,128 @@ class ForkWorker:
             **common,
         )
 
+    # ---- a run that outlives the call (referee.sandbox.resident) -----------------------
+    def spawn(
+        self,
+        source: str | bytes,
+        *,
+        name: str = "main.py",
+        limits: Limits,
+        env: dict[str, str] | None = None,
+    ) -> tuple[int, int]:
+        """Start a run that keeps running after this returns, with every isolation layer of
+        :meth:`run`; its stdin and stdout are pipes, and their host ends are returned
+        ``(stdin_w, stdout_r)`` (the caller's to close; its stderr is discarded). The worker
+        serves nothing else until the run ends and :meth:`reap` has read the server's reply."""
+        if not self.alive:
+            self.restart()
+        assert self.sock is not None
+        in_r, in_w = os.pipe2(os.O_CLOEXEC)
+        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+        err_w = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+        data = source.encode() if isinstance(source, str) else bytes(source)
+        fds = [in_r, out_w, err_w]
+        inline = len(data) <= _INLINE_SOURCE_BYTES
+        if not inline:
+            fds.append(stdin_fd(data))
+        request: dict[str, Any] = {
+            "name": name,
+            "argv": [name],
+            "env": self.view.env(env),
+            "timeout": limits.timeout_s,
+            "rlimits": self._run_rlimits(limits),
+        }
+        if inline:
+            request["source"] = data.decode("utf-8", errors="surrogateescape")
+        try:
+            self._set_limits(limits)
+            socket.send_fds(self.sock, [json.dumps(request).encode()], fds)
+        except (OSError, SandboxError) as e:
+            os.close(in_w)
+            os.close(out_r)
+            with contextlib.suppress(Exception):
+                self.restart()
+            raise SandboxError(f"fork server unreachable: {e}") from e
+        finally:
+            for fd in fds:
+                os.close(fd)
+        return in_w, out_r
+
+    def reap(self, limits: Limits, *, stdout: bytes, wall_s: float, wait_s: float) -> RawOutcome:
+        """The outcome of a :meth:`spawn` run that has ended (its stdout closed): the server's
+        reply, read for at most ``wait_s`` seconds (else the worker is replaced and the run
+        reported ``supervisor-lost``). CPU time is the worker cgroup's since the last
+        :meth:`mark_cpu` (the run's whole life without a cgroup)."""
+        assert self.sock is not None
+        self.sock.settimeout(wait_s)
+        try:
+            data = self.sock.recv(1 << 16)
+        except OSError:
+            data = b""
+        finally:
+            if self.sock is not None:
+                self.sock.settimeout(None)
+        stats = self.group.stats() if self.group is not None else None
+        group_cpu = None
+        if stats is not None and stats.cpu_s is not None and self._cpu_mark is not None:
+            group_cpu = max(0.0, stats.cpu_s - self._cpu_mark)
+        if stats is not None:
+            s = stats
+            stats = CgroupStats(
+                peak_bytes=s.peak_bytes,
+                oom_kills=s.oom_kills - self._counters[0],
+                memory_failcnt=s.memory_failcnt,
+                pids_refused=s.pids_refused - self._counters[1],
+                cpu_s=s.cpu_s,
+            )
+            self._counters = (s.oom_kills, s.pids_refused)
+        common: dict[str, Any] = {
+            "stdout": stdout,
+            "stderr": b"",
+            "stdout_truncated": False,
+            "stderr_truncated": False,
+            "stats": stats,
+            "memory_baseline": self.baseline,
+            "wall_s": wall_s,
+        }
+        resp: dict[str, Any] = json.loads(data) if data else {}
+        if not isinstance(resp, dict) or "wall" not in resp:
+            _note_lost()
+            with contextlib.suppress(Exception):
+                self.restart()
+            return RawOutcome(
+                exit_code=None,
+                signal=9,
+                timed_out=False,
+                cpu_s=group_cpu or 0.0,
+                maxrss_bytes=0,
+                extra_violations=("supervisor-lost",),
+                **common,
+            )
+        return RawOutcome(
+            exit_code=None if resp.get("timed_out") else resp.get("exit_code"),
+            signal=resp.get("signal"),
+            timed_out=bool(resp["timed_out"]),
+            cpu_s=group_cpu if group_cpu is not None else float(resp["utime"]) + resp["stime"],
+            maxrss_bytes=int(resp["maxrss_kb"]) * 1024,
+            strays=int(resp["strays"]),
+            rlimit_as=self.group is None,
+            **common,
+        )
+
+    def mark_cpu(self) -> float | None:
+        """Start counting the CPU time that :meth:`reap` and :meth:`cpu_since_mark` report
+        (the worker cgroup's, None without one); returns the cgroup's total."""
+        self._cpu_mark = self.group.cpu_s() if self.group is not None else None
+        return self._cpu_mark
+
+    def cpu_since_mark(self) -> float | None:
+        """CPU seconds the worker's cgroup used since :meth:`mark_cpu` (None without one)."""
+        if self.group is None or self._cpu_mark is None:
+            return None
+        now = self.group.cpu_s()
+        return None if now is None else max(0.0, now - self._cpu_mark)
+
 
 class ForkServerPool:
     """Several fork workers; ``run`` is thread-safe and uses whichever worker is idle."""

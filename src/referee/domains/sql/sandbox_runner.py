@@ -22,12 +22,15 @@ statement reading only the task's tables. A timer interrupts the query at its de
 Either way the sandbox kills the whole run if the runner itself overstays.
 """
 
+import ctypes
 import datetime
 import decimal
 import json
 import math
 import os
+import resource
 import sqlite3
+import struct
 import sys
 import threading
 import time
@@ -41,6 +44,10 @@ try:
 except ImportError:  # a sandbox without DuckDB: its tasks report it, SQLite ones still run
     _duckdb = None
 
+try:
+    _LIBC: Any = ctypes.CDLL(None)
+except OSError:
+    _LIBC = None
 SAFE_PRAGMAS = {"table_info", "table_xinfo", "index_list", "index_info", "foreign_key_list"}
 DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
 
@@ -97,14 +104,15 @@ class _Clock:
     """A query's limit on CPU time (the process's, every thread), with a wall-clock backstop
     at three times the limit plus a second (as referee.sandbox.cputime)."""
 
-    def __init__(self, limit_s: float) -> None:
+    def __init__(self, limit_s: float, stretch: float | None = None) -> None:
         self.limit = limit_s
         self.cpu0 = time.process_time()
         self.wall0 = time.monotonic()
-        try:  # a retry of a starved run stretches the backstop (referee.sandbox.cputime)
-            stretch = float(os.environ.get("REFEREE_BACKSTOP_STRETCH", "1"))
-        except ValueError:
-            stretch = 1.0
+        if stretch is None:  # a retry of a starved run stretches the backstop (.cputime)
+            try:
+                stretch = float(os.environ.get("REFEREE_BACKSTOP_STRETCH", "1"))
+            except ValueError:
+                stretch = 1.0
         self.backstop = (3.0 * limit_s + 1.0) * stretch
 
     def over(self) -> bool:
@@ -129,14 +137,19 @@ class _Clock:
 
 
 def _run_sqlite(
-    path: str, query: str, tables: list[str], timeout_s: float, max_rows: int
+    path: str,
+    query: str,
+    tables: list[str],
+    timeout_s: float,
+    max_rows: int,
+    stretch: float | None = None,
 ) -> dict[str, Any]:
     con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, isolation_level=None)
     try:
         existing = [r[0] for r in con.execute("SELECT name FROM sqlite_master")]
         reads: set[str] = set()
         con.set_authorizer(_sqlite_authorizer(tables, existing, reads))
-        clock = _Clock(timeout_s)
+        clock = _Clock(timeout_s, stretch)
         state = {"timed_out": False}
 
         def progress() -> int:
@@ -163,7 +176,13 @@ def _run_sqlite(
 
 
 def _run_duckdb(
-    path: str, query: str, tables: list[str], timeout_s: float, max_rows: int, memory_mb: int
+    source: str | dict[str, Any],
+    query: str,
+    tables: list[str],
+    timeout_s: float,
+    max_rows: int,
+    memory_mb: int,
+    stretch: float | None = None,
 ) -> dict[str, Any]:
     if _duckdb is None:
         return {"infra": "DuckDB is not available in this sandbox"}
@@ -175,20 +194,12 @@ def _run_duckdb(
         return {"error": f"one SELECT statement is allowed, got {len(statements)} statements"}
     if statements[0].type != _duckdb.StatementType.SELECT:
         return {"error": f"only a SELECT statement is allowed, got {statements[0].type}"}
-    config: dict[str, Any] = {
-        "enable_external_access": False,
-        "autoload_known_extensions": False,
-        "autoinstall_known_extensions": False,
-        "allow_community_extensions": False,
-        "threads": 1,
-        "memory_limit": f"{memory_mb}MB",
-        "max_temp_directory_size": "0B",
-    }
-    con = _duckdb.connect(path, read_only=True, config=config)
+    if isinstance(source, dict):
+        con, close = _fresh_database(source, memory_mb)
+    else:
+        con = _duckdb_instance(source, memory_mb, read_only=True)
+        close = con.close
     try:
-        # The progress bar draws on stdout (into the frames); then nothing may change.
-        con.execute("SET enable_progress_bar = false")
-        con.execute("SET lock_configuration = true")
         try:
             used = {t.lower() for t in con.get_table_names(query)}
         except Exception as e:
@@ -197,7 +208,7 @@ def _run_duckdb(
         if others:
             return {"error": f"the query reads tables outside the task: {', '.join(others)}"}
         state = {"timed_out": False}
-        clock = _Clock(timeout_s)
+        clock = _Clock(timeout_s, stretch)
         done = threading.Event()
 
         def watch() -> None:
@@ -225,32 +236,111 @@ def _run_duckdb(
             return clock.outcome()
         return {"columns": columns, "types": types, "rows": rows, "reads": bool(used)}
     finally:
+        close()
+
+
+def _duckdb_instance(path: str, memory_mb: int, *, read_only: bool) -> Any:
+    """A DuckDB instance on ``path`` with everything beyond its own data shut off: no files,
+    no URLs, no extensions, one thread, a memory limit, the configuration locked."""
+    config: dict[str, Any] = {
+        "enable_external_access": False,
+        "autoload_known_extensions": False,
+        "autoinstall_known_extensions": False,
+        "allow_community_extensions": False,
+        "threads": 1,
+        "memory_limit": f"{memory_mb}MB",
+        "max_temp_directory_size": "0B",
+    }
+    con = _duckdb.connect(path, read_only=read_only, config=config)
+    # The progress bar draws on stdout (into the frames); then nothing may change.
+    con.execute("SET enable_progress_bar = false")
+    con.execute("SET lock_configuration = true")
+    return con
+
+
+#: The resident runner's DuckDB instance (``serve`` only; made at its first DuckDB request,
+#: in the runner's own process, never in the fork server): starting an instance costs more
+#: than a query, so each database is a fresh in-memory database attached to this one instead.
+_WARM: dict[str, Any] = {}
+_LIST_TYPES = {"INTEGER": "BIGINT", "REAL": "DOUBLE", "TEXT": "VARCHAR", "DATE": "VARCHAR"}
+
+
+def _fresh_database(db: dict[str, Any], memory_mb: int) -> tuple[Any, Any]:
+    """A new, empty in-memory database attached to the warm instance, filled with ``db``'s
+    tables (``{"tables": [{"name", "columns": [[name, type]], "rows"}]}``, the task's own
+    form), and a fresh connection whose default it is; with the function that closes the
+    connection and detaches (drops) the database. The instance is :func:`_duckdb_instance`'s
+    (no file access at all: the rows come as values), its memory limit the query's."""
+    instance = _WARM.get("instance")
+    if instance is None or _WARM.get("memory_mb") != memory_mb:
+        instance = _WARM["instance"] = _duckdb_instance(":memory:", memory_mb, read_only=False)
+        _WARM["memory_mb"] = memory_mb
+        _WARM["n"] = 0
+    _WARM["n"] += 1
+    name = f"referee_db_{_WARM['n']}"
+    instance.execute(f"ATTACH ':memory:' AS {name}")
+    try:
+        for table in db["tables"]:
+            columns, rows = table["columns"], table["rows"]
+            values = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in columns]
+            picks = ", ".join(
+                f"unnest(${k + 1}::{_LIST_TYPES[ty]}[])"
+                + ("::DATE" if ty == "DATE" else "")
+                + f" AS {_quoted(col)}"
+                for k, (col, ty) in enumerate(columns)
+            )
+            instance.execute(
+                f"CREATE TABLE {name}.{_quoted(table['name'])} AS SELECT {picks}", values
+            )
+        con = instance.cursor()
+        con.execute(f"USE {name}")
+    except BaseException:
+        instance.execute(f"DETACH {name}")
+        raise
+
+    def close() -> None:
         con.close()
+        instance.execute(f"DETACH {name}")
+
+    return con, close
 
 
-def run(request: dict[str, Any]) -> None:
-    """Run ``request["query"]`` on every database of ``request["databases"]``; one frame each."""
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def run(request: dict[str, Any], write: Any = None) -> None:
+    """Run ``request["query"]`` on every database of ``request["databases"]``; one frame each,
+    written by ``write`` (the standard output's by default)."""
+    out_line = write or _print_line
     nonce = request["nonce"]
     max_rows = request["max_rows"]
+    stretch = request.get("stretch")
     failed = False
-    for i, path in enumerate(request["databases"]):
+    for i, source in enumerate(request["databases"]):
         if failed:  # the reward is all or nothing: after a failed database, the rest are moot
-            sys.stdout.write(f"{nonce} {json.dumps({'i': i, 'skipped': True})}\n")
+            out_line(f"{nonce} {json.dumps({'i': i, 'skipped': True})}\n")
             continue
         t0 = time.perf_counter()
         try:
             if request["engine"] == "duckdb":
                 out = _run_duckdb(
-                    path,
+                    source,
                     request["query"],
                     request["tables"],
                     request["timeout_s"],
                     max_rows,
                     request["memory_mb"],
+                    stretch,
                 )
             else:
                 out = _run_sqlite(
-                    path, request["query"], request["tables"], request["timeout_s"], max_rows
+                    source,
+                    request["query"],
+                    request["tables"],
+                    request["timeout_s"],
+                    max_rows,
+                    stretch,
                 )
         except Exception as e:  # opening the database failed: the grader's fault
             out = {"infra": f"{type(e).__name__}: {e}"}
@@ -265,8 +355,103 @@ def run(request: dict[str, Any]) -> None:
         text = json.dumps(out, default=str)
         if len(text) > request["max_bytes"]:
             text = json.dumps({"i": i, "error": "result larger than the output limit"})
-        sys.stdout.write(f"{nonce} {text}\n")
-        sys.stdout.flush()
+        out_line(f"{nonce} {text}\n")
+
+
+def _print_line(line: str) -> None:
+    sys.stdout.write(line)
+    sys.stdout.flush()
+
+
+def _read_exactly(fd: int, n: int) -> bytes | None:
+    chunks = []
+    while n:
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _cpu_used() -> float:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def serve() -> None:
+    """The resident runner (referee.sandbox.resident): one request a frame on stdin, its
+    reply on stdout, until stdin closes.
+
+    A request frame is the request of :func:`run` as JSON, whose ``databases`` name engine
+    files the host placed in ``/workspace`` (kept there across requests, by content), with
+    ``cpu_s``, the request's CPU limit. The reply is one frame holding every database's frame
+    line, then an empty frame. Each request gets fresh copies: its databases are
+    copied to files of its own, opened read-only by fresh connections (as in :func:`run`) and
+    deleted after it; nothing else outlives a request. Its CPU is bounded here: the soft
+    RLIMIT_CPU is set to what this process has used plus ``cpu_s`` (the kernel kills it there;
+    the host starts another)."""
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    n = 0
+    while True:
+        size = _read_exactly(0, 4)
+        if size is None:
+            return
+        body = _read_exactly(0, struct.unpack(">I", size)[0])
+        if body is None:
+            return
+        request = json.loads(body)
+        n += 1
+        workdir = f"/tmp/referee-sql-{n}"
+        os.makedirs(workdir, 0o700, exist_ok=True)
+        paths, sources = [], []
+        for i, name in enumerate(request["databases"]):
+            if name.endswith(".json"):  # a DuckDB database's rows: a fresh database each
+                with open(os.path.join("/workspace", name), "rb") as f:
+                    sources.append(json.loads(f.read()))
+                continue
+            path = f"{workdir}/db{i}{os.path.splitext(name)[1]}"
+            _copy(os.path.join("/workspace", name), path)
+            paths.append(path)
+            sources.append(path)
+        request["databases"] = sources
+        limit = math.ceil(_cpu_used() + float(request["cpu_s"]))
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, hard))
+        lines: list[str] = []
+        try:
+            run(request, lines.append)
+        finally:
+            for path in paths:
+                os.unlink(path)
+            os.rmdir(workdir)
+        # One write for the whole reply: each write wakes the host, and on a loaded machine
+        # each wake-up waits for a core.
+        reply = "".join(lines).encode()
+        _write(struct.pack(">I", len(reply)) + reply + struct.pack(">I", 0))
+        _trim_heap()
+
+
+def _copy(source: str, target: str) -> None:
+    with open(source, "rb") as f:
+        data = f.read()
+    with open(target, "wb") as f:
+        f.write(data)
+
+
+def _write(data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(1, view) :]
+
+
+def _trim_heap() -> None:
+    # The heap a request grew goes back to the kernel: the resident's memory (charged to its
+    # cgroup, under the run's memory limit) stays what it was before the request.
+    trim = getattr(_LIBC, "malloc_trim", None)
+    if trim is not None:
+        trim(0)
 
 
 def _warm_up() -> None:

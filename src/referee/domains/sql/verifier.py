@@ -29,10 +29,18 @@ happens to be the sample's. Per-instance outcomes are in ``tests``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import json
+import os
+import queue
 import secrets
+import struct
+import threading
 import time
+from collections import OrderedDict
+from collections.abc import Iterator
 from typing import Any
 
 from referee.domains.kit import SandboxedVerifier, runner_sandbox, runner_source
@@ -43,17 +51,31 @@ from referee.domains.sql.spec import SqlSpec
 from referee.errors import RefereeError, TaskError
 from referee.optional import installed
 from referee.sandbox import ExecResult, Sandbox
-from referee.sandbox.cputime import cpu_limits, judged_run, stalls_outcome
+from referee.sandbox.cputime import (
+    STRETCH_ENV,
+    cpu_limits,
+    judged_run,
+    stalls_outcome,
+    stretched,
+)
+from referee.sandbox.limits import Limits
+from referee.sandbox.resident import Resident
+from referee.sandbox.workspace import Workspace
 from referee.tasks.model import Task
 from referee.verify.dispatch import VerifierSetup
 from referee.verify.verdict import Flag, TestOutcome, TestStatus, Verdict, metered_verdict
 
 __all__ = [
     "RUNNER_MODULE",
+    "WARM_ENV",
+    "ResidentRunner",
     "RunOutcome",
     "SqlVerifier",
     "make_verifier",
+    "resident_limits",
+    "resident_runner",
     "run_query",
+    "run_query_resident",
     "sql_sandbox",
 ]
 
@@ -64,6 +86,16 @@ _RUNNER_SOURCE = runner_source("referee.domains.sql", "sandbox_runner.py")
 MAX_ROWS = 10_000
 MAX_BYTES = 2 << 20
 _EXT = {"sqlite": "sqlite", "duckdb": "duckdb"}
+#: ``REFEREE_SQL_WARM=0`` judges each sample in a fork of its own (the path before issue 32)
+#: instead of on a resident runner.
+WARM_ENV = "REFEREE_SQL_WARM"
+#: A resident runner is started again after this many samples (its heap stays small).
+RESIDENT_REQUESTS = 1000
+#: A resident runner's CPU seconds over its whole life (the hard RLIMIT_CPU): far above
+#: ``RESIDENT_REQUESTS`` samples at their limits, so that no sample's limit is ever cut by it.
+RESIDENT_LIFE_CPU_S = 200_000.0
+_RESIDENT_SOURCE = f"import {RUNNER_MODULE}\n{RUNNER_MODULE}.serve()\n"
+_LEN = struct.Struct(">I")
 
 
 def sql_sandbox(**kwargs: Any) -> Sandbox:
@@ -125,24 +157,14 @@ def run_query(
     run ended before reporting it. The :class:`ExecResult` says how the run ended."""
     nonce = secrets.token_hex(8)
     names = [f"db{i}.{_EXT[engine]}" for i in range(len(databases))]
-    request = {
-        "engine": engine,
-        "query": query,
-        "databases": names,
-        "tables": list(tables),
-        "timeout_s": time_limit_s,
-        "memory_mb": memory_mb,
-        "max_rows": max_rows,
-        "max_bytes": MAX_BYTES,
-        "nonce": nonce,
-    }
+    request = _request(engine, query, names, tables, time_limit_s, memory_mb, max_rows, nonce)
     # The request crosses as a JSON string literal: nothing of the query is evaluated as code.
     program = (
         f"import json, {RUNNER_MODULE} as R\nR.run(json.loads({json.dumps(json.dumps(request))}))\n"
     )
     # Each query's limit is on CPU time, with a wall-clock backstop (the runner's), and so is
     # the run's (referee.sandbox.cputime): a loaded machine slows a query, never fails it.
-    budget = len(databases) * (time_limit_s + 1.0) + 3.0
+    budget = _budget(len(databases), time_limit_s)
     limits = cpu_limits(
         budget,
         memory_mb=memory_mb + 384,
@@ -165,6 +187,179 @@ def run_query(
     return outcomes, r
 
 
+def _request(
+    engine: str,
+    query: str,
+    names: list[str],
+    tables: tuple[str, ...] | list[str],
+    time_limit_s: float,
+    memory_mb: int,
+    max_rows: int,
+    nonce: str,
+) -> dict[str, Any]:
+    return {
+        "engine": engine,
+        "query": query,
+        "databases": names,
+        "tables": list(tables),
+        "timeout_s": time_limit_s,
+        "memory_mb": memory_mb,
+        "max_rows": max_rows,
+        "max_bytes": MAX_BYTES,
+        "nonce": nonce,
+    }
+
+
+def _budget(n: int, time_limit_s: float) -> float:
+    """CPU seconds for a whole sample: every database's limit plus a second, plus three."""
+    return n * (time_limit_s + 1.0) + 3.0
+
+
+def resident_limits(memory_mb: int = 256) -> Limits:
+    """The limits of a resident runner's whole life: each sample's memory and processes as on
+    the fork path (:func:`run_query`); CPU and wall clock bounded per sample by the runner and
+    the host, and here only by the life's cap (:data:`RESIDENT_LIFE_CPU_S`)."""
+    return Limits(
+        timeout_s=RESIDENT_LIFE_CPU_S * 10,
+        cpu_s=RESIDENT_LIFE_CPU_S,
+        memory_mb=memory_mb + 384,
+        max_processes=64,
+    )
+
+
+def run_query_resident(
+    runner: ResidentRunner,
+    engine: str,
+    query: str,
+    databases: list[bytes],
+    tables: tuple[str, ...] | list[str],
+    *,
+    time_limit_s: float,
+    memory_mb: int = 256,
+    max_rows: int = MAX_ROWS,
+) -> tuple[list[RunOutcome | None], ExecResult]:
+    """:func:`run_query` on a resident runner (:meth:`Sandbox.resident`, made with
+    :func:`resident_limits`): the same outcomes, without a fork per sample.
+
+    ``databases``: for SQLite the engine files' bytes, which the runner copies into files of
+    the sample's own and opens read-only with fresh connections, exactly as the fork path does;
+    for DuckDB each database's JSON (:meth:`Database.to_json`), from which the runner fills a
+    fresh in-memory database per database, attached to its one DuckDB instance (an instance
+    costs more to start than a query: RESULTS §38), with no file access at all. The sample's
+    CPU limit is the same (its soft RLIMIT_CPU, set by the runner), and so is its wall-clock
+    backstop (the host's: past it the runner's worker is killed and replaced). A retry of a
+    starved sample stretches both backstops, as on the fork path."""
+    nonce = secrets.token_hex(8)
+    budget = _budget(len(databases), time_limit_s)
+    limits = cpu_limits(budget)
+    names = runner.place("json" if engine == "duckdb" else _EXT[engine], databases)
+
+    def run() -> ExecResult:
+        wall, env = stretched(limits, None)
+        request = _request(engine, query, names, tables, time_limit_s, memory_mb, max_rows, nonce)
+        request["cpu_s"] = limits.cpu_seconds
+        if env is not None:
+            request["stretch"] = float(env[STRETCH_ENV])
+        return runner.resident.exchange(json.dumps(request).encode(), timeout_s=wall.timeout_s)
+
+    r, spent = judged_run(
+        run, budget, stalled=lambda r: stalls_outcome(_stalls(_frames(r, nonce, len(databases))))
+    )
+    if spent in ("time-limit", "idle") and not r.timed_out:
+        r = r.model_copy(update={"timed_out": True})
+    return _frames(r, nonce, len(databases)), r
+
+
+_SPECS_KEPT = 64
+#: Engine files a resident runner's workspace keeps (the oldest go first).
+RESIDENT_FILES = 256
+
+
+class ResidentRunner:
+    """A resident query runner (:meth:`Sandbox.resident` running the runner's ``serve``, with
+    :func:`resident_limits`) and the engine files it keeps in its workspace."""
+
+    def __init__(self, resident: Resident) -> None:
+        self.resident = resident
+        self._workspace: Workspace | None = None
+        self._files: OrderedDict[str, None] = OrderedDict()
+
+    def place(self, ext: str, databases: list[bytes]) -> list[str]:
+        """The databases (engine files, or JSON: ``ext``) as files in the runner's workspace
+        (named by content, written once per worker life, the oldest of more than
+        :data:`RESIDENT_FILES` deleted), as paths relative to ``/workspace``. The runner copies
+        or reads them for each sample: a file here is only ever read."""
+        ws = self.resident.workspace
+        if ws is not self._workspace:  # a new worker: nothing of the old one's is there
+            self._workspace, self._files = ws, OrderedDict()
+        names = []
+        for data in databases:
+            name = f"db/{hashlib.sha256(data).hexdigest()[:32]}.{ext}"
+            if name in self._files and (ws.root / name).exists():
+                self._files.move_to_end(name)
+            else:
+                ws.write({name: data}, mode=0o444)
+                self._files[name] = None
+                while len(self._files) > RESIDENT_FILES:
+                    old, _ = self._files.popitem(last=False)
+                    with contextlib.suppress(OSError):
+                        (ws.root / old).unlink()
+            names.append(name)
+        return names
+
+
+def resident_runner(sandbox: Sandbox, memory_mb: int = 256) -> ResidentRunner:
+    """A new resident query runner in ``sandbox`` (one made by :func:`sql_sandbox`), for
+    :func:`run_query_resident`; closed with the sandbox or by ``runner.resident.close()``."""
+    return ResidentRunner(
+        sandbox.resident(
+            _RESIDENT_SOURCE,
+            limits=resident_limits(memory_mb),
+            name="referee_sql_resident.py",
+            max_requests=RESIDENT_REQUESTS,
+        )
+    )
+
+
+class _Residents:
+    """Resident runners for one verifier: one per concurrent verification, up to ``cap``,
+    each made when first needed."""
+
+    def __init__(self, sandbox: Sandbox, memory_mb: int, cap: int) -> None:
+        self.sandbox = sandbox
+        self.memory_mb = memory_mb
+        self.cap = max(1, cap)
+        self._idle: queue.SimpleQueue[ResidentRunner] = queue.SimpleQueue()
+        self._made: list[ResidentRunner] = []
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[ResidentRunner]:
+        try:
+            resident = self._idle.get_nowait()
+        except queue.Empty:
+            with self._lock:
+                made = None
+                if len(self._made) < self.cap:
+                    made = resident_runner(self.sandbox, self.memory_mb)
+                    self._made.append(made)
+            resident = made if made is not None else self._idle.get()
+        try:
+            yield resident
+        finally:
+            self._idle.put(resident)
+
+    def made(self) -> list[Resident]:
+        with self._lock:
+            return [runner.resident for runner in self._made]
+
+    def close(self) -> None:
+        with self._lock:
+            made, self._made = self._made, []
+        for runner in made:
+            runner.resident.close()
+
+
 class SqlVerifier(SandboxedVerifier):
     """Judges answers to SQL tasks (:class:`~referee.tasks.kinds.TaskKind.SQL`).
 
@@ -174,11 +369,50 @@ class SqlVerifier(SandboxedVerifier):
 
     name = "sql"
 
-    def __init__(self, sandbox: Sandbox | None = None, *, memory_mb: int = 256) -> None:
+    def __init__(
+        self, sandbox: Sandbox | None = None, *, memory_mb: int = 256, warm: bool | None = None
+    ) -> None:
         super().__init__(sandbox, sql_sandbox)
         if RUNNER_MODULE not in getattr(self.sandbox, "preload", {}):
             raise TaskError("SqlVerifier needs a sandbox made by referee.domains.sql.sql_sandbox")
         self.memory_mb = memory_mb
+        if warm is None:
+            warm = os.environ.get(WARM_ENV, "1") != "0"
+        #: Whether samples are judged on resident runners (else one fork each).
+        self.warm = warm and self.sandbox.backend == "bwrap"
+        self._residents = _Residents(self.sandbox, memory_mb, self.sandbox.python_workers)
+        # The spec and engine files of the tasks judged last: a task (a frozen model) is judged
+        # for many samples in a row, and reading its databases costs more than judging one.
+        self._specs: OrderedDict[int, tuple[Task, SqlSpec, list[bytes]]] = OrderedDict()
+        self._specs_lock = threading.Lock()
+
+    def _spec(self, task: Task) -> tuple[SqlSpec, list[bytes]]:
+        """The task's spec, and what its databases travel as: engine files, or on the warm
+        path for DuckDB the databases' JSON (the runner fills fresh databases from it)."""
+        with self._specs_lock:
+            hit = self._specs.get(id(task))
+            if hit is not None and hit[0] is task:
+                self._specs.move_to_end(id(task))
+                return hit[1], hit[2]
+        spec = SqlSpec.of_task(task)
+        if self.warm and spec.engine == "duckdb":
+            data = [json.dumps(db.to_json(), default=str).encode() for db in spec.instances]
+        else:
+            data = [database_file(db, spec.engine) for db in spec.instances]
+        with self._specs_lock:
+            self._specs[id(task)] = (task, spec, data)  # the task held: its id stays its own
+            while len(self._specs) > _SPECS_KEPT:
+                self._specs.popitem(last=False)
+        return spec, data
+
+    @property
+    def residents(self) -> list[Resident]:
+        """The resident runners made so far (one per concurrent verification at most)."""
+        return self._residents.made()
+
+    def close(self) -> None:
+        self._residents.close()
+        super().close()
 
     def verify(self, task: Task, answer: str) -> Verdict:
         """The verdict on ``answer``; never raises (a fault of the grader is an infra error)."""
@@ -187,7 +421,7 @@ class SqlVerifier(SandboxedVerifier):
     def _verify(self, task: Task, answer: str) -> Verdict:
         t0 = time.perf_counter()
         try:
-            spec = SqlSpec.of_task(task)
+            spec, data = self._spec(task)
         except TaskError as e:
             return Verdict.infra(task.id, str(e), VERSION)
         query = query_of(answer)
@@ -199,17 +433,35 @@ class SqlVerifier(SandboxedVerifier):
                 task, [TestOutcome(name=n, status=status, detail=why) for n in names], [], t0
             )
         flags = scan_query(query)
-        files = [database_file(db, spec.engine) for db in spec.instances]
         try:
-            outcomes, r = run_query(
-                self.sandbox,
-                spec.engine,
-                query,
-                files,
-                spec.tables,
-                time_limit_s=spec.time_limit_s,
-                memory_mb=self.memory_mb,
-            )
+            r = None
+            if self.warm:
+                with self._residents.held() as resident:
+                    outcomes, r = run_query_resident(
+                        resident,
+                        spec.engine,
+                        query,
+                        data,
+                        spec.tables,
+                        time_limit_s=spec.time_limit_s,
+                        memory_mb=self.memory_mb,
+                    )
+                if r.exit_code != 0:
+                    # The runner died or overstayed (a limit, an exploit) without its reply:
+                    # the sample is judged again on the fork path, whose verdict on a run that
+                    # dies is the reference (the queries it finished before dying count).
+                    r = None
+            if r is None:
+                files = [database_file(db, spec.engine) for db in spec.instances]
+                outcomes, r = run_query(
+                    self.sandbox,
+                    spec.engine,
+                    query,
+                    files,
+                    spec.tables,
+                    time_limit_s=spec.time_limit_s,
+                    memory_mb=self.memory_mb,
+                )
         except RefereeError as e:
             return Verdict.infra(task.id, f"sandbox: {e}", VERSION)
         if "supervisor-lost" in r.violations:
