@@ -45,4 +45,8 @@ def test_the_time_limit_kills_a_query_that_never_ends(sql_verifier: SqlVerifier)
     forever = next(x for x in EXPLOITS if x.name == "recursive-forever")
     v = sql_verifier.verify(task, forever.query(task))
     assert v.tests[0].status == "timeout" and v.reward == 0.0
-    assert v.timings["run_s"] < 10
+    assert v.tests[0].detail == "query ran past 2s"
+    # The limit is 2 s of CPU, which a busy machine stretches in wall time; what must hold at
+    # any load is the wall-clock backstop (3 x limit + 1 s, and one retry at 4 x that when the
+    # machine starved the query: docs/time-limits.md): the query is killed, never waited out.
+    assert v.timings["run_s"] < 5 * (3 * 2 + 1), v.timings
