@@ -64,6 +64,8 @@ def _uvicorn_server(service: Service) -> Any:
     config = uvicorn.Config(
         create_app(service),
         log_level="warning",
+        # Its lines are below the warning level shown: skip building one per request.
+        access_log=False,
         # Keep-alive connections of trainers' pooled clients stay open between batches.
         timeout_keep_alive=30,
         # A WebSocket message (OpenEnv's /openenv/ws) is bounded like a request body; a larger
