@@ -246,7 +246,8 @@ def _native_router() -> APIRouter:
     @r.post(VERIFY_PATH, dependencies=[Depends(authorized)])
     async def verify(body: VerifyBody, request: Request) -> Response:
         # Most verify requests are answered by DirectVerify before they get here; the same
-        # work, and here every request it hands on (refused, or not plain JSON).
+        # work, and here every request it hands on (refused, or not plain JSON). A check added
+        # to this route (a dependency, a header) must be added to DirectVerify too.
         answer = await verify_answer(service_of(request), body)
         return Response(answer, media_type="application/json")
 
