@@ -18,7 +18,10 @@ time and they take turns with the in-process side.
 
 Also reported, per side: the CPU of this process and everything below it per sample (the
 servers, the sandbox workers and the programs they ran), and each server process's own CPU per
-request. Written to ``bench/out/small_requests.json`` (``--out``).
+request, split into its event loop's thread and its other threads (the engine's pool), against
+the same split of the in-process side (``loop_thread_cpu_ms``, ``other_threads_cpu_ms``; the
+in-process loop thread also runs its clients' coroutines), and the HTTP clients' CPU per request
+(``client_cpu_ms``). Written to ``bench/out/small_requests.json`` (``--out``).
 """
 
 from __future__ import annotations
@@ -45,6 +48,26 @@ from service_throughput import PER_REQUEST, batches, clients_http, clients_inpro
 def own_cpu_s(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def threads_cpu_s(pid: int) -> tuple[float, float]:
+    """CPU seconds of ``pid``'s main thread (a server's event loop; here, the loop of the
+    in-process side and of the clients) and of all its other threads together (the engine's
+    pool, where each sample's verifier code runs)."""
+    main = other = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        except OSError:  # a thread that ended: its time is in the process's, lost here
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        ticks = int(fields[11]) + int(fields[12])
+        if int(tid) == pid:
+            main += ticks
+        else:
+            other += ticks
+    tick = os.sysconf("SC_CLK_TCK")
+    return main / tick, other / tick
 
 
 def main() -> None:
@@ -94,6 +117,8 @@ def main() -> None:
                     cpu0 = tree_cpu_s(os.getpid())
                     srv = servers.get(side)
                     own0 = own_cpu_s(srv.pid) if srv else 0.0
+                    split0 = threads_cpu_s(srv.pid if srv else os.getpid())
+                    here0 = threads_cpu_s(os.getpid())
                     t = time.perf_counter()
                     if side == "engine":
                         lat = loop.run_until_complete(clients_inproc(engine, work, n))
@@ -103,9 +128,17 @@ def main() -> None:
                     res[side]["cpu_ms"] = (
                         (tree_cpu_s(os.getpid()) - cpu0) / (len(lat) * PER_REQUEST) * 1000
                     )
+                    # By thread, ms per request: the server's (or the in-process side's) event
+                    # loop and its other threads; for a server, the clients' CPU here too.
+                    split = threads_cpu_s(srv.pid if srv else os.getpid())
+                    res[side]["loop_thread_cpu_ms"] = (split[0] - split0[0]) / len(lat) * 1000
+                    res[side]["other_threads_cpu_ms"] = (split[1] - split0[1]) / len(lat) * 1000
                     if srv:
                         res[side]["server_cpu_ms_per_request"] = (
                             (own_cpu_s(srv.pid) - own0) / len(lat) * 1000
+                        )
+                        res[side]["client_cpu_ms"] = (
+                            (sum(threads_cpu_s(os.getpid())) - sum(here0)) / len(lat) * 1000
                         )
                 rnd[str(n)] = res
             rounds.append(rnd)
@@ -174,7 +207,11 @@ def main() -> None:
                 f"{n} client(s), {side}: throughput {o['throughput']:+.1%}, p50 {o['p50']:+.1%}, "
                 f"CPU {o['cpu']:+.1%} over in-process (slower in {o['slower_in_rounds']} of "
                 f"{len(rounds)} rounds); server CPU {per[side]['server_cpu_ms_per_request']:.2f} "
-                "ms/request"
+                f"ms/request (loop thread {per[side]['loop_thread_cpu_ms']:.2f}, others "
+                f"{per[side]['other_threads_cpu_ms']:.2f}; in-process "
+                f"{per['engine']['loop_thread_cpu_ms']:.2f}, "
+                f"{per['engine']['other_threads_cpu_ms']:.2f}); clients "
+                f"{per[side]['client_cpu_ms']:.2f} ms/request"
             )
     print(f"saved {args.out}")
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 
 from referee.envs.registry import env_names
 from referee.service.engine import ExecRequest
@@ -48,6 +49,8 @@ from referee.service.schemas import (
 )
 from referee.service.sessions import Session
 from referee.service.state import Service
+from referee.service.verify_route import PATH as VERIFY_PATH
+from referee.service.verify_route import DirectVerify, verify_answer
 
 __all__ = ["authorized", "create_app", "service_of"]
 
@@ -108,11 +111,15 @@ def create_app(service: Service) -> FastAPI:
     )
     app.state.service = service
     install_error_handlers(app)
-    _count_requests(app, service)
-    app.include_router(_native_router())
+    native = _native_router()
+    app.include_router(native)
     from referee.service.compat import include_compat_routes
 
     include_compat_routes(app, service.config.compat)
+    # Middleware added later runs outside the earlier. Innermost of referee's: the common
+    # verify is answered inside the metrics and the body guard, as every route is.
+    app.add_middleware(DirectVerify, service=service, route=_route(native, VERIFY_PATH))
+    _count_requests(app, service)
     # Outermost: the body guard sees the raw request before routing or parsing.
     app.add_middleware(
         BodyGuard,
@@ -120,6 +127,13 @@ def create_app(service: Service) -> FastAPI:
         max_depth=service.config.max_json_depth,
     )
     return app
+
+
+def _route(router: APIRouter, path: str) -> APIRoute:
+    for route in router.routes:
+        if isinstance(route, APIRoute) and route.path == path:
+            return route
+    raise LookupError(f"no route {path}")  # pragma: no cover - the native router has it
 
 
 def _count_requests(app: FastAPI, service: Service) -> None:
@@ -229,23 +243,13 @@ def _native_router() -> APIRouter:
         finally:
             await env.close()
 
-    @r.post("/v1/verify", dependencies=[Depends(authorized)])
-    async def verify(body: VerifyBody, request: Request) -> dict[str, Any]:
-        s = service_of(request)
-        samples = [(x.task_id, x.completion) for x in body.samples]
-        s.engine.resolve(samples)  # unknown ids are a 422 before anything is admitted
-        # A program sample's language travels with its completion, as its block's tag.
-        samples = [
-            (x.task_id, s.engine.with_language(x.task_id, x.completion, x.language))
-            for x in body.samples
-        ]
-        with s.admission.admit(len(samples)):
-            verdicts = await s.engine.verify(samples, deadline_s=body.deadline_s)
-        s.metrics.count_verdicts(verdicts)
-        deadlined = sum(1 for v in verdicts if v.infra_error and "deadline" in v.infra_error)
-        if deadlined:
-            s.metrics.deadlines.labels("/v1/verify").inc(deadlined)
-        return {"verdicts": [v.model_dump(mode="json") for v in verdicts]}
+    @r.post(VERIFY_PATH, dependencies=[Depends(authorized)])
+    async def verify(body: VerifyBody, request: Request) -> Response:
+        # Most verify requests are answered by DirectVerify before they get here; the same
+        # work, and here every request it hands on (refused, or not plain JSON). A check added
+        # to this route (a dependency, a header) must be added to DirectVerify too.
+        answer = await verify_answer(service_of(request), body)
+        return Response(answer, media_type="application/json")
 
     @r.post("/v1/exec", dependencies=[Depends(authorized)])
     async def exec_(body: ExecBody, request: Request) -> dict[str, Any]:

@@ -246,11 +246,17 @@ class ServiceEngine:
         return with_language(completion, language)
 
     async def verify(
-        self, samples: Sequence[tuple[str, str]], *, deadline_s: float | None = None
+        self,
+        samples: Sequence[tuple[str, str]],
+        *,
+        deadline_s: float | None = None,
+        resolved: Sequence[tuple[Task, str]] | None = None,
     ) -> list[Verdict]:
         """Verdicts in the samples' order. Work past the deadline is killed and its verdict is
-        an infrastructure error."""
-        pairs = self.resolve(samples)
+        an infrastructure error. ``resolved``: what :meth:`resolve` gave for these samples,
+        where the caller has it already (a request resolves its ids before admission; each
+        resolution looks at the ``--tasks`` files once more)."""
+        pairs = resolved if resolved is not None else self.resolve(samples)
         limit = self.bound(deadline_s)
         if self.remote is not None:
             # The request's one deadline, counted from now as in-process: a sample still queued

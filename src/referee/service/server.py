@@ -11,6 +11,7 @@ SIGTERM (and Ctrl-C) drain: from that moment new work gets 503 and ``/health`` s
 
 from __future__ import annotations
 
+import gc
 import logging
 import socket
 import threading
@@ -64,6 +65,8 @@ def _uvicorn_server(service: Service) -> Any:
     config = uvicorn.Config(
         create_app(service),
         log_level="warning",
+        # Its lines are below the warning level shown: skip building one per request.
+        access_log=False,
         # Keep-alive connections of trainers' pooled clients stay open between batches.
         timeout_keep_alive=30,
         # A WebSocket message (OpenEnv's /openenv/ws) is bounded like a request body; a larger
@@ -114,12 +117,23 @@ def serve(
     cfg = service.config
     sock = bind(cfg.host, cfg.port)
     server = _uvicorn_server(service)
+    freeze_startup_objects()
     if on_listening is not None:
         on_listening(f"http://{_url_host(cfg.host)}:{sock.getsockname()[1]}")
     try:
         server.run(sockets=[sock])
     finally:
         service.close()
+
+
+def freeze_startup_objects() -> None:
+    """Leave what the server holds from its start (modules, tasks, the app: ~90,000 objects)
+    out of every later garbage collection (:func:`gc.freeze`): they live as long as the
+    process, and each full collection walked all of them again; small requests set one off
+    every few hundred (~70 ms each, ~0.2 ms per request). Called once, in the process that
+    serves (not by :func:`running`, whose caller's objects are its own business)."""
+    gc.collect()  # what is already garbage is freed, not kept for good
+    gc.freeze()
 
 
 def _url_host(host: str) -> str:
