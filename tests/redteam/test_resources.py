@@ -1,12 +1,12 @@
 """Fork bombs, memory bombs, infinite loops, sleepers, disk fill, output floods."""
 
-import os
 import shutil
 import time
 
 import pytest
 
 from referee.sandbox import Limits
+from tests.redteam.strays import stray_sandbox_processes
 
 pytestmark = pytest.mark.hostile
 
@@ -37,9 +37,11 @@ def test_fork_bomb_is_contained(run_py):
 
 def test_shell_fork_bomb_is_contained(sandbox):
     r = sandbox.run(
-        ["sh", "-c", "f(){ f|f & }; f; sleep 3"], limits=Limits(timeout_s=2, max_processes=32)
+        # Seconds, not one: on a busy machine the bomb takes a while to reach its 32 processes.
+        ["sh", "-c", "f(){ f|f & }; f; sleep 30"],
+        limits=Limits(timeout_s=6, max_processes=32),
     )
-    assert "process-limit" in r.violations and r.timed_out
+    assert "process-limit" in r.violations and r.timed_out, r
     assert sandbox.run(["true"]).exit_code == 0
 
 
@@ -69,10 +71,11 @@ def test_infinite_loop_hits_the_wall_clock(run_py):
 
 
 def test_cpu_limit_fires_before_a_generous_timeout(run_py):
-    r = run_py("while True: pass", limits=Limits(timeout_s=6, cpu_s=1))
+    # Generous enough for a busy machine, where one CPU second can take many wall seconds.
+    r = run_py("while True: pass", limits=Limits(timeout_s=60, cpu_s=1))
     assert not r.timed_out
     assert "cpu-limit" in r.violations
-    assert r.wall_s < 5
+    assert r.cpu_s < 3, r
 
 
 def test_sleep_past_the_timeout(run_py):
@@ -140,24 +143,6 @@ def test_host_has_no_leftover_sandbox_processes(run_py):
     # A killed process can still be tearing down its memory when the run returns (state R, an
     # empty cmdline): it must be gone within moments, as the red team's after-check allows.
     deadline = time.monotonic() + 3
-    while (leftovers := _leftover_sandbox_processes()) and time.monotonic() < deadline:
+    while (leftovers := stray_sandbox_processes()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert leftovers == []
-
-
-def _leftover_sandbox_processes() -> list[tuple[str, str, bytes]]:
-    leftovers = []
-    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
-        # A process can exit between the listing and the reads: gone is not left over.
-        try:
-            status = open(f"/proc/{pid}/status").read()
-            cmd = open(f"/proc/{pid}/cmdline", "rb").read()
-        except OSError:
-            continue
-        uid = int(status.split("Uid:")[1].split()[0])
-        state = status.split("State:")[1].split()[0]
-        # Sandboxed uids start at 61000. The fork servers (python -I -c ...) and their bwrap
-        # parents stay between runs; anything else alive (not a zombie awaiting reaping) leaked.
-        if uid >= 61000 and state != "Z" and b"-c" not in cmd and b"bwrap" not in cmd:
-            leftovers.append((pid, state, cmd[:80]))
-    return leftovers

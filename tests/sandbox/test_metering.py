@@ -10,14 +10,18 @@ from referee.sandbox.metering import SandboxUsage, metering
 BURN = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3:\n    pass\n"
 SLEEP = "import time\ntime.sleep(0.4)\n"
 # A child the program does not wait for: its CPU time is in no rusage the program gets back.
+# The parent returns without waiting for its child, once the child has burnt its CPU (a pipe,
+# not a sleep: on a busy machine 0.3 s of CPU can take longer than any fixed nap).
 ORPHAN_BURN = (
     "import os, time\n"
+    "r, w = os.pipe()\n"
     "if os.fork() == 0:\n"
     "    t = time.process_time()\n"
     "    while time.process_time() - t < 0.3:\n"
     "        pass\n"
+    "    os.write(w, b'x')\n"
     "    os._exit(0)\n"
-    "time.sleep(0.6)\n"
+    "os.read(r, 1)\n"
 )
 
 
