@@ -42,6 +42,15 @@ def zone(rate: float) -> str:
     return "never" if rate == 0.0 else "always" if rate == 1.0 else "mixed"
 
 
+ZONES = ("never", "mixed", "always", "canary")
+
+
+def zone_of(rates: dict[str, float], task_id: str) -> str:
+    """A drawn task's zone; the canaries (impossible tasks GRPO's pool adds) were never
+    calibrated."""
+    return zone(rates[task_id]) if task_id in rates else "canary"
+
+
 def initial_weights(rates: dict[str, float]) -> dict[str, dict[str, float]]:
     """Each sampler's chance that one draw is from each zone before any update: the curriculum's
     weight max(p(1-p), 0.01) with p = (1 + passes) / (2 + 4) (Beta(1, 1) and 4 calibration
@@ -85,9 +94,10 @@ def cpu_at(samples: list[tuple[float, float]], t: float) -> float:
 
 def arm_report(work: Path, arm: str, rates: dict[str, float]) -> dict[str, Any]:
     run = work / arm
-    summary = json.loads((run / "summary.json").read_text())
-    rows = [json.loads(x) for x in (run / "heldout.jsonl").read_text().splitlines()]
-    db = sqlite3.connect(run / "track.sqlite")
+    done = (run / "summary.json").is_file()
+    summary = json.loads((run / "summary.json").read_text()) if done else {}
+    rows = [json.loads(x) for x in (run / "heldout.jsonl").read_text().splitlines()] if done else []
+    db = sqlite3.connect(f"file:{run / 'track.sqlite'}?mode=ro", uri=True)
     traj = db.execute(
         "SELECT step, task_id, passed, sandbox_cpu_s FROM trajectories WHERE split = 'train' "
         "ORDER BY step"
@@ -102,21 +112,23 @@ def arm_report(work: Path, arm: str, rates: dict[str, float]) -> dict[str, Any]:
         per_step.append({
             "step": step,
             "tasks": sorted(groups),
-            "zones": [zone(rates[t]) for t in sorted(groups)],
+            "zones": [zone_of(rates, t) for t in sorted(groups)],
             "reward": round(sum(sum(g) for g in groups.values())
                             / sum(len(g) for g in groups.values()), 4),
             "all_tie_groups": sum(len(set(g)) == 1 for g in groups.values()),
             "groups": len(groups),
         })  # fmt: skip
-    zones = {z: sum(zone(rates[t]) == z for t in drawn) for z in ("never", "mixed", "always")}
+    zones = {z: sum(zone_of(rates, t) == z for t in drawn) for z in ZONES}
     samples = [
         (float(a), float(b))
         for a, b in (x.split("\t") for x in (work / f"{arm}.cpu.tsv").read_text().splitlines())
     ]
     marks = log_times(work / f"{arm}.log")
-    stage_s = summary["stage_s"]
+    stage_s = summary.get("stage_s", {})
     cpu: dict[str, Any] = {"process_total_s": round(samples[-1][1], 1)}
-    if {"base", "rl"} <= marks.keys():
+    if "base" in marks:
+        cpu["since_grpo_start_s"] = round(samples[-1][1] - cpu_at(samples, marks["base"]), 1)
+    if done and {"base", "rl"} <= marks.keys():
         grpo_end = marks["rl"] - stage_s["eval_rl"]
         cpu["base_eval_s"] = round(cpu_at(samples, marks["base"]) - cpu_at(
             samples, marks["base"] - stage_s["eval_base"]), 1)  # fmt: skip
@@ -134,14 +146,9 @@ def arm_report(work: Path, arm: str, rates: dict[str, float]) -> dict[str, Any]:
             "ran": sum(bool(r["ran"]) for r in got) / len(got),
         }  # fmt: skip
 
-    return {
-        "base": stage("base"),
-        "rl": stage("rl"),
-        "rl_vs_base": summary["rl_vs_base"],
-        "grpo_steps": summary["grpo"]["steps"],
-        "train_reward_per_step": summary["grpo"]["train_reward_per_step"],
-        "answers_ran_per_step": summary["grpo"]["answers_ran_per_step"],
-        "zero_variance_groups_mean": summary["grpo"]["zero_variance_groups_mean"],
+    training = {
+        "finished": done,
+        "steps_scored": len(per_step),
         "all_tie_groups": sum(s["all_tie_groups"] for s in per_step),
         "groups": sum(s["groups"] for s in per_step),
         "per_step": per_step,
@@ -152,8 +159,20 @@ def arm_report(work: Path, arm: str, rates: dict[str, float]) -> dict[str, Any]:
             "never_share": round(zones["never"] / max(1, len(drawn)), 4),
         },
         "completions": len(traj),
-        "wall_s": {"grpo": summary["grpo"]["wall_s"], **stage_s},
         "cpu_s": cpu,
+    }
+    if not done:
+        return training
+    return {
+        **training,
+        "base": stage("base"),
+        "rl": stage("rl"),
+        "rl_vs_base": summary["rl_vs_base"],
+        "grpo_steps": summary["grpo"]["steps"],
+        "train_reward_per_step": summary["grpo"]["train_reward_per_step"],
+        "answers_ran_per_step": summary["grpo"]["answers_ran_per_step"],
+        "zero_variance_groups_mean": summary["grpo"]["zero_variance_groups_mean"],
+        "wall_s": {"grpo": summary["grpo"]["wall_s"], **stage_s},
     }
 
 
@@ -161,6 +180,20 @@ def main() -> None:
     work, out = Path(sys.argv[1]), Path(sys.argv[2])
     rates = calibrated_rates()
     arms = {arm: arm_report(work, arm, rates) for arm in ARMS}
+    if not all(a["finished"] for a in arms.values()):
+        partial = {
+            "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "finished": False,
+            "arms": arms,
+            "initial_draw_share_by_zone": initial_weights(rates),
+        }
+        (out / "progress.json").write_text(json.dumps(partial, indent=1) + "\n")
+        for arm, a in arms.items():
+            rewards = [s["reward"] for s in a["per_step"]]
+            ties = f"{a['all_tie_groups']}/{a['groups']}"
+            print(f"{arm}: {a['steps_scored']} steps scored, rewards {rewards}, all-tie "
+                  f"{ties}, drawn {a['drawn']}, CPU {a['cpu_s']}")  # fmt: skip
+        return
     ids = [r["task_id"] for r in map(json.loads, (work / "curriculum" / "heldout.jsonl")
            .read_text().splitlines()) if r["stage"] == "rl"]  # fmt: skip
     rl = {

@@ -10,7 +10,9 @@ beta-binomial; a task's 4 samples alone would put a never-passing task at 1/6, f
 population's 4 %), then runs the sampler: 4 tasks a step, a group of 8 Bernoulli outcomes each,
 the groups observed as GRPO's reward callback observes them. Reported per sampler and horizon:
 the share of groups whose 8 rewards all tie (no GRPO gradient), the share of draws from tasks
-that never passed in calibration, and the mean reward. What it does not model: learning (the
+that never passed in calibration, and the mean reward; beside them "zone", uniform sampling over
+the 48 tasks of the learning zone only (§25's pool: the calibration's ``--keep`` as a static
+curriculum). What it does not model: learning (the
 pass rates move as the policy trains), so it measures the samplers' signal yield at the start.
 """
 
@@ -63,8 +65,12 @@ def run(
     a, b = prior
     true = {t: rng.betavariate(a + k, b + SAMPLES - k) for t, k in ks.items()}
     cfg = CurriculumConfig() if mode == "curriculum" else CurriculumConfig.uniform()
-    cur = Curriculum(list(ks), cfg, seed=seed)
+    # "zone": uniform over the learning zone only (0 < passes < 4), what §25 trained on
+    pool = [t for t, k in ks.items() if mode != "zone" or 0 < k < SAMPLES]
+    cur = Curriculum(pool, cfg, seed=seed)
     for t, k in ks.items():  # as run_grpo records calibrated_outcomes at step 0
+        if t not in pool:
+            continue
         cur.tracker.record(t, [1.0] * k + [0.0] * (SAMPLES - k), step=0)
     ties = never = groups = 0
     reward = 0.0
@@ -99,7 +105,7 @@ def main() -> None:
     }
     for steps in horizons:
         row = {}
-        for mode in ("curriculum", "uniform"):
+        for mode in ("curriculum", "uniform", "zone"):
             res = [run(mode, ks, prior, steps, seed) for seed in range(REPS)]
             row[mode] = {
                 k: round(sum(r[k] for r in res) / len(res), 4)
