@@ -22,7 +22,9 @@ STEPS=${STEPS:-5}           # 10-12 was the aim; 5 is what 2 shared cores allowe
 THREADS=${THREADS:-1}
 SEED=${SEED:-0}
 PARALLEL=${PARALLEL:-0}
+COLLECT_ONLY=${COLLECT_ONLY:-0}  # 1: the runs in $WORK are done; copy them out and compare
 mkdir -p "$OUT" "$WORK"
+if [ "$COLLECT_ONLY" != 1 ]; then
 cat bench/results/learn/train_calibrated_all.jsonl bench/results/learn/heldout.jsonl \
   > "$WORK/tasks.jsonl"
 echo "learn-curriculum $(date -u +%FT%TZ) on $(nproc) cores; $STEPS steps per arm" | tee "$OUT/log.txt"
@@ -48,6 +50,7 @@ else
   arm_run uniform
 fi
 echo "runs done $(date -u +%FT%TZ)" | tee -a "$OUT/log.txt"
+fi
 for arm in curriculum uniform; do
   cp "$WORK/$arm/summary.json" "$OUT/summary_$arm.json"
   cp "$WORK/$arm/heldout.jsonl" "$OUT/heldout_answers_$arm.jsonl"

