@@ -99,12 +99,20 @@ def arm_report(work: Path, arm: str, rates: dict[str, float]) -> dict[str, Any]:
     rows = [json.loads(x) for x in (run / "heldout.jsonl").read_text().splitlines()] if done else []
     db = sqlite3.connect(f"file:{run / 'track.sqlite'}?mode=ro", uri=True)
     traj = db.execute(
-        "SELECT step, task_id, passed, sandbox_cpu_s FROM trajectories WHERE split = 'train' "
+        "SELECT step, task_id, passed, sandbox_cpu_s, finished_at FROM trajectories "
+        "WHERE split = 'train' "
         "ORDER BY step"
     ).fetchall()
     steps: dict[int, dict[str, list[int]]] = {}
-    for step, task_id, passed, _ in traj:
+    ended: dict[int, float] = {}
+    for step, task_id, passed, _, finished in traj:
         steps.setdefault(step, {}).setdefault(task_id, []).append(passed)
+        ended[step] = max(ended.get(step, 0.0), finished or 0.0)
+    samples = [
+        (float(a), float(b))
+        for a, b in (x.split("\t") for x in (work / f"{arm}.cpu.tsv").read_text().splitlines())
+    ]
+    marks = log_times(work / f"{arm}.log")
     per_step = []
     drawn: list[str] = []
     for step, groups in sorted(steps.items()):
@@ -117,13 +125,13 @@ def arm_report(work: Path, arm: str, rates: dict[str, float]) -> dict[str, Any]:
                             / sum(len(g) for g in groups.values()), 4),
             "all_tie_groups": sum(len(set(g)) == 1 for g in groups.values()),
             "groups": len(groups),
+            "scored_at": datetime.fromtimestamp(ended[step], UTC).strftime("%H:%M:%S"),
+            # the process's CPU seconds from GRPO's start to this step's last verdict
+            "cpu_s_since_grpo_start": round(cpu_at(samples, ended[step])
+                                            - cpu_at(samples, marks["base"]), 1)
+            if "base" in marks else None,
         })  # fmt: skip
     zones = {z: sum(zone_of(rates, t) == z for t in drawn) for z in ZONES}
-    samples = [
-        (float(a), float(b))
-        for a, b in (x.split("\t") for x in (work / f"{arm}.cpu.tsv").read_text().splitlines())
-    ]
-    marks = log_times(work / f"{arm}.log")
     stage_s = summary.get("stage_s", {})
     cpu: dict[str, Any] = {"process_total_s": round(samples[-1][1], 1)}
     if "base" in marks:
