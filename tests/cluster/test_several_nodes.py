@@ -223,7 +223,14 @@ def test_a_node_killed_mid_run_loses_no_sample_and_judges_none_twice(three_nodes
     from referee.cluster import SandboxPool
 
     targets = [humaneval[f"HumanEval/{i}"] for i in REDTEAM_TASKS[:4]]
-    good = [(t, t.hidden["reference"]) for t in humaneval.values()] * 2
+    # Right answers that wait a quarter second first: node_c still has chunks in flight when
+    # it is killed however fast the machine is (with quick answers alone an idle machine had
+    # finished node_c's share before the kill, and nothing was left to retry).
+    slow = [
+        (t, t.hidden["reference"].rstrip("\n") + "\n\nimport time\ntime.sleep(0.25)\n")
+        for t in list(humaneval.values())[:96]
+    ]
+    good = slow + [(t, t.hidden["reference"]) for t in humaneval.values()] * 2
     bad = [(t, e.completion(t)) for e in EXPLOITS[:10] for t in targets]
     pairs = good + bad
     # One actor per node; node_c's is on the node that is killed.
