@@ -131,6 +131,13 @@ def train(
     threads: Annotated[
         int | None, typer.Option(help="--tasks FILE: torch threads on the CPU (default: one).")
     ] = None,
+    prior: Annotated[
+        str,
+        typer.Option(
+            help="--tasks FILE: the curriculum's Beta prior: fit (fitted to the file's "
+            "calibrated pass rates for --model) or ALPHA,BETA (1,1: uniform)."
+        ),
+    ] = "fit",
     as_json: Annotated[
         bool,
         typer.Option("--json", help="stdout: one JSON object, the results (the table: stderr)."),
@@ -146,7 +153,7 @@ def train(
     from referee.experiments.listops import experiment_config
 
     lm_only = ("budget_minutes", "lora_rank", "train_layers", "max_tokens", "lr",
-               "control_kind", "eval_limit", "threads")  # fmt: skip
+               "control_kind", "eval_limit", "threads", "prior")  # fmt: skip
     for name in lm_only:
         if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT":
             raise ConfigError(

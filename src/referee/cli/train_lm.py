@@ -50,7 +50,7 @@ def train_lm(
              "seed": "seed", "device": "device", "budget_minutes": "budget_minutes",
              "lora_rank": "lora_rank", "train_layers": "train_layers",
              "max_tokens": "max_tokens", "lr": "lr", "eval_limit": "eval_limit",
-             "threads": "threads"}  # fmt: skip
+             "threads": "threads", "prior": "prior"}  # fmt: skip
     listops_only = sorted(
         name for name, value in ctx.params.items()
         if name not in (*names, "tasks", "model", "run_dir", "as_json", "env")

@@ -139,3 +139,25 @@ def test_a_task_file_needs_a_model_and_list_ops_options_are_refused(task_file: P
     assert r.exit_code == 2 and "only single-turn GRPO" in r.output
     r = CliRunner().invoke(app, ["train", "--budget-minutes", "3"])
     assert r.exit_code == 2 and "--budget-minutes applies to --tasks FILE" in r.output
+
+
+def test_the_prior_is_fitted_to_the_calibration_and_refused_when_malformed(
+    task_file: Path,
+) -> None:
+    from referee.experiments.lm import LMConfig
+    from referee.experiments.lm.recipe import curriculum_config
+
+    cfg = LMConfig(model="m", tasks=str(task_file))
+    calibrated = {f"n{i}": [0.0] * 4 for i in range(30)}
+    calibrated |= {f"h{i}": [1.0, 1.0, 0.0, 0.0] for i in range(3)}  # a few tasks half solved
+    fitted = curriculum_config(cfg, calibrated)
+    assert fitted.prior_alpha < 1 < fitted.prior_beta and fitted.unseen_bonus == 0
+    # without a calibration: Beta(1, 1), and unseen tasks keep their bonus
+    plain = curriculum_config(cfg, {})
+    assert (plain.prior_alpha, plain.prior_beta) == (1.0, 1.0) and plain.unseen_bonus > 0
+    r = CliRunner().invoke(
+        app, ["train", "--tasks", str(task_file), "--model", "x", "--prior", "0,1"]
+    )
+    assert r.exit_code == 2 and "--prior" in r.output and "positive" in r.output
+    r = CliRunner().invoke(app, ["train", "--prior", "1,1"])
+    assert r.exit_code == 2 and "--prior applies to --tasks FILE" in r.output

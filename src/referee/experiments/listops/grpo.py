@@ -34,6 +34,7 @@ from referee.experiments.listops.config import ExperimentConfig, GRPOConfig, Tra
 from referee.experiments.listops.process import StageClock, Timer, trainer_device_args
 from referee.experiments.listops.results import GRPOResult
 from referee.rollout.evaluate import EvalResult
+from referee.tasks.curriculum import CurriculumConfig
 from referee.tasks.model import Task
 from referee.track.canary import make_canaries
 from referee.track.detectors import Alert
@@ -169,18 +170,21 @@ def run_grpo(
     seed: int, env: str, run_config: Mapping[str, Any], heldout_eval: HeldoutEval,
     start: EvalResult, quarantined: set[str], canaries: int, log: Log,
     prior_outcomes: Mapping[str, Sequence[float]] | None = None,
+    curriculum: CurriculumConfig | None = None,
 ) -> tuple[GRPOResult, EvalResult]:  # fmt: skip
     """GRPO from ``model`` (loaded from the fine-tuned checkpoint) on ``pool`` (see the module
     docstring); saves ``model-rl`` and returns the stage's result and its held-out evaluation.
 
     ``start``: the held-out evaluation GRPO starts from (the curve's step 0);
     ``quarantined``: task ids the earlier runs' audits took out; ``prior_outcomes``: outcomes
-    measured before the run (``referee tasks calibrate``), which the curriculum starts from."""
+    measured before the run (``referee tasks calibrate``), which the curriculum starts from;
+    ``curriculum``: the curriculum's settings when ``cfg.sampler`` is ``curriculum`` (default:
+    :class:`~referee.tasks.curriculum.CurriculumConfig`'s)."""
     from transformers import TrainerCallback
     from trl.trainer.grpo_config import GRPOConfig as TRLGRPOConfig
 
     from referee.experiments.listops.trainer_log import quiet_trainer
-    from referee.tasks.curriculum import Curriculum, CurriculumConfig
+    from referee.tasks.curriculum import Curriculum
     from referee.tasks.sampler import TrainingSampler
     from referee.track.loggers import RefereeMetricsCallback
     from referee.train.grpo import CurriculumGRPOTrainer
@@ -199,7 +203,10 @@ def run_grpo(
     status = "failed"
     try:
         tracking.heldout(0, pass_rate=start.pass_at_1, n=len(start.passed), passed=_by_task(start))
-        mode = CurriculumConfig() if cfg.sampler == "curriculum" else CurriculumConfig.uniform()
+        if cfg.sampler == "curriculum":
+            mode = curriculum or CurriculumConfig()
+        else:
+            mode = CurriculumConfig.uniform()
         # The held-out tasks are given to the sampler too, so that it knows (and refuses) them.
         sampler = TrainingSampler(
             [*pool, *heldout],

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from referee.errors import ConfigError
+from referee.tasks.beta_prior import parse_prior
 
 __all__ = ["LMConfig"]
 
@@ -45,6 +46,10 @@ class LMConfig:
     #: train only the top N transformer layers (None: all); below them nothing needs gradients
     train_layers: int | None = None
     sampler: str = "curriculum"  # or "uniform"
+    #: the curriculum's Beta prior: "fit" (fitted to the task file's calibrated pass rates for
+    #: this model: :func:`~referee.tasks.beta_prior.fit_beta_prior`; Beta(1, 1) without a
+    #: calibration) or "ALPHA,BETA"
+    prior: str = "fit"
     canary_share: float = 0.01
     #: "rft": rejection-sampling fine-tuning on the model's own passing samples for the same
     #: wall time (the control that sees the same verifier, so the difference is what GRPO's
@@ -62,6 +67,7 @@ class LMConfig:
             raise ConfigError(f"--control must be rft or none, got {self.control!r}")
         if self.sampler not in ("curriculum", "uniform"):
             raise ConfigError(f"--sampler must be curriculum or uniform, got {self.sampler!r}")
+        parse_prior(self.prior)  # "fit" or ALPHA,BETA, else a ConfigError naming both forms
         positive = {
             "--budget-minutes": self.budget_minutes, "--steps": self.steps,
             "--prompts": self.prompts, "--max-tokens": self.max_tokens, "--lr": self.lr,

@@ -3,7 +3,8 @@ held-out evaluations; the library call behind ``referee train --model SPEC --tas
 
 1. **Tasks**: the file's ``train`` split trains, its ``heldout`` split is only evaluated (a
    task file made with ``--heldout`` keeps near-duplicates on one side: ``referee tasks
-   split``). Calibrated pass rates (``referee tasks calibrate``) start the curriculum.
+   split``). Calibrated pass rates (``referee tasks calibrate``) start the curriculum, whose
+   Beta prior is fitted to them (``--prior fit``, :func:`curriculum_config`).
 2. **Base**: greedy held-out pass@1 of the model as loaded (:func:`~referee.rollout.evaluate.
    evaluate_batched`: the same fixed padded batches ``referee eval`` uses, so ``referee eval
    --policy local:SPEC`` reproduces it).
@@ -26,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +35,11 @@ from referee.errors import ConfigError
 from referee.experiments.lm.config import LMConfig
 from referee.optional import require_extra
 from referee.rollout.evaluate import EvalResult
+from referee.tasks.beta_prior import fit_beta_prior, parse_prior
+from referee.tasks.curriculum import CurriculumConfig
 from referee.tasks.model import Task
 
-__all__ = ["run_lm"]
+__all__ = ["curriculum_config", "run_lm"]
 
 Log = Callable[[str], None]
 
@@ -69,6 +72,34 @@ def _summary(result: EvalResult) -> dict[str, Any]:
         "infra_errors": result.infra_errors,
         "greedy_s": result.greedy_s,
     }
+
+
+def curriculum_config(cfg: LMConfig, calibrated: Mapping[str, Sequence[float]]) -> CurriculumConfig:
+    """The curriculum's settings for a run whose training tasks have the ``calibrated`` outcomes.
+
+    The prior is ``cfg.prior``: two numbers, or ``fit``, the population's maximum-likelihood
+    Beta (Beta(1, 1) when fewer than two tasks are calibrated). With a calibration, tasks never
+    tried get no ``unseen_bonus``: every calibrated task has been tried, and the bonus (0.25,
+    ten times a never-solved task's weight under a fitted prior) would draw the uncalibrated
+    canaries far more often than their share of the pool.
+
+    >>> cfg = LMConfig(model="m", tasks="t.jsonl")
+    >>> calibrated = {"a": [0.0] * 4, "b": [1.0, 0.0, 0.0, 0.0], "c": [0.0] * 4}
+    >>> c = curriculum_config(cfg, calibrated)
+    >>> c.unseen_bonus, round(c.prior_alpha / (c.prior_alpha + c.prior_beta), 3)
+    (0.0, 0.084)
+    >>> curriculum_config(LMConfig(model="m", tasks="t.jsonl", prior="1,1"), {}).prior_alpha
+    1.0
+    """
+    given = parse_prior(cfg.prior)
+    if given is not None:
+        alpha, beta = given
+    elif len(calibrated) >= 2:
+        alpha, beta = fit_beta_prior(calibrated)
+    else:
+        alpha, beta = 1.0, 1.0
+    bonus = 0.0 if calibrated else CurriculumConfig.unseen_bonus
+    return CurriculumConfig(prior_alpha=alpha, prior_beta=beta, unseen_bonus=bonus)
 
 
 def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[str, Any]:
@@ -139,15 +170,17 @@ def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[st
         )  # fmt: skip
         pool, canaries = grpo_pool(train, grpo_cfg, seed=cfg.seed)
         prior = calibrated_outcomes(train, cfg.model)
+        curriculum = curriculum_config(cfg, prior)
         if prior:
             log(f"curriculum: {len(prior)} of {len(train)} training tasks start from their "
-                f"calibrated pass rates for {cfg.model}")  # fmt: skip
+                f"calibrated pass rates for {cfg.model}; prior Beta({curriculum.prior_alpha:g}, "
+                f"{curriculum.prior_beta:g})")  # fmt: skip
         rollouts = ChatRollouts(pool, verifiers, tokenizer)
         grpo, rl = run_grpo(
             model, tokenizer, rollouts, pool=pool, heldout=heldout, cfg=grpo_cfg,
             tracking_cfg=TrackingConfig(), layout=layout, seed=cfg.seed, env="chat-single",
             run_config=cfg.options(), heldout_eval=evaluate, start=base, quarantined=set(),
-            canaries=len(canaries), log=log, prior_outcomes=prior,
+            canaries=len(canaries), log=log, prior_outcomes=prior, curriculum=curriculum,
         )  # fmt: skip
         times["rl"] = round(grpo.wall_s, 2)
         adapter = layout.root / "adapter"
@@ -187,6 +220,7 @@ def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[st
             "train_reward_per_step": list(grpo.train_reward_per_step),
             "answers_ran_per_step": [round(x, 4) for x in rollouts.answers_ran],
             "zero_variance_groups_mean": grpo.zero_variance_groups_mean,
+            "curriculum_prior": [curriculum.prior_alpha, curriculum.prior_beta],
             "alerts": list(grpo.alerts),
             "canaries": canaries and len(canaries),
         },
