@@ -171,7 +171,7 @@ def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[st
         pool, canaries = grpo_pool(train, grpo_cfg, seed=cfg.seed)
         prior = calibrated_outcomes(train, cfg.model)
         curriculum = curriculum_config(cfg, prior)
-        if prior:
+        if prior and cfg.sampler == "curriculum":
             log(f"curriculum: {len(prior)} of {len(train)} training tasks start from their "
                 f"calibrated pass rates for {cfg.model}; prior Beta({curriculum.prior_alpha:g}, "
                 f"{curriculum.prior_beta:g})")  # fmt: skip
@@ -220,7 +220,9 @@ def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[st
             "train_reward_per_step": list(grpo.train_reward_per_step),
             "answers_ran_per_step": [round(x, 4) for x in rollouts.answers_ran],
             "zero_variance_groups_mean": grpo.zero_variance_groups_mean,
-            "curriculum_prior": [curriculum.prior_alpha, curriculum.prior_beta],
+            "curriculum_prior": [curriculum.prior_alpha, curriculum.prior_beta]
+            if cfg.sampler == "curriculum"
+            else None,
             "alerts": list(grpo.alerts),
             "canaries": canaries and len(canaries),
         },
