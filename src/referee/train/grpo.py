@@ -11,6 +11,16 @@ group outcomes back to the curriculum.
 The sampler is consumed lazily: the data loader fetches one generation batch ahead (accelerate
 looks one batch ahead to detect the end), so the curriculum acts on outcomes that are at most
 one step old.
+
+**Groups whose rewards all tie are left out of the loss.** Their advantages are all zero, so
+with no KL term (``beta=0``) every one of their tokens adds exactly zero to the policy loss; and
+under TRL's default ``dapo`` loss the normaliser is the generation batch's token count
+(``num_items_in_batch``), computed before this point and kept. So removing those rows before the
+forward and backward passes leaves the gradient unchanged (up to float summation order) and
+saves their share of the loss's compute: 58 % of a GRPO step on the CPU is the loss (RESULTS
+§25), and 80 % of the groups tied when SmolLM2-135M trained on all 400 calibrated tasks (§42).
+With a KL term, another loss, or a generation batch split over several optimiser steps, nothing
+is removed: there a zero-advantage row still changes the loss or its normaliser.
 """
 
 from __future__ import annotations
@@ -18,10 +28,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import torch
 from torch.utils.data import Sampler
 from trl.trainer.grpo_trainer import GRPOTrainer
 
-__all__ = ["ChooseTasks", "CurriculumGRPOTrainer", "GroupSampler"]
+__all__ = ["ChooseTasks", "CurriculumGRPOTrainer", "GroupSampler", "without_rows"]
 
 #: Returns the dataset indices of the next ``n`` tasks to train on.
 ChooseTasks = Callable[[int], Sequence[int]]
@@ -62,12 +73,69 @@ class GroupSampler(Sampler[int]):
         return self.batches * self.batch_size * self.mini_repeat_count * self.repeat_count
 
 
-class CurriculumGRPOTrainer(GRPOTrainer):
-    """``GRPOTrainer`` whose prompts come from ``choose`` (a curriculum, or uniform)."""
+def without_rows(batch: dict[str, Any], keep: torch.Tensor) -> dict[str, Any]:
+    """``batch`` (TRL's generation output) with only the rows where ``keep`` is true: every
+    tensor and list whose first dimension is the batch is indexed, anything else (the batch's
+    token count ``num_items_in_batch``) is kept as it is.
 
-    def __init__(self, *args: Any, choose: ChooseTasks, **kwargs: Any) -> None:
+    >>> b = {"advantages": torch.tensor([0.0, 1.0, -1.0]), "num_items_in_batch": torch.tensor(9)}
+    >>> out = without_rows(b, b["advantages"] != 0)
+    >>> out["advantages"].tolist(), int(out["num_items_in_batch"])
+    ([1.0, -1.0], 9)
+    """
+    rows = int(keep.shape[0])
+    index = keep.nonzero().flatten()
+    out: dict[str, Any] = {}
+    for key, value in batch.items():
+        if isinstance(value, torch.Tensor) and value.dim() >= 1 and value.shape[0] == rows:
+            out[key] = value.index_select(0, index.to(value.device))
+        elif isinstance(value, list) and len(value) == rows:
+            out[key] = [value[i] for i in index.tolist()]
+        else:
+            out[key] = value
+    return out
+
+
+class CurriculumGRPOTrainer(GRPOTrainer):
+    """``GRPOTrainer`` whose prompts come from ``choose`` (a curriculum, or uniform), and whose
+    loss skips the rows of groups whose rewards all tie where that leaves the gradient unchanged
+    (the module docstring; ``skip_tied_groups=False`` turns it off)."""
+
+    def __init__(
+        self, *args: Any, choose: ChooseTasks, skip_tied_groups: bool = True, **kwargs: Any
+    ) -> None:
         self._choose = choose
+        self._skip_tied_groups = skip_tied_groups
+        #: rows left out of the loss, and rows generated, over the run
+        self.rows_skipped = 0
+        self.rows_generated = 0
         super().__init__(*args, **kwargs)
+
+    def _skipping_is_exact(self) -> bool:
+        args: Any = self.args
+        model: Any = self.model
+        return (
+            self._skip_tied_groups
+            and model.training
+            and self.beta == 0.0
+            and self.loss_type == "dapo"
+            and args.steps_per_generation == 1
+        )
+
+    def _generate_and_score_completions(self, inputs: Any) -> dict[str, Any]:
+        batch: dict[str, Any] = super()._generate_and_score_completions(inputs)
+        advantages = batch["advantages"]
+        self.rows_generated += int(advantages.shape[0])
+        if not self._skipping_is_exact():
+            return batch
+        keep = advantages != 0
+        if not bool(keep.any()):
+            # Every group tied: one row keeps the step's shapes valid; its loss is zero too.
+            keep[0] = True
+        skipped = int((~keep).sum())
+        self.rows_skipped += skipped
+        self._metrics["train"]["referee/rows_skipped"].append(float(skipped))
+        return without_rows(batch, keep) if skipped else batch
 
     def _get_train_sampler(self, dataset: Any = None) -> Sampler[int]:
         args: Any = self.args  # a GRPOConfig
