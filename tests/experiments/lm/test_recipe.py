@@ -88,6 +88,10 @@ def test_grpo_and_the_control_update_their_adapters(model_dir: Path, task_file: 
     summary = run_lm(cfg, log=lambda m: None, verifiers=HalfPass())
     run = tmp_path / "run"
     assert summary["grpo"]["steps"] >= 1 and summary["control_run"]["steps"] >= 1
+    # HalfPass alternates within every group of two: no group ties, so no row is skipped
+    grpo = summary["grpo"]
+    assert grpo["rows_generated"] == 4 * grpo["steps"] and grpo["rows_skipped_as_tied"] == 0
+    assert grpo["cpu_s"] > 0
     # LoRA's B matrices start at zero: a non-zero B is an update that happened
     assert _lora_b_norm(run / "adapter") > 0
     assert _lora_b_norm(run / "control-adapter") > 0

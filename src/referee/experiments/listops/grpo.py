@@ -300,6 +300,8 @@ def run_grpo(
             **_numbers(trainer, layout, wall, record, sampler),
             cpu_s=round(cpu, 2),
             sandbox_cpu_s=round(tracking.ledger.spent.sandbox_cpu_s - sandbox0, 2),
+            rows_generated=trainer.rows_generated,
+            rows_skipped=trainer.rows_skipped,
             curve=tuple(curve),
             alerts=tuple(
                 {

@@ -124,6 +124,10 @@ class GRPOResult:
     #: measured
     cpu_s: float | None = None
     sandbox_cpu_s: float | None = None
+    #: completions generated, and those left out of the loss because their group's rewards all
+    #: tied (:class:`~referee.train.grpo.CurriculumGRPOTrainer`); None where not measured
+    rows_generated: int | None = None
+    rows_skipped: int | None = None
 
     @property
     def total_cpu_s(self) -> float | None:
@@ -153,6 +157,9 @@ class GRPOResult:
         if self.cpu_s is not None:
             out["cpu_s"] = self.cpu_s
             out["sandbox_cpu_s"] = self.sandbox_cpu_s
+        if self.rows_generated is not None:
+            out["rows_generated"] = self.rows_generated
+            out["rows_skipped_as_tied"] = self.rows_skipped
         return out
 
 

@@ -217,6 +217,9 @@ def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[st
         "grpo": {
             "steps": grpo.steps,
             "wall_s": grpo.wall_s,
+            "cpu_s": grpo.cpu_s,
+            "rows_generated": grpo.rows_generated,
+            "rows_skipped_as_tied": grpo.rows_skipped,
             "train_reward_per_step": list(grpo.train_reward_per_step),
             "answers_ran_per_step": [round(x, 4) for x in rollouts.answers_ran],
             "zero_variance_groups_mean": grpo.zero_variance_groups_mean,
