@@ -711,12 +711,26 @@ def _cli_env() -> dict[str, str]:
     return env
 
 
+#: The launched process's own CPU seconds (every thread; not its children) when its first
+#: line arrived, one per _first_line call.
+_CPU_AT_FIRST: list[float] = []
+
+
+def _own_cpu_s(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _first_line(cmd: list[str], env: dict[str, str]) -> tuple[float, dict[str, Any]]:
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert p.stdout is not None
     line = p.stdout.readline()
     first = time.perf_counter() - t0
+    _CPU_AT_FIRST.append(_own_cpu_s(p.pid))
     _rest, err = p.communicate()
     if p.returncode != 0 or not line:
         raise RuntimeError(f"{cmd[:4]} failed ({p.returncode}): {err.decode()[-1500:]}")
@@ -833,9 +847,7 @@ def _table(results: dict[str, list[dict[str, Any]]]) -> str:
 _PROBES = {
     "probe: python, no imports": "print('{}')",
     "probe: pydantic, one model": (
-        "from pydantic import BaseModel\n"
-        "class A(BaseModel):\n x: int = 0\n"
-        "print('{}')"
+        "from pydantic import BaseModel\nclass A(BaseModel):\n x: int = 0\nprint('{}')"
     ),
     "probe: pydantic model + typer + rich.console": (
         "from pydantic import BaseModel\n"
@@ -879,6 +891,7 @@ def _startup_ab(trees: dict[str, str], n: int, load: int) -> dict[str, Any]:
     args = ["verify", "--workers", "2", "--json", "--tasks", str(tasks), "--samples", str(gold)]
     floor_cmd = [sys.executable, "-I", "-c", _FLOOR_STARTUP, str(tasks), str(gold)]
     runs: dict[str, list[float]] = {t: [] for t in [*trees, "floor", *_PROBES]}
+    cpu: dict[str, list[float]] = {t: [] for t in runs}
     loads = []
     for i in range(n + 1):
         for name in list(trees) if i % 2 else list(reversed(trees)):
@@ -887,14 +900,17 @@ def _startup_ab(trees: dict[str, str], n: int, load: int) -> dict[str, Any]:
             assert verdict["passed"], verdict
             if i:
                 runs[name].append(s)
+                cpu[name].append(_CPU_AT_FIRST[-1])
         s, verdict = _first_line(floor_cmd, env0)
         assert verdict["passed"], verdict
         if i:
             runs["floor"].append(s)
+            cpu["floor"].append(_CPU_AT_FIRST[-1])
         for probe, code in _PROBES.items():  # what a start with these imports costs at least
             s, _ = _first_line([sys.executable, "-c", code], env)
             if i:
                 runs[probe].append(s)
+                cpu[probe].append(_CPU_AT_FIRST[-1])
         loads.append(os.getloadavg()[0])
     names = list(trees)
     ratios = [b / a for a, b in zip(runs[names[0]], runs[names[-1]], strict=True)]
@@ -907,6 +923,9 @@ def _startup_ab(trees: dict[str, str], n: int, load: int) -> dict[str, Any]:
         "first_verdict_s": runs,
         "median_s": {k: statistics.median(v) for k, v in runs.items()},
         "p90_s": {k: _p90(v) for k, v in runs.items()},
+        # the launched process's own CPU when its first line came (its children not counted:
+        # for referee verify, the sandbox's workers are not in it); clock ticks of 10 ms
+        "own_cpu_at_first_line_s, median": {k: statistics.median(v) for k, v in cpu.items()},
         f"{names[-1]}/{names[0]} per pair, median": statistics.median(ratios),
     }
 
