@@ -359,6 +359,57 @@ def boundary_costs(rounds: int = 60) -> dict[str, float]:
     return out
 
 
+def cpu_costs(rounds: int = 10, n_seeds: int = 2) -> dict[str, float]:
+    """SQLite, per sample, in CPU time (what the load moves least): this process's CPU (every
+    thread) around ``SqlVerifier().verify`` on the gold, the resident runner's CPU (its worker
+    cgroup's, as each exchange reports it: the result's ``cpu_s``), and the floor's CPU (its
+    in-process work), interleaved sample by sample; medians in ms. Both trees have
+    ``Resident.exchange``; it is wrapped here to read each exchange's CPU."""
+    from referee.sandbox import resident as resident_module
+
+    seen: list[float] = []
+    original = resident_module.Resident.exchange
+
+    def exchange(self: Any, data: bytes, *, timeout_s: float) -> Any:
+        r = original(self, data, timeout_s=timeout_s)
+        seen.append(r.cpu_s)
+        return r
+
+    resident_module.Resident.exchange = exchange  # type: ignore[method-assign]
+    tasks = _tasks("sqlite", n_seeds)
+    host, worker, floor, wall = [], [], [], []
+    with SqlVerifier() as v:
+        prepared = []
+        for task in tasks:
+            spec = SqlSpec.of_task(task)
+            files = [database_file(db, spec.engine) for db in spec.instances]
+            assert v.verify(task, spec.reference).passed  # untimed: workers, caches
+            prepared.append((task, spec, files))
+        for _ in range(rounds):
+            for task, spec, files in prepared:
+                seen.clear()
+                t0, c0 = time.perf_counter(), time.process_time()
+                verdict = v.verify(task, spec.reference)
+                host.append(time.process_time() - c0)
+                wall.append(time.perf_counter() - t0)
+                if not verdict.passed or len(seen) != 1:
+                    raise SystemExit(f"{task.id}: {verdict.infra_error} ({len(seen)} exchanges)")
+                worker.append(seen[0])
+                c0 = time.process_time()
+                _sqlite_floor(spec, files)
+                floor.append(time.process_time() - c0)
+    resident_module.Resident.exchange = original  # type: ignore[method-assign]
+    med = {
+        "host_cpu_ms": statistics.median(host) * 1000,
+        "runner_cpu_ms": statistics.median(worker) * 1000,
+        "floor_cpu_ms": statistics.median(floor) * 1000,
+        "wall_ms": statistics.median(wall) * 1000,
+        "samples": float(len(host)),
+    }
+    med["cpu_ratio"] = (med["host_cpu_ms"] + med["runner_cpu_ms"]) / med["floor_cpu_ms"]
+    return med
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -366,8 +417,14 @@ def main() -> None:
     ap.add_argument(
         "--boundary", action="store_true", help="a resident's exchange against CPU burnt here"
     )
+    ap.add_argument(
+        "--cpu", action="store_true", help="only SQLite's CPU per sample: host, runner, floor"
+    )
     ap.add_argument("--json", help="write the rows (and costs) here")
     args = ap.parse_args()
+    if args.cpu:
+        print(json.dumps({"load": os.getloadavg()[0], **cpu_costs()}))
+        return
     load0 = Path("/proc/loadavg").read_text().split()[:3]
     result: dict[str, Any] = {"rows": rows(args.quick)}
     if args.costs:

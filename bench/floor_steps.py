@@ -711,12 +711,26 @@ def _cli_env() -> dict[str, str]:
     return env
 
 
+#: The launched process's own CPU seconds (every thread; not its children) when its first
+#: line arrived, one per _first_line call.
+_CPU_AT_FIRST: list[float] = []
+
+
+def _own_cpu_s(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _first_line(cmd: list[str], env: dict[str, str]) -> tuple[float, dict[str, Any]]:
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert p.stdout is not None
     line = p.stdout.readline()
     first = time.perf_counter() - t0
+    _CPU_AT_FIRST.append(_own_cpu_s(p.pid))
     _rest, err = p.communicate()
     if p.returncode != 0 or not line:
         raise RuntimeError(f"{cmd[:4]} failed ({p.returncode}): {err.decode()[-1500:]}")
@@ -828,16 +842,56 @@ def _table(results: dict[str, list[dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
-def startup_ab(trees: dict[str, str], n: int) -> dict[str, Any]:
+#: Interpreters that import what ``referee verify`` imports before its first verdict and print
+#: one line: a lower bound, at the same load, for any start that imports them.
+_PROBES = {
+    "probe: python, no imports": "print('{}')",
+    "probe: pydantic, one model": (
+        "from pydantic import BaseModel\nclass A(BaseModel):\n x: int = 0\nprint('{}')"
+    ),
+    "probe: pydantic model + typer + rich.console": (
+        "from pydantic import BaseModel\n"
+        "import typer, rich.console\n"
+        "class A(BaseModel):\n x: int = 0\n"
+        "print('{}')"
+    ),
+}
+
+
+def _busy_loops(k: int) -> list[subprocess.Popen[bytes]]:
+    """``k`` processes that each keep a core busy (``while 1: pass``): a deliberate load."""
+    return [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(k)]
+
+
+def _p90(xs: list[float]) -> float:
+    return statistics.quantiles(xs, n=10, method="inclusive")[-1] if len(xs) > 1 else xs[0]
+
+
+def startup_ab(trees: dict[str, str], n: int, load: int = 0) -> dict[str, Any]:
     """The first verdict of each tree's ``referee verify``, alternating launch by launch (the
     order turning each pair), with the floor after each pair: on a machine whose load moves
-    within seconds, only per-pair ratios hold. One unmeasured pair first (bytecode, caches)."""
+    within seconds, only per-pair ratios hold. One unmeasured pair first (bytecode, caches).
+    With ``load`` > 0, that many busy loops run during the launches (started 20 s before the
+    first, so that the load average has climbed to them: it reports the load it saw)."""
+    busy = _busy_loops(load)
+    try:
+        if busy:
+            time.sleep(20)
+        return _startup_ab(trees, n, load)
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+
+
+def _startup_ab(trees: dict[str, str], n: int, load: int) -> dict[str, Any]:
     work = Path(os.environ.get("FLOOR_STEPS_WORK", tempfile.gettempdir())) / "floor_steps_he"
     tasks, gold = _startup_files(work)
     env0 = _cli_env()
     args = ["verify", "--workers", "2", "--json", "--tasks", str(tasks), "--samples", str(gold)]
     floor_cmd = [sys.executable, "-I", "-c", _FLOOR_STARTUP, str(tasks), str(gold)]
-    runs: dict[str, list[float]] = {t: [] for t in [*trees, "floor"]}
+    runs: dict[str, list[float]] = {t: [] for t in [*trees, "floor", *_PROBES]}
+    cpu: dict[str, list[float]] = {t: [] for t in runs}
     loads = []
     for i in range(n + 1):
         for name in list(trees) if i % 2 else list(reversed(trees)):
@@ -846,18 +900,32 @@ def startup_ab(trees: dict[str, str], n: int) -> dict[str, Any]:
             assert verdict["passed"], verdict
             if i:
                 runs[name].append(s)
+                cpu[name].append(_CPU_AT_FIRST[-1])
         s, verdict = _first_line(floor_cmd, env0)
         assert verdict["passed"], verdict
         if i:
             runs["floor"].append(s)
+            cpu["floor"].append(_CPU_AT_FIRST[-1])
+        for probe, code in _PROBES.items():  # what a start with these imports costs at least
+            s, _ = _first_line([sys.executable, "-c", code], env)
+            if i:
+                runs[probe].append(s)
+                cpu[probe].append(_CPU_AT_FIRST[-1])
         loads.append(os.getloadavg()[0])
     names = list(trees)
     ratios = [b / a for a, b in zip(runs[names[0]], runs[names[-1]], strict=True)]
     return {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cores": os.cpu_count(),
+        "busy_loops": load,
         "loads": loads,
+        "load_range": [min(loads), max(loads)],
         "first_verdict_s": runs,
         "median_s": {k: statistics.median(v) for k, v in runs.items()},
+        "p90_s": {k: _p90(v) for k, v in runs.items()},
+        # the launched process's own CPU when its first line came (its children not counted:
+        # for referee verify, the sandbox's workers are not in it); clock ticks of 10 ms
+        "own_cpu_at_first_line_s, median": {k: statistics.median(v) for k, v in cpu.items()},
         f"{names[-1]}/{names[0]} per pair, median": statistics.median(ratios),
     }
 
@@ -879,6 +947,13 @@ def main() -> None:
         metavar="N",
         help="with --trees: only the start-up, N launches per tree alternating launch by launch",
     )
+    ap.add_argument(
+        "--load",
+        type=int,
+        default=0,
+        metavar="K",
+        help="with --startup-ab: K busy loops (`while 1: pass`) run during the launches",
+    )
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     only = [s for s in args.only.split(",") if s]
@@ -887,7 +962,7 @@ def main() -> None:
         return
     trees = dict(t.split("=", 1) for t in args.trees.split(","))
     if args.startup_ab:
-        result = startup_ab(trees, args.startup_ab)
+        result = startup_ab(trees, args.startup_ab, args.load)
         print(json.dumps({k: v for k, v in result.items() if k != "first_verdict_s"}, indent=1))
         if args.out:
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)

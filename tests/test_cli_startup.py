@@ -84,3 +84,30 @@ def test_train_refuses_a_bad_option_before_importing_torch(tmp_path) -> None:
     assert len(lines) == 2, p.stdout + p.stderr
     for line in lines:
         assert line.startswith("2 False referee: --steps"), line
+
+
+def test_rich_loads_with_the_first_message_not_with_the_command_line() -> None:
+    # A one-shot `referee verify --json` prints its first verdict before writing anything on
+    # stderr: rich (~25 ms of imports) is not on that path (RESULTS §44).
+    import os
+    import subprocess
+    from pathlib import Path
+
+    code = (
+        "import sys\n"
+        "import referee.cli\n"
+        "from referee.cli.console import err\n"
+        "print('rich' in sys.modules)\n"
+        "err.print('hello', markup=False)\n"
+        "print('rich' in sys.modules, type(err.console).__name__)\n"
+    )
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": src},
+        timeout=120,
+    )
+    assert p.stdout.splitlines() == ["False", "True Console"], p.stdout + p.stderr
+    assert p.stderr == "hello\n"

@@ -2,26 +2,61 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
+if TYPE_CHECKING:
+    from rich.console import Console
 
-err = Console(stderr=True, soft_wrap=True)  # messages stay on one line, for grep and logs
+# rich (~25 ms of imports) loads at the first message, not with the command line: a one-shot
+# `referee verify --json` prints its first verdict before it writes anything on stderr.
 
 
-class Out(Console):
+class _Stderr:
+    """rich's ``Console`` on stderr, made at its first use; every attribute is the console's
+    (``err.print(...)``), and :attr:`console` is the console itself (``Progress(console=...)``
+    wants the real one)."""
+
+    _made: Console | None = None
+
+    @property
+    def console(self) -> Console:
+        if self._made is None:
+            from rich.console import Console
+
+            # soft_wrap: messages stay on one line, for grep and logs
+            self._made = Console(stderr=True, soft_wrap=True)
+        return self._made
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.console, name)
+
+
+err = _Stderr()
+
+
+def Out(**kwargs: Any) -> Console:  # a class in all but name: `Out(soft_wrap=True)`
     """A console on stdout, for a command's result. When the reader closes the pipe early
     (`referee doctor | head -1`) rich would exit 1 (an infrastructure failure, by the exit-code
-    policy); this raises BrokenPipeError instead, which the command group ends quietly with 0."""
+    policy); this one raises BrokenPipeError instead, which the command group ends quietly
+    with 0."""
+    return _out_class()(**kwargs)
 
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        raise BrokenPipeError
+
+@functools.cache
+def _out_class() -> type[Console]:
+    from rich.console import Console
+
+    class _Out(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _Out
 
 
 def print_json_lines(objects: Iterable[Mapping[str, Any]]) -> None:
@@ -32,6 +67,8 @@ def print_json_lines(objects: Iterable[Mapping[str, Any]]) -> None:
 
 def say_error(message: str) -> None:
     """``referee: <message>`` on stderr."""
+    from rich.markup import escape
+
     # The message is plain text: brackets in it ("local:PATH[#DEVICE]") are not markup.
     err.print(f"[bold red]referee:[/] {escape(message)}")
 

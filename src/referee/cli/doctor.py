@@ -6,7 +6,6 @@ import json
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from referee.cli.console import Out
 
@@ -39,6 +38,8 @@ def doctor(
     if as_json:
         print(json.dumps(info))
         return
+    from rich.markup import escape
+
     out = Out(soft_wrap=True)  # the listing is the result: `referee doctor | grep seccomp`
     for layer in layers:
         out.print(f"[green]✓[/] {escape(layer)}")

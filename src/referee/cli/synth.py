@@ -52,7 +52,7 @@ def synth(
     wanted = tuple(k.strip() for k in kinds.split(",") if k.strip())
     t0 = time.perf_counter()
     # No live display at all in a pipe or a log (it would leave a blank line before an error).
-    with Progress(console=err, transient=True, disable=not err.is_terminal) as progress:
+    with Progress(console=err.console, transient=True, disable=not err.is_terminal) as progress:
         bars: dict[str, Any] = {}
 
         def show(stage: str, done: int, total: int) -> None:

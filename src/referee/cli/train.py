@@ -189,7 +189,7 @@ def train(
     results = run_experiment(cfg, log=lambda m: err.print(m, markup=False, highlight=False))
     data = results.to_json()
     # The table is the command's result: on stdout, unless --json makes that line the result.
-    out = err if as_json else Out(soft_wrap=True)
+    out = err.console if as_json else Out(soft_wrap=True)
     print_table(out, results_table(data), keys=())
     out.print(f"run folder: {data.get('run_dir', '')}", markup=False, highlight=False)
     if as_json:

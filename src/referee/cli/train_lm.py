@@ -75,7 +75,7 @@ def train_lm(
 
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     summary = run_lm(cfg, log=lambda m: err.print(m, markup=False, highlight=False))
-    out = err if as_json else Out(soft_wrap=True)
+    out = err.console if as_json else Out(soft_wrap=True)
     for stage in ("base", "rl", "control"):
         if stage in summary:
             s = summary[stage]

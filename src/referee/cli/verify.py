@@ -99,7 +99,7 @@ def verify(
                 emit(first)
             from rich.progress import Progress
 
-            with Progress(console=err) as progress:
+            with Progress(console=err.console) as progress:
                 bar = progress.add_task("verifying", total=len(pairs), completed=len(verdicts))
                 for v in stream:
                     emit(v)
@@ -139,7 +139,7 @@ def _verify_on_ray(
             actors=actors or info["nodes"],
             workers_per_actor=workers,
         ) as pool,
-        Progress(console=err) as progress,
+        Progress(console=err.console) as progress,
     ):
         bar = progress.add_task("verifying", total=len(pairs))
         verdicts = pool.verify_many(pairs, progress=lambda n: progress.advance(bar, n))

@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import re
+import time
 from typing import Any
 
 import pytest
@@ -131,6 +132,33 @@ def test_dry_run_changes_nothing_and_restore_reboots_the_system(sandbox, family_
     dry, after_dry, fixed, restored = asyncio.run(episode())
     assert "~ srv/reports" in dry and "path(s) would change" in dry
     assert not after_dry and fixed and not restored
+
+
+def test_a_dry_run_reads_as_a_run_and_leaves_no_file_or_process(sandbox, family_tasks):
+    # The dry run is a one-shot sandbox on a copy of the files (RESULTS §44): the command's
+    # output and status read as the session's `run` gives them, and neither a file it writes
+    # nor a job it leaves running reaches the session.
+    command = "echo out; ls /nonexistent; touch dry-made; sleep 30 & false"
+
+    async def episode() -> tuple[str, str, bool, str, str]:
+        env = ShellEnv(sandbox=sandbox)
+        await env.reset(family_tasks["ops-permissions"])
+        assert env.episode is not None
+        t0 = time.monotonic()
+        dry = (await env.step(call("dry_run", command=command))).observations[0]["content"]
+        assert time.monotonic() - t0 < 25  # the job left running did not hold the dry run
+        made = (env.episode.workspace.root / "dry-made").exists()
+        procs = env._list()
+        real = await env.step(call("run", command="echo out; ls /nonexistent; false"))
+        big = await env.step(call("dry_run", command="head -c 100000 /dev/zero | tr '\\0' x"))
+        await env.close()
+        return dry, real.observations[0]["content"], made, procs, big.observations[0]["content"]
+
+    dry, real, made, procs, big = asyncio.run(episode())
+    assert dry.startswith(real + "\n[dry run: 1 path(s) would change]"), dry
+    assert "+ dry-made" in dry and "[exit 1]" in dry and "[stderr]" in dry
+    assert not made and "sleep" not in procs
+    assert big.startswith("x" * 32768 + "\n[exit 0 [output cut]]\n"), big[-200:]
 
 
 def test_restore_reboots_the_services_as_new_processes(sandbox, family_tasks):

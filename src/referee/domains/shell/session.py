@@ -41,6 +41,7 @@ from typing import Any
 from referee.errors import ConfigError, SandboxError
 from referee.sandbox.cgroups import Cgroup, Cgroups
 from referee.sandbox.core import Sandbox
+from referee.sandbox.limits import Limits
 from referee.sandbox.paths import safe_relpath
 from referee.sandbox.process import base_rlimits, make_preexec, open_join_fds, spawn_long_lived
 from referee.sandbox.view import WORKSPACE_MOUNT
@@ -49,7 +50,14 @@ from referee.sandbox.workspace import Workspace
 from .accounts import Account, group_text, passwd_text
 from .supervisor import SUPERVISOR_SOURCE
 
-__all__ = ["CommandResult", "ProcInfo", "SessionLimits", "ShellSession", "SystemFile"]
+__all__ = [
+    "CommandResult",
+    "ProcInfo",
+    "SessionLimits",
+    "ShellSession",
+    "SystemFile",
+    "dry_run_command",
+]
 
 #: One file of a system image: (relative path, text, mode).
 SystemFile = tuple[str, str, int]
@@ -375,6 +383,61 @@ class ShellSession:
 
 
 _SESSION_IDS = itertools.count(1)
+
+
+def dry_run_command(
+    sandbox: Sandbox,
+    workspace: Workspace,
+    command: str,
+    *,
+    timeout_s: float,
+    limits: SessionLimits = SessionLimits(),
+) -> CommandResult:
+    """``command`` run once as a session runs it (``/bin/sh -c`` in ``/workspace``, the
+    session's environment, process, file and output limits), in a one-shot sandbox of its own
+    on ``workspace``: no session is booted, and every process it starts ends with it. What
+    ``ShellEnv``'s ``dry_run`` runs on a copy of the session's files.
+
+    A session captures output in files and keeps ``max_output`` bytes of each stream; here the
+    streams are pipes read up to 1 MB (a one-shot run's default) and cut to ``max_output``, so
+    a command that writes more than 1 MB gets SIGPIPE where a session's would run on."""
+    cap = max(limits.max_output, Limits().stdout_bytes)
+    run_limits = Limits(
+        timeout_s=timeout_s,
+        memory_mb=limits.memory_mb,
+        max_processes=limits.max_processes + 3,
+        max_file_mb=limits.max_file_mb,
+        max_open_files=256,
+        stdout_bytes=cap,
+        stderr_bytes=cap,
+    )
+    try:
+        r = sandbox.run(
+            ["/bin/sh", "-c", command], workspace=workspace, limits=run_limits, env=dict(_ENV)
+        )
+    except ValueError as e:  # a NUL byte in the command: as the supervisor answers it
+        return CommandResult(127, None, False, "", f"cannot start: {e}", False, 0.0)
+    out, err = (_cut(text, limits.max_output) for text in (r.stdout, r.stderr))
+    return CommandResult(
+        exit_code=r.exit_code,
+        signal=r.signal,
+        timed_out=r.timed_out,
+        stdout=out[0],
+        stderr=err[0],
+        truncated=out[1] or err[1] or r.stdout_truncated or r.stderr_truncated,
+        wall_s=r.wall_s,
+    )
+
+
+def _cut(text: str, cap: int) -> tuple[str, bool]:
+    """The first ``cap`` bytes of ``text`` (as the supervisor keeps them), and whether it was
+    longer."""
+    data = text.encode("utf-8", "surrogateescape")
+    if len(data) <= cap:
+        return text, False
+    return data[:cap].decode("utf-8", "replace"), True
+
+
 _ENV = {
     "PATH": "/usr/bin:/bin",
     "HOME": "/workspace/root",

@@ -48,6 +48,10 @@ try:
     _LIBC: Any = ctypes.CDLL(None)
 except OSError:
     _LIBC = None
+#: Whether this SQLite can open a database from bytes (3.11's ``deserialize``, SQLite built
+#: with it): the resident runner's fresh copy is then made in memory, without a file's write,
+#: open and unlink (RESULTS §44); else it copies the file, as the fork path opens one.
+_DESERIALIZE = hasattr(sqlite3.Connection, "deserialize")
 SAFE_PRAGMAS = {"table_info", "table_xinfo", "index_list", "index_info", "foreign_key_list"}
 DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
 
@@ -137,14 +141,25 @@ class _Clock:
 
 
 def _run_sqlite(
-    path: str,
+    source: str | bytes,
     query: str,
     tables: list[str],
     timeout_s: float,
     max_rows: int,
     stretch: float | None = None,
 ) -> dict[str, Any]:
-    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, isolation_level=None)
+    """The query on one database: ``source`` an engine file's path (opened read-only), or its
+    bytes (the resident runner's: a private in-memory copy of them, made for this query alone
+    and gone with its connection; the authorizer refuses writes either way)."""
+    if isinstance(source, bytes):
+        con = sqlite3.connect(":memory:", isolation_level=None)
+        try:
+            con.deserialize(source)
+        except BaseException:
+            con.close()
+            raise
+    else:
+        con = sqlite3.connect(f"file:{source}?mode=ro&immutable=1", uri=True, isolation_level=None)
     try:
         existing = [r[0] for r in con.execute("SELECT name FROM sqlite_master")]
         reads: set[str] = set()
@@ -386,9 +401,10 @@ def serve() -> None:
     A request frame is the request of :func:`run` as JSON, whose ``databases`` name engine
     files the host placed in ``/workspace`` (kept there across requests, by content), with
     ``cpu_s``, the request's CPU limit. The reply is one frame holding every database's frame
-    line, then an empty frame. Each request gets fresh copies: its databases are
-    copied to files of its own, opened read-only by fresh connections (as in :func:`run`) and
-    deleted after it; nothing else outlives a request. Its CPU is bounded here: the soft
+    line, then an empty frame. Each request gets fresh copies: each SQLite database's bytes
+    are read and opened as an in-memory database of its own by a fresh connection (or, where
+    SQLite cannot, copied to a file of its own, opened read-only as in :func:`run` and deleted
+    after it); nothing else outlives a request. Its CPU is bounded here: the soft
     RLIMIT_CPU is set to what this process has used plus ``cpu_s`` (the kernel kills it there;
     the host starts another)."""
     hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
@@ -404,11 +420,16 @@ def serve() -> None:
         n += 1
         workdir = f"/tmp/referee-sql-{n}"
         os.makedirs(workdir, 0o700, exist_ok=True)
-        paths, sources = [], []
+        paths: list[str] = []
+        sources: list[Any] = []
         for i, name in enumerate(request["databases"]):
             if name.endswith(".json"):  # a DuckDB database's rows: a fresh database each
                 with open(os.path.join("/workspace", name), "rb") as f:
                     sources.append(json.loads(f.read()))
+                continue
+            if _DESERIALIZE:  # a SQLite file's bytes: a fresh in-memory copy each (no file)
+                with open(os.path.join("/workspace", name), "rb") as f:
+                    sources.append(f.read())
                 continue
             path = f"{workdir}/db{i}{os.path.splitext(name)[1]}"
             _copy(os.path.join("/workspace", name), path)
@@ -430,7 +451,11 @@ def serve() -> None:
         # each wake-up waits for a core.
         reply = "".join(lines).encode()
         _write(struct.pack(">I", len(reply)) + reply + struct.pack(">I", 0))
-        _trim_heap()
+        # A large request's heap goes back at once; small ones' every 64th: a trim hands the
+        # heap's free pages back and the next request faults them in again (more CPU than
+        # the request's queries on this kind of machine, RESULTS §44).
+        if len(reply) > _TRIM_BYTES or n % 64 == 0:
+            _trim_heap()
 
 
 def _copy(source: str, target: str) -> None:
@@ -444,6 +469,10 @@ def _write(data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(1, view) :]
+
+
+#: A reply larger than this (the request's rows, and so its heap) trims the heap at once.
+_TRIM_BYTES = 1 << 18
 
 
 def _trim_heap() -> None:

@@ -241,8 +241,9 @@ def run_query_resident(
     """:func:`run_query` on a resident runner (:meth:`Sandbox.resident`, made with
     :func:`resident_limits`): the same outcomes, without a fork per sample.
 
-    ``databases``: for SQLite the engine files' bytes, which the runner copies into files of
-    the sample's own and opens read-only with fresh connections, exactly as the fork path does;
+    ``databases``: for SQLite the engine files' bytes, of which the runner makes a fresh
+    in-memory copy per database and sample, each with a fresh connection (where its SQLite
+    cannot, it copies the file and opens it read-only, as the fork path does);
     for DuckDB each database's JSON (:meth:`Database.to_json`), from which the runner fills a
     fresh in-memory database per database, attached to its one DuckDB instance (an instance
     costs more to start than a query: RESULTS §38), with no file access at all. The sample's
@@ -262,12 +263,18 @@ def run_query_resident(
             request["stretch"] = float(env[STRETCH_ENV])
         return runner.resident.exchange(json.dumps(request).encode(), timeout_s=wall.timeout_s)
 
-    r, spent = judged_run(
-        run, budget, stalled=lambda r: stalls_outcome(_stalls(_frames(r, nonce, len(databases))))
-    )
+    parsed: list[tuple[str, list[RunOutcome | None]]] = []
+
+    def frames(r: ExecResult) -> list[RunOutcome | None]:
+        # The reply is parsed once: the stall check reads the same frames as the verdict.
+        if not parsed or parsed[0][0] is not r.stdout:
+            parsed[:] = [(r.stdout, _frames(r, nonce, len(databases)))]
+        return parsed[0][1]
+
+    r, spent = judged_run(run, budget, stalled=lambda r: stalls_outcome(_stalls(frames(r))))
     if spent in ("time-limit", "idle") and not r.timed_out:
         r = r.model_copy(update={"timed_out": True})
-    return _frames(r, nonce, len(databases)), r
+    return frames(r), r
 
 
 _SPECS_KEPT = 64
@@ -283,6 +290,19 @@ class ResidentRunner:
         self.resident = resident
         self._workspace: Workspace | None = None
         self._files: OrderedDict[str, None] = OrderedDict()
+        self._names: OrderedDict[int, tuple[bytes, str]] = OrderedDict()
+
+    def _name(self, data: bytes, ext: str) -> str:
+        """``data``'s file name, by content; hashed once per bytes object (a task's databases
+        are the same objects sample after sample: the verifier keeps them)."""
+        hit = self._names.get(id(data))
+        if hit is not None and hit[0] is data:  # the entry holds data: its id is its own
+            return hit[1]
+        name = f"db/{hashlib.sha256(data).hexdigest()[:32]}.{ext}"
+        self._names[id(data)] = (data, name)
+        while len(self._names) > RESIDENT_FILES:
+            self._names.popitem(last=False)
+        return name
 
     def place(self, ext: str, databases: list[bytes]) -> list[str]:
         """The databases (engine files, or JSON: ``ext``) as files in the runner's workspace
@@ -294,7 +314,7 @@ class ResidentRunner:
             self._workspace, self._files = ws, OrderedDict()
         names = []
         for data in databases:
-            name = f"db/{hashlib.sha256(data).hexdigest()[:32]}.{ext}"
+            name = self._name(data, ext)
             if name in self._files and (ws.root / name).exists():
                 self._files.move_to_end(name)
             else:
