@@ -24,10 +24,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import csv
 import json
 import os
 import random
+import re
+import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -125,6 +130,7 @@ def main() -> None:
     ap.add_argument("--answers", type=int, default=1_000_000)
     ap.add_argument("--warmup-answers", type=int, default=100_000)
     ap.add_argument("--batch", type=int, default=250)
+    ap.add_argument("--max-s", type=float, default=None, help="stop the load after this long")
     ap.add_argument("--chunk", type=int, default=None, help="the pool's chunk_size")
     ap.add_argument("--clients", type=int, default=2)
     ap.add_argument("--workers", type=int, default=2, help="sandbox workers in the actor")
@@ -156,17 +162,43 @@ def main() -> None:
 
     import ray
 
+    # `ray start` in a process group of its own (it waits for its raylet patiently, where
+    # ray.init's local start timed out at load ~10), stopped by killing exactly that group.
+    tmp = Path(tempfile.mkdtemp(prefix="referee-soak-ray-", dir="/tmp"))
+    head = subprocess.Popen(
+        [str(Path(sys.executable).with_name("ray")), "start", "--head", "--port=0",
+         "--num-cpus=2", f"--temp-dir={tmp}", "--disable-usage-stats",
+         "--include-dashboard=false", "--object-store-memory=150000000"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    said, _ = head.communicate(timeout=600)
+    m = re.search(r"ray start --address='([^']+)'", said)
+    if head.returncode != 0 or not m:
+        raise SystemExit(f"ray start --head failed: {said[-2000:]}")
+    try:
+        ray.init(address=m.group(1), log_to_driver=False, logging_level="WARNING")
+        run(args, ray, path, gold, he_gold, cheap, probe_dir)
+    finally:
+        ray.shutdown()
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(head.pid, sig)
+            time.sleep(3)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(
+    args: argparse.Namespace,
+    ray: Any,
+    path: Path,
+    gold: Any,
+    he_gold: Any,
+    cheap: Any,
+    probe_dir: Path | None,
+) -> None:
     from referee.cluster import SandboxPool
     from referee.tasks.model import read_tasks
 
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        logging_level="WARNING",
-        object_store_memory=150_000_000,
-    )
     tasks = {t.id: t for t in read_tasks(path)}
     series: list[dict[str, Any]] = []
     t0 = time.monotonic()
@@ -224,7 +256,9 @@ def main() -> None:
 
         def client(i: int) -> None:
             rng = random.Random(args.seed + i)
-            while load.answers < args.answers:
+            while load.answers < args.answers and (
+                args.max_s is None or time.monotonic() - t0 < args.max_s
+            ):
                 op = rng.choices(ops, weights)[0]
                 with load.lock:
                     load.ops[op] += 1
@@ -242,7 +276,6 @@ def main() -> None:
         sampler.join()
         series.append(row_now())
         stats = pool.stats()
-    ray.shutdown()
     elapsed = time.monotonic() - t0
     after = fits_of(series, args.warmup_answers)
     result = {
