@@ -51,6 +51,7 @@ import csv
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -364,8 +365,48 @@ def fits_of(series: list[dict[str, Any]], after: int, x_key: str = "answers") ->
     return out
 
 
+ROW = re.compile(
+    r"t=\s*(?P<t>[\d.]+)s answers=\s*(?P<answers>\d+) requests=\s*(?P<requests>\d+) server RSS"
+    r"\s+(?P<server_rss_mb>[\d.]+) MB\s+workers RSS\s+(?P<workers_rss_mb>[\d.]+) MB\s+tree PSS"
+    r"\s+(?P<tree_pss_mb>[\d.]+) MB fds (?P<server_fds>\d+) threads (?P<server_threads>\d+)"
+    r"(?: malloc in use (?P<malloc_in_use_mb>[\d.]+) free (?P<malloc_free_mb>[\d.]+) mmap"
+    r" (?P<malloc_mmap_mb>[\d.]+) arenas (?P<arenas>\d+) py blocks (?P<py_blocks>\d+))?"
+)
+
+
+def from_log(log: Path, warmup_answers: int, out: Path) -> None:
+    """The JSON and CSV of a soak stopped before its end, from the rows it printed (a soak
+    killed at a deadline writes nothing itself)."""
+    series: list[dict[str, Any]] = []
+    for line in log.read_text().splitlines():
+        m = ROW.match(line)
+        if m:
+            series.append({k: float(v) for k, v in m.groupdict().items() if v is not None})
+    result = {
+        "from_log": str(log),
+        "note": "the soak was stopped before its --answers; rows as it printed them",
+        "answers": int(series[-1]["answers"]),
+        "requests": int(series[-1]["requests"]),
+        "elapsed_s": series[-1]["t"],
+        "after_warmup_mb_per_1000_answers": fits_of(series, warmup_answers),
+        "after_warmup_mb_per_1000_requests": fits_of(series, warmup_answers, "requests"),
+        "series": series,
+    }
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    with out.with_suffix(".csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, list(series[-1]), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(series)
+    for key, fit in result["after_warmup_mb_per_1000_answers"].items():
+        print(
+            f"after {warmup_answers} answers, {key}: {fit['slope']} MB per 1,000 answers "
+            f"(95 % {fit['ci95']}; 20 blocks {fit['blocks']}); {fit['first']} -> {fit['last']}"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--from-log", default=None, help="rows printed by a stopped soak: fit them")
     ap.add_argument("--duration-s", type=float, default=600.0)
     ap.add_argument("--warmup-s", type=float, default=30.0)
     ap.add_argument("--every-s", type=float, default=10.0)
@@ -388,6 +429,9 @@ def main() -> None:
     )
     ap.add_argument("--out", default=str(OUT / "soak.json"))
     args = ap.parse_args()
+    if args.from_log:
+        from_log(Path(args.from_log), args.warmup_answers, Path(args.out))
+        return
     if args.answers is not None:
         args.duration_s = max(args.duration_s, 3 * 3600.0)  # the answers stop it
         args.warmup_s = min(args.warmup_s, 5.0)
