@@ -64,7 +64,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import OUT, machine
-from _service import descendants, humaneval_file, memory, rss_mb, serve
+from _service import anon_mb, descendants, humaneval_file, memory, rss_mb, serve
 
 GENERATE = (sys.executable, "-m", "referee.cli", "tasks", "generate")
 DOMAIN_FAMILIES = (("sql-filter", 12), ("sql-join", 12), ("shop-refund", 8))
@@ -300,6 +300,7 @@ async def drive(
 
 def tree_memory(pid: int) -> dict[str, float]:
     out = memory(pid)
+    out["server_anon_mb"] = round(anon_mb(pid), 2)
     kids = descendants(pid)
     out["workers_rss_mb"] = round(sum(rss_mb(p) for p in kids), 1)
     try:
@@ -518,7 +519,7 @@ def main() -> None:
             snaps["last"] = snapshot(probe_dir, srv.pid, "last")
     elapsed = time.monotonic() - t0
     fits = {}
-    for key in ("server_rss_mb", "workers_rss_mb", "tree_pss_mb"):
+    for key in ("server_rss_mb", "server_anon_mb", "workers_rss_mb", "tree_pss_mb"):
         s = slope([(row["answers"] / 1000, row[key]) for row in series])
         fits[key] = {
             "mb_per_1000_answers": None if s is None else round(s, 4),

@@ -43,7 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import OUT, machine
-from _service import descendants, pss_mb, rss_mb
+from _service import anon_mb, descendants, pss_mb, rss_mb
 from soak import PROBE, fits_of, probe_row, task_file
 
 MIX = (("cheap_batch", 20), ("small", 30), ("verify", 20), ("session", 10))
@@ -222,6 +222,7 @@ def run(
                 "answers": load.answers,
                 "requests": load.calls,
                 "actor_rss_mb": round(rss_mb(pid), 2),
+                "actor_anon_mb": round(anon_mb(pid), 2),
                 "actor_pss_mb": round(pss_mb(pid), 2),
                 "actor_tree_pss_mb": round(sum(pss_mb(p) for p in [pid, *kids]), 1),
                 "workers_rss_mb": round(sum(rss_mb(p) for p in kids), 1),
