@@ -125,8 +125,46 @@ class RayLoad:
         self.count(2, 7)
 
 
+ROW = re.compile(
+    r"t=\s*(?P<t>[\d.]+)s answers=\s*(?P<answers>\d+) calls=\s*(?P<requests>\d+) actor RSS"
+    r"\s+(?P<actor_rss_mb>[\d.]+) MB PSS\s+(?P<actor_pss_mb>[\d.]+) tree PSS"
+    r"\s+(?P<actor_tree_pss_mb>[\d.]+) driver RSS\s+(?P<driver_rss_mb>[\d.]+) threads"
+    r" (?P<actor_threads>\d+)(?: malloc in use (?P<malloc_in_use_mb>[\d.]+) free"
+    r" (?P<malloc_free_mb>[\d.]+) arenas (?P<arenas>\d+))?"
+)
+
+
+def from_log(log: Path, warmup_answers: int, out: Path) -> None:
+    """The JSON and CSV of a soak stopped before its end, from the rows it printed."""
+    series = [
+        {k: float(v) for k, v in m.groupdict().items() if v is not None}
+        for m in map(ROW.match, log.read_text().splitlines())
+        if m
+    ]
+    result = {
+        "from_log": str(log),
+        "note": "the soak was stopped before its end; rows as it printed them",
+        "answers": int(series[-1]["answers"]),
+        "calls": int(series[-1]["requests"]),
+        "elapsed_s": series[-1]["t"],
+        "after_warmup_mb_per_1000_answers": fits_of(series, warmup_answers),
+        "series": series,
+    }
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    with out.with_suffix(".csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, list(series[-1]), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(series)
+    for key, fit in result["after_warmup_mb_per_1000_answers"].items():
+        print(
+            f"{key}: {fit['slope']} ({fit['ci95']}; blocks {fit['blocks']}) "
+            f"{fit['first']} -> {fit['last']}"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--from-log", default=None, help="rows printed by a stopped soak: fit them")
     ap.add_argument("--answers", type=int, default=1_000_000)
     ap.add_argument("--warmup-answers", type=int, default=100_000)
     ap.add_argument("--batch", type=int, default=250)
@@ -141,6 +179,9 @@ def main() -> None:
     ap.add_argument("--arena-max", type=int, default=None)
     ap.add_argument("--out", default=str(OUT / "soak_ray.json"))
     args = ap.parse_args()
+    if args.from_log:
+        from_log(Path(args.from_log), args.warmup_answers, Path(args.out))
+        return
 
     path, gold, he_gold, cheap = task_file("compressed")
     # The actor's environment is this process's (a local Ray starts its workers from it).
