@@ -408,7 +408,9 @@ def from_log(log: Path, warmup_answers: int, out: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--from-log", default=None, help="rows printed by a stopped soak: fit them")
-    ap.add_argument("--duration-s", type=float, default=600.0)
+    ap.add_argument(
+        "--duration-s", type=float, default=None, help="default 600 s; with --answers, 3 h"
+    )
     ap.add_argument("--warmup-s", type=float, default=30.0)
     ap.add_argument("--every-s", type=float, default=10.0)
     ap.add_argument("--clients", type=int, default=8)
@@ -433,8 +435,9 @@ def main() -> None:
     if args.from_log:
         from_log(Path(args.from_log), args.warmup_answers, Path(args.out))
         return
+    if args.duration_s is None:  # with --answers, the answers stop it (or this, if first)
+        args.duration_s = 600.0 if args.answers is None else 3 * 3600.0
     if args.answers is not None:
-        args.duration_s = max(args.duration_s, 3 * 3600.0)  # the answers stop it
         args.warmup_s = min(args.warmup_s, 5.0)
 
     path, gold, he_gold, cheap = task_file(args.mix)
