@@ -121,7 +121,9 @@ def test_memory_stays_flat_and_nothing_is_left_behind_under_mixed_load(
     assert bad == [], bad[:5]
     assert health["sessions"] == 0  # every session closed is gone
     growth = _slope(points)
-    print(f"server anonymous RSS per round {[round(y, 1) for _, y in points]}: {growth:.2f} MB/1,000")
+    print(
+        f"server anonymous RSS per round {[round(y, 1) for _, y in points]}: {growth:.2f} MB/1,000"
+    )
     assert growth <= MAX_MB_PER_1000, (
         f"server anonymous RSS {points[0][1]:.1f} -> {points[-1][1]:.1f} MB over {MEASURED} requests "
         f"({', '.join(f'{y:.1f}' for _, y in points)}): {growth:.2f} MB per 1,000 "
