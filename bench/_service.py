@@ -123,6 +123,19 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
+def anon_mb(pid: int) -> float:
+    """Anonymous resident memory of one process (RssAnon: its heaps), MB; 0 if it is gone.
+    VmRSS also counts its libraries' file pages, which the kernel drops and reloads under
+    memory pressure: on a shared machine that moves it by megabytes either way."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def pss_mb(pid: int) -> float:
     """Proportional set size of one process, MB (shared pages split among their users)."""
     try:
