@@ -30,7 +30,9 @@ def test_a_template_without_tools_gets_trls_and_its_turn_tokens() -> None:
     assert tool_chat_template(tok, model) == QWEN
     # the turn markers are new special tokens, the model's embeddings grew to match
     assert len(tok) == n + 2 and model.get_input_embeddings().weight.shape[0] == len(tok)
-    assert tok.eos_token == "<|im_end|>" and model.generation_config.eos_token_id == tok.eos_token_id
+    assert (
+        tok.eos_token == "<|im_end|>" and model.generation_config.eos_token_id == tok.eos_token_id
+    )
     # a tool call written as plain text (no tool-tag tokens) parses after the prompt
     prefix = tok.apply_chat_template(
         [{"role": "user", "content": "hi"}], tools=[_write_file], add_generation_prompt=True,

@@ -93,7 +93,9 @@ class ToolEpisodes:
             "end_reasons": ends,
         }
         with layout.heldout_episodes.open("a") as f:
-            f.writelines(json.dumps({"stage": stage, **e.record()}, default=str) + "\n" for e in eps)
+            f.writelines(
+                json.dumps({"stage": stage, **e.record()}, default=str) + "\n" for e in eps
+            )
         return EvalResult(
             task_ids=[e.task_id for e in eps],
             passed=[e.passed for e in eps],
