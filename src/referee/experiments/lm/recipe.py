@@ -190,7 +190,7 @@ def run_lm(
 
         def evaluate(m: Any, stage: str) -> EvalResult:
             if tools is not None:
-                res = tools.evaluate(m, tokenizer, heldout, stage, cfg, layout)
+                res: EvalResult = tools.evaluate(m, tokenizer, heldout, stage, cfg, layout)
                 times[f"eval_{stage}"] = res.greedy_s
                 use = tools.tool_use[stage]
                 log(f"held-out pass@1 ({stage}): {res.pass_at_1:.3f} "
