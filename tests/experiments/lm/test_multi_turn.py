@@ -140,6 +140,8 @@ def test_the_cli_trains_multi_turn_on_the_real_verifier(
     # the sandboxed verifier judged every held-out episode (a random model's workspace fails)
     assert summary["base"]["infra_errors"] == 0 and summary["rl"]["infra_errors"] == 0
     assert summary["config"]["env"] == "code" and summary["device"] == "cpu"
+    for stage in ("base", "rl"):  # code ran only where the model wrote some
+        assert summary[stage]["ran"] <= summary["tool_use"][stage]["valid_write_file"]
     rows = _rows(run / "heldout.jsonl")
     assert {r["stage"] for r in rows} == {"base", "rl"}
 

@@ -106,7 +106,11 @@ class ToolEpisodes:
             completions=[json.dumps(e.messages, default=str) for e in eps],
             completion_tokens=sum(e.completion_tokens for e in eps),
             greedy_s=round(wall, 2),
-            ran=[bool(e.verdict and answer_ran(e.verdict)) for e in eps],
+            # the model's code ran: a write_file that ran and a verdict that reached a test (an
+            # episode that wrote nothing leaves the task's start file, whose tests run too)
+            ran=[
+                bool(e.verdict and answer_ran(e.verdict) and valid_write(e.messages)) for e in eps
+            ],
         )
 
     def rollouts(self, layout: RunLayout, cfg: LMConfig) -> Any:
