@@ -46,7 +46,9 @@ def tokenizer(chat_template: str | None = None) -> PreTrainedTokenizerFast:
     return out
 
 
-def model(tok: PreTrainedTokenizerFast, seed: int = 0) -> LlamaForCausalLM:
+def model(
+    tok: PreTrainedTokenizerFast, seed: int = 0, max_positions: int = 512
+) -> LlamaForCausalLM:
     config = LlamaConfig(
         vocab_size=len(tok),
         hidden_size=32,
@@ -54,7 +56,7 @@ def model(tok: PreTrainedTokenizerFast, seed: int = 0) -> LlamaForCausalLM:
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=512,
+        max_position_embeddings=max_positions,
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
         pad_token_id=tok.pad_token_id,

