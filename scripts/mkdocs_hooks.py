@@ -32,7 +32,7 @@ TOPICS: tuple[tuple[str, str, tuple[int, ...]], ...] = (
     ("limit", "Verification at the physical limit", (22, 23, 24, 37, 38, 39, 40, 44, 48)),
     ("verifiers", "Verifiers: wrong answers, red team, languages, load", (3, 4, 13, 28)),
     ("synthesis", "Task synthesis and refactoring tasks", (5, 14)),
-    ("training", "Training: GRPO against imitation, real models", (6, 10, 25, 36, 42, 46, 47)),
+    ("training", "Training: GRPO against imitation, real models", (6, 10, 25, 36, 42, 46, 47, 49)),
     ("tracking", "Tracking, detectors and costs", (8, 11)),
     ("service", "Service and Ray", (9, 12, 32, 41, 43, 45)),
     ("domains", "Domains and distribution shift", (15, 16, 17, 18, 19, 20, 21, 27, 30, 31)),
