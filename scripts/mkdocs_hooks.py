@@ -34,7 +34,7 @@ TOPICS: tuple[tuple[str, str, tuple[int, ...]], ...] = (
     ("synthesis", "Task synthesis and refactoring tasks", (5, 14)),
     ("training", "Training: GRPO against imitation, real models", (6, 10, 25, 36, 42, 46, 47, 49)),
     ("tracking", "Tracking, detectors and costs", (8, 11)),
-    ("service", "Service and Ray", (9, 12, 32, 41, 43, 45)),
+    ("service", "Service and Ray", (9, 12, 32, 41, 43, 45, 50)),
     ("domains", "Domains and distribution shift", (15, 16, 17, 18, 19, 20, 21, 27, 30, 31)),
     ("install", "Installation: the light core, extras and the trainers", (26, 29)),
     ("imports", "Imports: public benchmarks against their own judges", (33, 34, 35)),
