@@ -55,19 +55,26 @@ def zone_of(rates: dict[str, float], task_id: str) -> str:
 def initial_weights(
     rates: dict[str, float], prior: tuple[float, float] = (1.0, 1.0)
 ) -> dict[str, dict[str, float]]:
-    """Each sampler's chance that one draw is from each zone before any update: the curriculum's
-    weight max(p(1-p), 0.01) with p = (alpha + passes) / (alpha + beta + 4) (the run's Beta
-    prior, Beta(1, 1) in §42, and 4 calibration samples, as the run records them at step 0);
-    uniform: 1 each."""
-    alpha, beta = prior
+    """Each sampler's chance that one draw is from each zone before any update: referee's own
+    :class:`~referee.tasks.curriculum.Curriculum` with the run's Beta prior (Beta(1, 1) in §42)
+    and each task's 4 calibration samples, as the run records them at step 0; uniform: 1 each."""
+    from referee.tasks.curriculum import Curriculum, CurriculumConfig
+
     out: dict[str, dict[str, float]] = {}
     for arm in ARMS:
-        w: dict[str, float] = {"never": 0.0, "mixed": 0.0, "always": 0.0}
-        for rate in rates.values():
-            p = (alpha + 4 * rate) / (alpha + beta + 4)
-            w[zone(rate)] += max(p * (1 - p), 0.01) if arm == "curriculum" else 1.0
-        total = sum(w.values())
-        out[arm] = {k: round(v / total, 4) for k, v in w.items()}
+        cfg = (
+            CurriculumConfig(prior_alpha=prior[0], prior_beta=prior[1])
+            if arm == "curriculum"
+            else CurriculumConfig.uniform()
+        )
+        cur = Curriculum(list(rates), cfg)
+        for task_id, rate in rates.items():
+            passes = round(4 * rate)
+            cur.tracker.record(task_id, [1.0] * passes + [0.0] * (4 - passes), step=0)
+        w = {"never": 0.0, "mixed": 0.0, "always": 0.0}
+        for task_id, p in cur.probabilities().items():
+            w[zone(rates[task_id])] += p
+        out[arm] = {k: round(v, 4) for k, v in w.items()}
     return out
 
 
