@@ -1,7 +1,7 @@
 """Multi-turn GRPO against its control over held-out *structures* (issue 27): tasks of one
 list-ops structure are not independent, so the structure is the unit a significance test can
-trust. Each held-out task's structure is recovered by generating the task again from its id
-(the run's seed and difficulties), and checked against the id.
+trust. Each held-out task's structure is recovered by generating the run's tasks again
+(``draft_tasks`` with the run's seed, count and difficulties) and matching their ids.
 
     PYTHONPATH=src .venv/bin/python bench/multiturn_structures.py runs/mt12-s4 \\
         bench/results/multiturn/mt12-s4-structures.json
@@ -16,23 +16,27 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from referee.experiments.listops.config import TasksConfig
 from referee.experiments.listops.stats import paired_test_scores
-from referee.tasks.procedural import generate
+from referee.experiments.listops.tasks import draft_tasks
 
 
 def structures(run: Path) -> tuple[dict[str, str], dict[str, list[bool]]]:
     """Each held-out task's structure, and each stage's outcomes in task order."""
     cfg = json.loads((run / "config.json").read_text())
     per = json.loads((run / "heldout_per_task.json").read_text())
-    seed, difficulties = cfg["seed"], cfg["difficulties"]
-    unit = {}
-    for task_id in per["task_ids"]:
-        task_seed = int(task_id.split("-s")[1].split("-")[0])
-        i = task_seed - seed * 1_000_003  # how the experiment seeds its i-th task
-        task = generate("list-ops", difficulty=difficulties[i % len(difficulties)], seed=task_seed)
-        if task.id != task_id:
-            raise SystemExit(f"{task_id}: generated again as {task.id}; not this run's tasks")
-        unit[task_id] = str(task.provenance.unit)
+    drafts = draft_tasks(
+        TasksConfig(
+            count=cfg["tasks"], difficulties=tuple(cfg["difficulties"]),
+            heldout_fraction=cfg["heldout_fraction"],
+        ),
+        cfg["seed"],
+    )  # fmt: skip
+    by_id = {t.id: str(t.provenance.unit) for t in drafts}
+    missing = [t for t in per["task_ids"] if t not in by_id]
+    if missing:
+        raise SystemExit(f"{missing[0]}: not among this run's generated tasks")
+    unit = {t: by_id[t] for t in per["task_ids"]}
     stages = {k: [bool(x) for x in v] for k, v in per.items() if k != "task_ids"}
     return unit, stages
 
