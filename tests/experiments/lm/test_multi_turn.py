@@ -15,6 +15,7 @@ from referee.cli import app
 from referee.tasks.model import read_tasks
 from referee.verify.verdict import TestOutcome as Outcome
 from referee.verify.verdict import Verdict
+from tests.experiments.lm.lora import lora_b_norm
 
 pytest.importorskip("trl")
 pytest.importorskip("peft")
@@ -66,13 +67,6 @@ class HalfPass:
         pass
 
 
-def _lora_b_norm(adapter: Path) -> float:
-    from safetensors.torch import load_file
-
-    weights = load_file(str(adapter / "adapter_model.safetensors"))
-    return float(sum(w.abs().sum() for k, w in weights.items() if "lora_B" in k))
-
-
 def _rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -101,7 +95,7 @@ def test_multi_turn_grpo_updates_its_adapter_and_saves_the_episodes(
     assert len(grpo["tool_calls_per_episode"]) == grpo["steps"]
     # the reward function asked the environments' verifier for every training episode
     assert verifier.calls >= grpo["episodes"]
-    assert _lora_b_norm(run / "adapter") > 0  # LoRA's B starts at zero: an update happened
+    assert lora_b_norm(run / "adapter") > 0  # LoRA's B starts at zero: an update happened
     assert summary["heldout_control"] is None and "control" not in summary
     assert 0.0 <= summary["p_value"] <= 1.0
     n = summary["n_heldout"]

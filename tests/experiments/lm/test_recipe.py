@@ -15,6 +15,7 @@ from referee.cli import app
 from referee.tasks.model import read_tasks
 from referee.verify.verdict import TestOutcome as Outcome
 from referee.verify.verdict import Verdict
+from tests.experiments.lm.lora import lora_b_norm
 
 pytest.importorskip("trl")
 pytest.importorskip("peft")
@@ -70,13 +71,6 @@ class HalfPass:
         pass
 
 
-def _lora_b_norm(adapter: Path) -> float:
-    from safetensors.torch import load_file
-
-    weights = load_file(str(adapter / "adapter_model.safetensors"))
-    return float(sum(w.abs().sum() for k, w in weights.items() if "lora_B" in k))
-
-
 def test_grpo_and_the_control_update_their_adapters(model_dir: Path, task_file: Path, tmp_path):
     from referee.experiments.lm import LMConfig, run_lm
 
@@ -93,8 +87,8 @@ def test_grpo_and_the_control_update_their_adapters(model_dir: Path, task_file: 
     assert grpo["rows_generated"] == 4 * grpo["steps"] and grpo["rows_skipped_as_tied"] == 0
     assert grpo["cpu_s"] > 0
     # LoRA's B matrices start at zero: a non-zero B is an update that happened
-    assert _lora_b_norm(run / "adapter") > 0
-    assert _lora_b_norm(run / "control-adapter") > 0
+    assert lora_b_norm(run / "adapter") > 0
+    assert lora_b_norm(run / "control-adapter") > 0
     assert summary["control_run"]["wall_s"] >= summary["grpo"]["wall_s"] * 0.9
 
 
