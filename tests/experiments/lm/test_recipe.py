@@ -159,3 +159,32 @@ def test_the_prior_is_fitted_to_the_calibration_and_refused_when_malformed(
     assert r.exit_code == 2 and "--prior" in r.output and "positive" in r.output
     r = CliRunner().invoke(app, ["train", "--prior", "1,1"])
     assert r.exit_code == 2 and "--prior applies to --tasks FILE" in r.output
+
+
+def test_the_control_draws_its_tasks_through_the_curriculum_it_is_given(
+    model_dir: Path, task_file: Path, tmp_path: Path
+) -> None:
+    """GRPO's curriculum, given to the control, is what chooses the control's tasks (here two
+    left eligible by quarantine) and learns from the control's verdicts."""
+    from referee.experiments.lm import LMConfig
+    from referee.experiments.lm.control import rejection_sampling_fine_tune
+    from referee.experiments.lm.model import load_model, make_trainable
+    from referee.tasks.curriculum import Curriculum
+
+    cfg = LMConfig(
+        model=str(model_dir), tasks=str(task_file), run_dir=str(tmp_path / "run"),
+        prompts=2, group_size=2, max_tokens=6, lora_rank=4, lr=1e-2,
+    )  # fmt: skip
+    train = [t for t in read_tasks(task_file) if t.split == "train"]
+    cur = Curriculum([t.id for t in train], seed=0)
+    kept = {train[0].id, train[1].id}
+    cur.quarantine([t.id for t in train if t.id not in kept])
+    model, tokenizer, _ = load_model(cfg.model, "cpu")
+    model = make_trainable(model, cfg)
+    result = rejection_sampling_fine_tune(
+        model, tokenizer, train, cfg, wall_s=1e-6, verifiers=HalfPass(), log=lambda m: None,
+        curriculum=cur,
+    )  # fmt: skip
+    assert result.rounds == 1 and result.samples == 4
+    assert {t.id for t in train if cur.tracker.attempts(t.id)} == kept
+    assert all(cur.tracker.attempts(i) == 2 for i in kept)

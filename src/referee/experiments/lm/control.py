@@ -7,10 +7,16 @@ its advantage within its group. A GRPO win over RFT is therefore a win of the RL
 of the verifier's information. (SFT on reference solutions would test something else, whether
 the reward helps at all next to gold answers, and is not available for every task kind.)
 
-Each round draws ``prompts`` training tasks (uniformly, seeded), samples ``group_size``
-answers per task at the run's temperature, judges them, and takes one AdamW step of the
+Each round draws ``prompts`` training tasks, samples ``group_size`` answers per task at the
+run's temperature, judges them, and takes one AdamW step of the
 completion-only loss on the distinct passing answers of the round (none pass: no step). It
 stops after the round that reaches the wall budget, as GRPO does.
+
+The tasks are drawn as GRPO draws them: by a :class:`~referee.tasks.curriculum.Curriculum` of
+the same configuration, started from the same calibrated pass rates and updated with the
+control's own verdicts, when GRPO's sampler is the curriculum (else uniformly, seeded). A
+control drawing uniformly from a calibrated pool where most tasks never pass would imitate
+almost nothing, and GRPO's win over it would be the curriculum's, not the update's.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.experiments.lm.config import LMConfig
+from referee.tasks.curriculum import Curriculum, Group
 from referee.tasks.model import Task
 
 __all__ = ["ControlResult", "rejection_sampling_fine_tune"]
@@ -43,9 +50,12 @@ class ControlResult:
 
 def rejection_sampling_fine_tune(
     model: Any, tokenizer: Any, train: Sequence[Task], cfg: LMConfig, *, wall_s: float,
-    verifiers: Any, log: Log,
+    verifiers: Any, log: Log, curriculum: Curriculum | None = None,
 ) -> ControlResult:  # fmt: skip
-    """Train ``model`` (already made trainable) by RFT on ``train`` for ``wall_s`` seconds."""
+    """Train ``model`` (already made trainable) by RFT on ``train`` for ``wall_s`` seconds.
+
+    ``curriculum``: draws each round's tasks (its pool is ``train``'s ids) and is updated with
+    every round's verdicts; without one, the tasks are drawn uniformly."""
     import torch
 
     from referee.policy.base import Sampling
@@ -53,6 +63,7 @@ def rejection_sampling_fine_tune(
     from referee.rollout.batched import judge_batched
 
     rng = random.Random(cfg.seed + 1)
+    by_id = {t.id: t for t in train}
     params = [p for p in model.parameters() if p.requires_grad]
     optimiser = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
     policy = TransformersPolicy(model, tokenizer, num_threads=None)
@@ -61,7 +72,15 @@ def rejection_sampling_fine_tune(
     t0 = time.perf_counter()
     try:
         while time.perf_counter() - t0 < wall_s:
-            chosen = rng.sample(list(train), min(cfg.prompts, len(train)))
+            n = min(cfg.prompts, len(train))
+            if curriculum is None:
+                chosen = rng.sample(list(train), n)
+            else:
+                eligible = len(curriculum.eligible())
+                if not eligible:
+                    log("control: every training task is retired; the pool is solved")
+                    break
+                chosen = [by_id[i] for i in curriculum.sample(min(n, eligible))]
             sampling = Sampling(
                 temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=rng.randrange(2**31)
             )
@@ -77,6 +96,11 @@ def rejection_sampling_fine_tune(
                     if j.passed}  # fmt: skip
             passing += len(good)
             rates.append(sum(j.passed for j in answers) / len(answers))
+            if curriculum is not None:
+                for k, task in enumerate(chosen):
+                    group = answers[k * cfg.group_size : (k + 1) * cfg.group_size]
+                    rewards = [None if j.infra_error else j.passed for j in group]
+                    curriculum.update(Group(task.id, rewards))
             if good:
                 model.train(True)
                 optimiser.zero_grad()

@@ -13,8 +13,9 @@ held-out evaluations; the library call behind ``referee train --model SPEC --tas
    layers training, until ``budget_minutes`` of wall time; the adapter is saved to
    ``RUN/adapter`` and evaluated (``referee eval ... --adapter RUN/adapter`` reproduces it).
 4. **Control**: the base model again, a fresh adapter, rejection-sampling fine-tuning for the
-   wall time GRPO took (:mod:`~referee.experiments.lm.control` says why this control), then
-   evaluated the same way (``RUN/control-adapter``).
+   wall time GRPO took, its tasks drawn by a curriculum started as GRPO's
+   (:mod:`~referee.experiments.lm.control` says why this control), then evaluated the same way
+   (``RUN/control-adapter``).
 5. **Statistics**: exact McNemar tests over the held-out tasks (GRPO vs base, GRPO vs control),
    with the share of answers that ran at all beside pass@1 (format against correctness).
 
@@ -47,12 +48,28 @@ from referee.experiments.lm.config import LMConfig
 from referee.optional import require_extra
 from referee.rollout.evaluate import EvalResult
 from referee.tasks.beta_prior import fit_beta_prior, parse_prior
-from referee.tasks.curriculum import CurriculumConfig
+from referee.tasks.curriculum import Curriculum, CurriculumConfig
 from referee.tasks.model import Task
 
 __all__ = ["curriculum_config", "run_lm"]
 
 Log = Callable[[str], None]
+
+
+def _control_curriculum(
+    train: Sequence[Task], cfg: LMConfig, config: CurriculumConfig,
+    prior: Mapping[str, Sequence[float]],
+) -> Curriculum | None:  # fmt: skip
+    """The control's own curriculum, as GRPO's starts (same configuration, same calibrated
+    outcomes, its own seed), so that both draw tasks alike; ``None`` (uniform) when GRPO's
+    sampler is uniform."""
+    if cfg.sampler != "curriculum":
+        return None
+    cur = Curriculum([t.id for t in train], config, seed=cfg.seed + 1)
+    for task_id, outcomes in prior.items():
+        if task_id in cur:
+            cur.tracker.record(task_id, outcomes, step=0)
+    return cur
 
 
 def _file_hash(path: str) -> str:
@@ -248,8 +265,9 @@ def run_lm(
             model = make_trainable(model, cfg)
             t0 = time.perf_counter()
             control = rejection_sampling_fine_tune(
-                model, tokenizer, train, cfg, wall_s=grpo.wall_s, verifiers=verifiers, log=log
-            )
+                model, tokenizer, train, cfg, wall_s=grpo.wall_s, verifiers=verifiers, log=log,
+                curriculum=_control_curriculum(train, cfg, curriculum, prior),
+            )  # fmt: skip
             times["control"] = round(time.perf_counter() - t0, 2)
             model.save_pretrained(layout.root / "control-adapter")
             control_eval = evaluate(model, "control")
@@ -302,6 +320,7 @@ def run_lm(
     if control is not None and control_eval is not None:
         summary["control"] = _summary(control_eval)
         summary["control_run"] = {
+            "sampler": cfg.sampler,
             "rounds": control.rounds, "steps": control.steps, "samples": control.samples,
             "passing": control.passing, "wall_s": control.wall_s,
             "pass_rate_per_round": [round(x, 4) for x in control.pass_rate_per_round],
