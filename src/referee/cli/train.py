@@ -122,7 +122,7 @@ def train(
         typer.Option(
             "--control-kind",
             help="--tasks FILE: rft (rejection-sampling fine-tuning on the model's own passing "
-            "answers, GRPO's wall time) or none.",
+            "answers or, with --env code, episodes; GRPO's wall time) or none.",
         ),
     ] = "rft",
     eval_limit: Annotated[

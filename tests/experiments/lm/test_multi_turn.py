@@ -140,13 +140,87 @@ def test_the_cli_trains_multi_turn_on_the_real_verifier(
     assert {r["stage"] for r in rows} == {"base", "rl"}
 
 
-def test_multi_turn_refuses_the_rft_control_and_unknown_environments(task_file: Path) -> None:
-    r = CliRunner().invoke(
-        app, ["train", "--tasks", str(task_file), "--model", "x", "--env", "code"]
-    )
-    assert r.exit_code == 2 and "--control-kind rft with --env code" in r.output
-    assert "--control-kind none" in r.output
+def test_multi_turn_refuses_unknown_environments(task_file: Path) -> None:
     r = CliRunner().invoke(
         app, ["train", "--tasks", str(task_file), "--model", "x", "--env", "toolworld"]
     )
     assert r.exit_code == 2 and "--env toolworld with --tasks FILE" in r.output
+
+
+def test_the_multi_turn_control_imitates_passing_episodes_on_the_model_turns_only(
+    model_dir: Path, task_file: Path, tmp_path: Path
+) -> None:
+    """Given episodes, the RFT control trains on the passing ones with labels on the tokens the
+    model wrote: the prompt and the tool results appended between turns are never targets."""
+    from referee.experiments.listops.tool_episodes import Episode
+    from referee.experiments.lm import LMConfig
+    from referee.experiments.lm.control import rejection_sampling_fine_tune
+    from referee.experiments.lm.model import load_model, make_trainable
+
+    cfg = LMConfig(
+        model=str(model_dir), tasks=str(task_file), run_dir=str(tmp_path / "run"), env="code",
+        prompts=1, group_size=2, max_tokens=8, lora_rank=4, lr=1e-2,
+    )  # fmt: skip
+    train = [t for t in read_tasks(task_file) if t.split == "train"]
+
+    def verdict(ok: bool) -> Verdict:
+        return Verdict(task_id=train[0].id, reward=float(ok), passed=ok, verifier="stub",
+                       tests=[Outcome(name="t", status="passed" if ok else "failed")])  # fmt: skip
+
+    class TwoEpisodes:
+        """One passing episode (prompt 3 tokens, model 2, tool 2, model 1) and one failing."""
+
+        def sample(self, model: Any, tok: Any, tasks: Any, cfg: Any, *, seed: int) -> Any:
+            good = Episode(train[0].id, [], ids=[5, 6, 7, 10, 11, 20, 21, 12], prompt_len=3,
+                           model_mask=[1, 1, 0, 0, 1], verdict=verdict(True))  # fmt: skip
+            bad = Episode(train[0].id, [], ids=[5, 6, 7, 13], prompt_len=3, model_mask=[1],
+                          verdict=verdict(False))  # fmt: skip
+            return [good, bad]
+
+    model, tokenizer, _ = load_model(cfg.model, "cpu")
+    model = make_trainable(model, cfg)
+    seen: list[Any] = []
+    model.register_forward_pre_hook(
+        lambda m, args, kwargs: seen.append(kwargs.get("labels")), with_kwargs=True
+    )
+    result = rejection_sampling_fine_tune(
+        model, tokenizer, train, cfg, wall_s=0.0, verifiers=None, log=lambda m: None,
+        episodes=TwoEpisodes(),
+    )  # fmt: skip
+    assert (result.rounds, result.samples, result.passing, result.steps) == (1, 2, 1, 1)
+    labels = [x for x in seen if x is not None]
+    assert len(labels) == 1 and labels[0].tolist() == [[-100, -100, -100, 10, 11, -100, -100, 12]]
+    assert lora_b_norm_of(model) > 0
+
+
+def lora_b_norm_of(model: Any) -> float:
+    return float(sum(p.detach().norm() for n, p in model.named_parameters() if "lora_B" in n))
+
+
+def test_multi_turn_grpo_and_its_rft_control(
+    model_dir: Path, task_file: Path, tmp_path: Path
+) -> None:
+    """The whole run with the control: its episodes sampled in the sandboxed environment, the
+    passing ones (every other, by the stub verifier) imitated, evaluated as GRPO is."""
+    from referee.envs.runtime import CodeRuntime
+    from referee.experiments.lm import LMConfig, run_lm
+
+    cfg = LMConfig(
+        model=str(model_dir), tasks=str(task_file), run_dir=str(tmp_path / "run"), env="code",
+        control="rft", budget_minutes=0.02, prompts=2, group_size=2, max_tokens=8,
+        eval_batch=4, lora_rank=4, lr=1e-2, canary_share=0.0,
+    )  # fmt: skip
+    runtime = CodeRuntime(function_verifier=HalfPass())  # type: ignore[arg-type]
+    try:
+        summary = run_lm(cfg, log=lambda m: None, runtime=runtime)
+    finally:
+        runtime.close()
+    run = tmp_path / "run"
+    control = summary["control_run"]
+    assert control["rounds"] >= 1 and control["samples"] == 4 * control["rounds"]
+    assert control["steps"] >= 1 and control["sampler"] == "curriculum"
+    assert lora_b_norm(run / "control-adapter") > 0
+    assert 0.0 <= summary["heldout_control"] <= 1.0 and "rl_vs_control" in summary
+    n = summary["n_heldout"]
+    stages = [e["stage"] for e in _rows(run / "heldout_episodes.jsonl")]
+    assert stages == ["base"] * n + ["rl"] * n + ["control"] * n

@@ -182,7 +182,7 @@ def test_the_control_draws_its_tasks_through_the_curriculum_it_is_given(
     model, tokenizer, _ = load_model(cfg.model, "cpu")
     model = make_trainable(model, cfg)
     result = rejection_sampling_fine_tune(
-        model, tokenizer, train, cfg, wall_s=1e-6, verifiers=HalfPass(), log=lambda m: None,
+        model, tokenizer, train, cfg, wall_s=0.0, verifiers=HalfPass(), log=lambda m: None,
         curriculum=cur,
     )  # fmt: skip
     assert result.rounds == 1 and result.samples == 4

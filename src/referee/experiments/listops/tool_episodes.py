@@ -56,6 +56,9 @@ class Episode:
     verdict: Verdict | None = None
     ids: list[int] = field(default_factory=list, repr=False)
     prompt_len: int = 0
+    #: one per token of ``ids`` after the prompt: 1 where the model wrote it, 0 where a tool
+    #: result was appended (what a loss on the model's own turns keeps, as TRL's tool mask)
+    model_mask: list[int] = field(default_factory=list, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -131,6 +134,7 @@ async def _run(
                 ep = episodes[i]
                 message = parse_response(tok, new, prefix=ep.ids, tools=tools) if new else {}
                 ep.ids = ep.ids + new
+                ep.model_mask += [1] * len(new)
                 ep.completion_tokens += len(new)
                 if message:
                     ep.messages.append(message)
@@ -155,6 +159,7 @@ async def _run(
                     ep.end = "length"
                     continue
                 ep.ids = ep.ids + suffix
+                ep.model_mask += [0] * len(suffix)
                 ep.completion_tokens += len(suffix)
                 ep.messages.extend(results)
                 still.append(i)

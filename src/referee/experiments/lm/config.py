@@ -73,11 +73,6 @@ class LMConfig:
             raise ConfigError(f"--control must be rft or none, got {self.control!r}")
         if self.env not in ("code-single", "code"):
             raise ConfigError(f"--env must be code-single or code, got {self.env!r}")
-        if self.env == "code" and self.control == "rft":
-            raise ConfigError(
-                "--control-kind rft with --env code: the multi-turn control (fine-tuning on the "
-                "model's own passing episodes) is not built yet; pass --control-kind none"
-            )
         if self.sampler not in ("curriculum", "uniform"):
             raise ConfigError(f"--sampler must be curriculum or uniform, got {self.sampler!r}")
         parse_prior(self.prior)  # "fit" or ALPHA,BETA, else a ConfigError naming both forms

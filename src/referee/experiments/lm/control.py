@@ -10,7 +10,7 @@ the reward helps at all next to gold answers, and is not available for every tas
 Each round draws ``prompts`` training tasks, samples ``group_size`` answers per task at the
 run's temperature, judges them, and takes one AdamW step of the
 completion-only loss on the distinct passing answers of the round (none pass: no step). It
-stops after the round that reaches the wall budget, as GRPO does.
+stops after the round that reaches the wall budget (one round at least), as GRPO does.
 
 The tasks are drawn as GRPO draws them: by a :class:`~referee.tasks.curriculum.Curriculum` of
 the same configuration, started from the same calibrated pass rates and updated with the
@@ -50,12 +50,15 @@ class ControlResult:
 
 def rejection_sampling_fine_tune(
     model: Any, tokenizer: Any, train: Sequence[Task], cfg: LMConfig, *, wall_s: float,
-    verifiers: Any, log: Log, curriculum: Curriculum | None = None,
+    verifiers: Any, log: Log, curriculum: Curriculum | None = None, episodes: Any = None,
 ) -> ControlResult:  # fmt: skip
     """Train ``model`` (already made trainable) by RFT on ``train`` for ``wall_s`` seconds.
 
     ``curriculum``: draws each round's tasks (its pool is ``train``'s ids) and is updated with
-    every round's verdicts; without one, the tasks are drawn uniformly."""
+    every round's verdicts; without one, the tasks are drawn uniformly. ``episodes`` (a
+    :class:`~referee.experiments.lm.multi_turn.ToolEpisodes`): multi-turn, each answer a tool
+    episode sampled as GRPO's are, imitated on the model's own turns only (tool results are
+    context, as in GRPO's loss)."""
     import torch
 
     from referee.policy.base import Sampling
@@ -71,7 +74,7 @@ def rejection_sampling_fine_tune(
     rates: list[float] = []
     t0 = time.perf_counter()
     try:
-        while time.perf_counter() - t0 < wall_s:
+        while rounds == 0 or time.perf_counter() - t0 < wall_s:  # one round at least, as GRPO
             n = min(cfg.prompts, len(train))
             if curriculum is None:
                 chosen = rng.sample(list(train), n)
@@ -81,38 +84,48 @@ def rejection_sampling_fine_tune(
                     log("control: every training task is retired; the pool is solved")
                     break
                 chosen = [by_id[i] for i in curriculum.sample(min(n, eligible))]
-            sampling = Sampling(
-                temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=rng.randrange(2**31)
-            )
+            seed = rng.randrange(2**31)
             # One padded batch of every answer of the round, as GRPO generates its step's.
             repeated = [t for t in chosen for _ in range(cfg.group_size)]
-            judged = judge_batched(
-                policy, repeated, sampling, batch=len(repeated), verifiers=verifiers
-            )
-            answers = [row[0] for row in judged]
+            good: dict[Any, Any]  # distinct passing answers: (task, text) or an episode
+            if episodes is None:
+                sampling = Sampling(
+                    temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=seed
+                )
+                judged = judge_batched(
+                    policy, repeated, sampling, batch=len(repeated), verifiers=verifiers
+                )
+                answers = [row[0] for row in judged]
+                results = [(j.passed, j.infra_error is not None) for j in answers]
+                good = {(j.task_id, j.text): (t, j.text)
+                        for t, j in zip(repeated, answers, strict=True) if j.passed}  # fmt: skip
+            else:
+                eps = episodes.sample(model, tokenizer, repeated, cfg, seed=seed)
+                results = [(e.passed, e.verdict is None or bool(e.verdict.infra_error))
+                           for e in eps]  # fmt: skip
+                good = {tuple(e.ids): e for e in eps if e.passed}
             rounds += 1
-            samples += len(answers)
-            good = {(j.task_id, j.text): t for t, j in zip(repeated, answers, strict=True)
-                    if j.passed}  # fmt: skip
+            samples += len(results)
             passing += len(good)
-            rates.append(sum(j.passed for j in answers) / len(answers))
+            rates.append(sum(ok for ok, _ in results) / len(results))
             if curriculum is not None:
                 for k, task in enumerate(chosen):
-                    group = answers[k * cfg.group_size : (k + 1) * cfg.group_size]
-                    rewards = [None if j.infra_error else j.passed for j in group]
-                    curriculum.update(Group(task.id, rewards))
+                    group = results[k * cfg.group_size : (k + 1) * cfg.group_size]
+                    curriculum.update(Group(task.id, [None if bad else ok for ok, bad in group]))
             if good:
                 model.train(True)
                 optimiser.zero_grad()
-                rows = [(t, text) for (_, text), t in good.items()]
-                loss = _completion_loss(model, tokenizer, rows)
+                if episodes is None:
+                    loss = _completion_loss(model, tokenizer, list(good.values()))
+                else:
+                    loss = _episode_loss(model, tokenizer, list(good.values()))
                 loss.backward()
                 optimiser.step()
                 model.train(False)
                 steps += 1
             log(
                 f"control round {rounds}: {len(good)} distinct passing answers of "
-                f"{len(answers)} ({time.perf_counter() - t0:.0f}s of {wall_s:.0f}s)"
+                f"{len(results)} ({time.perf_counter() - t0:.0f}s of {wall_s:.0f}s)"
             )
     finally:
         policy.close()
@@ -120,6 +133,19 @@ def rejection_sampling_fine_tune(
         rounds=rounds, steps=steps, samples=samples, passing=passing,
         wall_s=round(time.perf_counter() - t0, 2), pass_rate_per_round=tuple(rates),
     )  # fmt: skip
+
+
+def _episode_loss(model: Any, tokenizer: Any, episodes: list[Any]) -> Any:
+    """The mean loss over the model's own tokens of each episode (its prompt and the tool
+    results appended between its turns masked, by the episode's ``model_mask``)."""
+    import torch
+
+    ids = [list(e.ids) for e in episodes]
+    labels = []
+    for e in episodes:
+        after = zip(e.ids[e.prompt_len :], e.model_mask, strict=True)
+        labels.append([-100] * e.prompt_len + [tok if keep else -100 for tok, keep in after])
+    return _padded_loss(model, tokenizer, ids, labels, torch)
 
 
 def _completion_loss(model: Any, tokenizer: Any, rows: list[tuple[Task, str]]) -> Any:
@@ -135,6 +161,13 @@ def _completion_loss(model: Any, tokenizer: Any, rows: list[tuple[Task, str]]) -
         c = tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
         ids.append(p + c)
         labels.append([-100] * len(p) + c)
+    return _padded_loss(model, tokenizer, ids, labels, torch)
+
+
+def _padded_loss(
+    model: Any, tokenizer: Any, ids: list[list[int]], labels: list[list[int]], torch: Any
+) -> Any:
+    """The model's loss on right-padded rows (padding masked and never a label)."""
     width = max(len(x) for x in ids)
     pad = tokenizer.pad_token_id
     device = next(model.parameters()).device

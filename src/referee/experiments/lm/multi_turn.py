@@ -113,6 +113,20 @@ class ToolEpisodes:
             ],
         )
 
+    def sample(
+        self, model: Any, tok: Any, tasks: Sequence[Task], cfg: LMConfig, *, seed: int
+    ) -> list[Any]:
+        """One episode per task at the run's temperature, all in one batch (the RFT control's
+        answers, sampled as GRPO's are), in the order of ``tasks``."""
+        from referee.experiments.listops.multi_turn import MAX_TOOL_CALLS, code_env
+        from referee.experiments.listops.tool_episodes import run_episodes
+
+        return run_episodes(
+            model, tok, list(tasks), lambda: code_env(self.runtime), self.tools,
+            max_tool_calls=MAX_TOOL_CALLS, max_completion_tokens=cfg.max_tokens,
+            temperature=cfg.temperature, seed=seed, batch_size=max(1, len(tasks)),
+        )  # fmt: skip
+
     def rollouts(self, layout: RunLayout, cfg: LMConfig) -> Any:
         """GRPO's rollouts: TRL's ``environment_factory`` on this class, pass/fail rewards."""
         from referee.experiments.listops.multi_turn import EnvRollouts

@@ -29,9 +29,9 @@ TRL runs them (:mod:`~referee.experiments.lm.multi_turn`; each episode in
 ``RUN/heldout_episodes.jsonl``, the answer column of ``heldout.jsonl`` holds its messages).
 The chat template is the model's own where TRL can render and parse its tool calls, else TRL's
 qwen2_5 tool template installed on the tokenizer (:mod:`~referee.experiments.lm.tool_chat`;
-``chat_template`` in the summary says which). The RFT control is single-turn only so far:
-multi-turn runs take ``control="none"``. ``referee eval --adapter`` evaluates single
-completions, so it does not reproduce a multi-turn run's episodes.
+``chat_template`` in the summary says which). The RFT control samples tool episodes as GRPO
+does and imitates the passing ones on the model's own turns. ``referee eval --adapter``
+evaluates single completions, so it does not reproduce a multi-turn run's episodes.
 """
 
 from __future__ import annotations
@@ -262,11 +262,15 @@ def run_lm(
         if cfg.control == "rft":
             del model
             model, tokenizer, _ = load_model(cfg.model, device.device)
+            if multi:  # the base model again: its tool template installed as for GRPO
+                from referee.experiments.lm.tool_chat import tool_chat_template
+
+                tool_chat_template(tokenizer, model)
             model = make_trainable(model, cfg)
             t0 = time.perf_counter()
             control = rejection_sampling_fine_tune(
                 model, tokenizer, train, cfg, wall_s=grpo.wall_s, verifiers=verifiers, log=log,
-                curriculum=_control_curriculum(train, cfg, curriculum, prior),
+                curriculum=_control_curriculum(train, cfg, curriculum, prior), episodes=tools,
             )  # fmt: skip
             times["control"] = round(time.perf_counter() - t0, 2)
             model.save_pretrained(layout.root / "control-adapter")
