@@ -17,7 +17,11 @@ patches.
   The tests run once untimed first, so that their bytecode (and pytest's rewritten test
   modules) are cached, as referee's host-side bytecode cache gives its runs.
 
-    PYTHONPATH=src .venv/bin/python bench/floor_repo.py [--quick]
+    PYTHONPATH=src .venv/bin/python bench/floor_repo.py [--quick] [--tasks FILE [--label NAME]]
+
+``--tasks FILE`` measures another file's ``repo-patch`` tasks the same way (e.g. ``referee synth
+pypi:cachetools==8.0.2 --out FILE``: a project whose tests import nothing beyond the standard
+library and the grader's packages, as the floor's interpreter sees only those).
 """
 
 from __future__ import annotations
@@ -191,7 +195,7 @@ def _floor_once(server: FloorServer, files: dict[str, Any], patch: str, tests: l
         shutil.rmtree(root, ignore_errors=True)
 
 
-def measure(quick: bool) -> dict[str, Any]:
+def measure(quick: bool, tasks_file: Path | None = None) -> dict[str, Any]:
     from referee.tasks.model import read_tasks
     from referee.verify.dispatch import VerifierSet
     from referee.verify.function import harness_sandbox
@@ -199,7 +203,9 @@ def measure(quick: bool) -> dict[str, Any]:
     from referee.verify.repo_run import GRADER_PACKAGES
 
     tasks = [
-        t for t in read_tasks(task_file()) if str(t.kind) in ("repo-patch", "TaskKind.REPO_PATCH")
+        t
+        for t in read_tasks(tasks_file or task_file())
+        if str(t.kind) in ("repo-patch", "TaskKind.REPO_PATCH")
     ]
     tasks = tasks[:8] if quick else tasks
     rounds = 1 if quick else 3
@@ -237,12 +243,14 @@ def measure(quick: bool) -> dict[str, Any]:
     }
 
 
-def rows(quick: bool) -> list[dict[str, Any]]:
+def rows(
+    quick: bool, tasks_file: Path | None = None, label: str = "minirepo fixture"
+) -> list[dict[str, Any]]:
     """The row of ``make bench-floor``: a repository task's reference patch, per sample."""
-    m = measure(quick)
+    m = measure(quick, tasks_file)
     return [
         {
-            "kind": "repository patch (minirepo fixture)",
+            "kind": f"repository patch ({label})",
             "unit": "sample",
             "cost_ms": m["cost_ms"],
             "floor_ms": m["floor_ms"],
@@ -260,4 +268,12 @@ def rows(quick: bool) -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(rows("--quick" in sys.argv), indent=1))
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--tasks", type=Path, default=None, help="a task file (default: minirepo)")
+    ap.add_argument("--label", default=None, help="the row's name for --tasks")
+    a = ap.parse_args()
+    label = a.label or (a.tasks.stem if a.tasks else "minirepo fixture")
+    print(json.dumps(rows(a.quick, a.tasks, label), indent=1))

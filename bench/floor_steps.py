@@ -858,6 +858,24 @@ _PROBES = {
 }
 
 
+#: A process that imports what starting ``referee verify``'s sandbox needs, then times (with
+#: its own clock, imports excluded) the sandbox's start to the end of its first program: what
+#: any one-shot command that judges in a sandbox of its own waits for at least, after its
+#: interpreter's start, however little it imports.
+_SANDBOX_PROBE = """
+import json, time
+from referee.verify.function import harness_sandbox
+from referee.verify.repo_run import GRADER_PACKAGES
+t = time.perf_counter()
+sandbox = harness_sandbox(python_workers=2, python_packages=GRADER_PACKAGES)
+sandbox.warm()
+r = sandbox.run_python("print(1)\\n")
+print(json.dumps({"sandbox_s": time.perf_counter() - t, "exit": r.exit_code}), flush=True)
+sandbox.close()
+"""
+SANDBOX_ROW = "sandbox: start to its first program's end (own clock, imports excluded)"
+
+
 def _busy_loops(k: int) -> list[subprocess.Popen[bytes]]:
     """``k`` processes that each keep a core busy (``while 1: pass``): a deliberate load."""
     return [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(k)]
@@ -890,7 +908,7 @@ def _startup_ab(trees: dict[str, str], n: int, load: int) -> dict[str, Any]:
     env0 = _cli_env()
     args = ["verify", "--workers", "2", "--json", "--tasks", str(tasks), "--samples", str(gold)]
     floor_cmd = [sys.executable, "-I", "-c", _FLOOR_STARTUP, str(tasks), str(gold)]
-    runs: dict[str, list[float]] = {t: [] for t in [*trees, "floor", *_PROBES]}
+    runs: dict[str, list[float]] = {t: [] for t in [*trees, "floor", *_PROBES, SANDBOX_ROW]}
     cpu: dict[str, list[float]] = {t: [] for t in runs}
     loads = []
     for i in range(n + 1):
@@ -911,6 +929,12 @@ def _startup_ab(trees: dict[str, str], n: int, load: int) -> dict[str, Any]:
             if i:
                 runs[probe].append(s)
                 cpu[probe].append(_CPU_AT_FIRST[-1])
+        newest = {**env0, "PYTHONPATH": str(Path(trees[list(trees)[-1]]).resolve())}
+        _, probe = _first_line([sys.executable, "-c", _SANDBOX_PROBE], newest)
+        assert probe["exit"] == 0, probe
+        if i:
+            runs[SANDBOX_ROW].append(probe["sandbox_s"])
+            cpu[SANDBOX_ROW].append(_CPU_AT_FIRST[-1])
         loads.append(os.getloadavg()[0])
     names = list(trees)
     ratios = [b / a for a, b in zip(runs[names[0]], runs[names[-1]], strict=True)]
