@@ -115,6 +115,8 @@ for line in sys.stdin:
         os.dup2(null, 2)
         os.chdir(req["root"])
         sys.path.insert(0, req["root"])
+        for extra in reversed(req.get("paths", [])):  # source roots first, as referee's runner
+            sys.path.insert(0, extra)
         os._exit(int(pytest.main([*args, "--rootdir", req["root"], *req["tests"]])))
     _, status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(status)
@@ -160,9 +162,12 @@ class FloorServer:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
 
-    def run(self, root: Path, tests: list[str]) -> float:
+    def run(self, root: Path, tests: list[str], source_roots: tuple[str, ...] = ("",)) -> float:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps({"root": str(root), "tests": tests}) + "\n")
+        paths = [str(root / r) for r in source_roots if r]
+        self.proc.stdin.write(
+            json.dumps({"root": str(root), "tests": tests, "paths": paths}) + "\n"
+        )
         self.proc.stdin.flush()
         reply = json.loads(self.proc.stdout.readline())
         if reply["code"] != 0:
@@ -177,7 +182,10 @@ class FloorServer:
         shutil.rmtree(self.site, ignore_errors=True)
 
 
-def _floor_once(server: FloorServer, files: dict[str, Any], patch: str, tests: list[str]) -> float:
+def _floor_once(
+    server: FloorServer, files: dict[str, Any], patch: str, tests: list[str],
+    source_roots: tuple[str, ...] = ("",),
+) -> float:  # fmt: skip
     """Seconds of the tests' own run: the patched copy is made first, untimed."""
     root = Path(tempfile.mkdtemp(prefix="floor-repo-", dir=_shallow_tmp()))
     try:
@@ -189,8 +197,8 @@ def _floor_once(server: FloorServer, files: dict[str, Any], patch: str, tests: l
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         # Once untimed: the modules' bytecode and pytest's rewritten tests land in __pycache__,
         # as referee's host-side bytecode cache gives its runs; then the timed run.
-        server.run(root, tests)
-        return server.run(root, tests)
+        server.run(root, tests, source_roots)
+        return server.run(root, tests, source_roots)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -222,7 +230,7 @@ def measure(quick: bool, tasks_file: Path | None = None) -> dict[str, Any]:
         for task, patch in samples:  # untimed: workers, caches, the floor's first import
             vs.verify(task, patch)
             s = states[task.id]
-            _floor_once(server, dict(s.files), patch, [*s.f2p, *s.p2p])
+            _floor_once(server, dict(s.files), patch, [*s.f2p, *s.p2p], tuple(s.source_roots))
         for _ in range(rounds):
             for task, patch in samples:
                 t0 = time.perf_counter()
@@ -230,7 +238,11 @@ def measure(quick: bool, tasks_file: Path | None = None) -> dict[str, Any]:
                 cost.append(time.perf_counter() - t0)
                 verdicts.append(_key(v))
                 s = states[task.id]
-                floor.append(_floor_once(server, dict(s.files), patch, [*s.f2p, *s.p2p]))
+                floor.append(
+                    _floor_once(
+                        server, dict(s.files), patch, [*s.f2p, *s.p2p], tuple(s.source_roots)
+                    )
+                )
     server.close()
     digest = hashlib.sha256(json.dumps(verdicts, sort_keys=True).encode()).hexdigest()[:16]
     return {
