@@ -3,7 +3,7 @@
 # GRPO with LoRA on the CPU, trained from all 400 calibrated training tasks with the curriculum
 # and its fitted prior; the RFT control gets the same wall time and draws its tasks the same way;
 # held-out pass@1 before and after, paired tests over tasks and over structures; then `referee
-# eval` reproduces the base and trained numbers. At most 90 minutes on 2 quiet cores (the stage
+# eval` reproduces the base and trained numbers. 91 minutes on 2 quiet cores (RESULTS §51; the stage
 # times are in summary.json and log.txt). Results: bench/results/learn/ (summary.json,
 # train.jsonl, heldout.jsonl, adapter/, eval_*.json, report.md, log.txt).
 set -euo pipefail
