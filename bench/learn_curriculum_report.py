@@ -68,9 +68,9 @@ def initial_weights(
             else CurriculumConfig.uniform()
         )
         cur = Curriculum(list(rates), cfg)
-        for task_id, rate in rates.items():
-            passes = round(4 * rate)
-            cur.tracker.record(task_id, [1.0] * passes + [0.0] * (4 - passes), step=0)
+        cur.start_from(
+            {t: [1.0] * round(4 * r) + [0.0] * (4 - round(4 * r)) for t, r in rates.items()}
+        )
         w = {"never": 0.0, "mixed": 0.0, "always": 0.0}
         for task_id, p in cur.probabilities().items():
             w[zone(rates[task_id])] += p

@@ -74,9 +74,8 @@ def run(
     zone = mode == "zone"
     pool = [t for t, k in ks.items() if not zone or 0 < k < SAMPLES] + ([] if zone else canaries)
     cur = Curriculum(pool, cfg, seed=seed)
-    for t, k in ks.items():  # as run_grpo records calibrated_outcomes at step 0
-        if t in cur:
-            cur.tracker.record(t, [1.0] * k + [0.0] * (SAMPLES - k), step=0)
+    # as run_grpo records calibrated_outcomes at step 0
+    cur.start_from({t: [1.0] * k + [0.0] * (SAMPLES - k) for t, k in ks.items()})
     ties = never = groups = 0
     reward = 0.0
     drawn: list[set[str]] = []

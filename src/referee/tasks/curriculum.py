@@ -67,7 +67,7 @@ from __future__ import annotations
 import math
 import random
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
@@ -436,6 +436,23 @@ class Curriculum:
             if not isinstance(task_id, str) or not task_id:
                 raise ConfigError(f"task ids are non-empty strings, got {task_id!r}")
             self._pool.setdefault(task_id, None)
+
+    def start_from(self, outcomes: Mapping[str, Sequence[float | None]]) -> int:
+        """Record earlier outcomes (a calibration's pass/fail pseudo-outcomes, say) as of step
+        0, for the ids in the pool; ids outside it are left out. Returns how many were recorded.
+
+        >>> cur = Curriculum(["a", "b"])
+        >>> cur.start_from({"a": [1.0, 0.0, 0.0, 0.0], "elsewhere": [1.0]})
+        1
+        >>> cur.tracker.attempts("a"), cur.tracker.attempts("b")
+        (4, 0)
+        """
+        recorded = 0
+        for task_id, rewards in outcomes.items():
+            if task_id in self._pool:
+                self.tracker.record(task_id, rewards, step=0)
+                recorded += 1
+        return recorded
 
     @property
     def task_ids(self) -> tuple[str, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 
 def lora_b_norm(adapter: Path) -> float:
@@ -12,3 +13,8 @@ def lora_b_norm(adapter: Path) -> float:
 
     weights = load_file(str(adapter / "adapter_model.safetensors"))
     return float(sum(w.abs().sum() for k, w in weights.items() if "lora_B" in k))
+
+
+def lora_b_norm_of(model: Any) -> float:
+    """:func:`lora_b_norm` of a model in memory (its LoRA B parameters)."""
+    return float(sum(p.detach().abs().sum() for n, p in model.named_parameters() if "lora_B" in n))

@@ -15,7 +15,7 @@ from referee.cli import app
 from referee.tasks.model import read_tasks
 from referee.verify.verdict import TestOutcome as Outcome
 from referee.verify.verdict import Verdict
-from tests.experiments.lm.lora import lora_b_norm
+from tests.experiments.lm.lora import lora_b_norm, lora_b_norm_of
 
 pytest.importorskip("trl")
 pytest.importorskip("peft")
@@ -191,10 +191,6 @@ def test_the_multi_turn_control_imitates_passing_episodes_on_the_model_turns_onl
     labels = [x for x in seen if x is not None]
     assert len(labels) == 1 and labels[0].tolist() == [[-100, -100, -100, 10, 11, -100, -100, 12]]
     assert lora_b_norm_of(model) > 0
-
-
-def lora_b_norm_of(model: Any) -> float:
-    return float(sum(p.detach().norm() for n, p in model.named_parameters() if "lora_B" in n))
 
 
 def test_multi_turn_grpo_and_its_rft_control(

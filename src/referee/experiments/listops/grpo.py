@@ -212,9 +212,7 @@ def run_grpo(
             [*pool, *heldout],
             curriculum=Curriculum([t.id for t in pool], mode, seed=seed),
         )
-        for task_id, outcomes in (prior_outcomes or {}).items():
-            if task_id in sampler.curriculum:
-                sampler.curriculum.tracker.record(task_id, outcomes, step=0)
+        sampler.curriculum.start_from(prior_outcomes or {})
         out = sampler.curriculum.quarantine(quarantined)
         if quarantined:
             log(f"quarantined by earlier runs' audits: {out} of this run's tasks out of sampling")

@@ -66,9 +66,7 @@ def _control_curriculum(
     if cfg.sampler != "curriculum":
         return None
     cur = Curriculum([t.id for t in train], config, seed=cfg.seed + 1)
-    for task_id, outcomes in prior.items():
-        if task_id in cur:
-            cur.tracker.record(task_id, outcomes, step=0)
+    cur.start_from(prior)
     return cur
 
 
