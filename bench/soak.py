@@ -345,6 +345,16 @@ def snapshot_diff(first: Path, last: Path, top: int = 15) -> list[str]:
     return [str(stat) for stat in b.compare_to(a, "lineno")[:top]]
 
 
+def write_result(out: Path, result: dict[str, Any], columns: list[str]) -> None:
+    """``result`` as JSON at ``out`` and its ``series`` (those ``columns``) as CSV beside it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    with out.with_suffix(".csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(result["series"])
+
+
 def fits_of(series: list[dict[str, Any]], after: int, x_key: str = "answers") -> dict[str, Any]:
     """Slopes (MB per 1,000 of ``x_key``) of each memory column over the samples whose answers
     are at least ``after``: raw least squares with its interval, and on 20 block means."""
@@ -393,11 +403,7 @@ def from_log(log: Path, warmup_answers: int, out: Path) -> None:
         "after_warmup_mb_per_1000_requests": fits_of(series, warmup_answers, "requests"),
         "series": series,
     }
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    with out.with_suffix(".csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, list(series[-1]), extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(series)
+    write_result(out, result, list(series[-1]))
     for key, fit in result["after_warmup_mb_per_1000_answers"].items():
         print(
             f"after {warmup_answers} answers, {key}: {fit['slope']} MB per 1,000 answers "
@@ -556,13 +562,7 @@ def main() -> None:
         "series": series,
     }
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    columns = [k for k in series[-1] if not isinstance(series[-1][k], list)]
-    with out.with_suffix(".csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, columns, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(series)
+    write_result(out, result, [k for k in series[-1] if not isinstance(series[-1][k], list)])
     print(
         f"{load.answers} answers, {load.requests} requests in {elapsed:.0f} s "
         f"({result['answers_per_s']}/s); statuses {result['statuses']}; wrong {len(load.wrong)}"

@@ -25,8 +25,6 @@ import argparse
 import asyncio
 import collections
 import contextlib
-import csv
-import json
 import os
 import random
 import re
@@ -44,7 +42,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import OUT, machine
 from _service import anon_mb, descendants, pss_mb, rss_mb
-from soak import PROBE, fits_of, probe_row, task_file
+from soak import PROBE, fits_of, probe_row, task_file, write_result
 
 MIX = (("cheap_batch", 20), ("small", 30), ("verify", 20), ("session", 10))
 
@@ -150,11 +148,7 @@ def from_log(log: Path, warmup_answers: int, out: Path) -> None:
         "after_warmup_mb_per_1000_answers": fits_of(series, warmup_answers),
         "series": series,
     }
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    with out.with_suffix(".csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, list(series[-1]), extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(series)
+    write_result(out, result, list(series[-1]))
     for key, fit in result["after_warmup_mb_per_1000_answers"].items():
         print(
             f"{key}: {fit['slope']} ({fit['ci95']}; blocks {fit['blocks']}) "
@@ -338,13 +332,7 @@ def run(
         "series": series,
     }
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    columns = [k for k in series[-1] if not isinstance(series[-1][k], list)]
-    with out.with_suffix(".csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, columns, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(series)
+    write_result(out, result, [k for k in series[-1] if not isinstance(series[-1][k], list)])
     print(
         f"{load.answers} answers in {elapsed:.0f} s ({result['answers_per_s']}/s); "
         f"wrong {len(load.wrong)} {load.wrong[:3]}"
