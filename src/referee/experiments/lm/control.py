@@ -10,7 +10,10 @@ the reward helps at all next to gold answers, and is not available for every tas
 Each round draws ``prompts`` training tasks, samples ``group_size`` answers per task at the
 run's temperature, judges them, and takes one AdamW step of the
 completion-only loss on the distinct passing answers of the round (none pass: no step). It
-stops after the round that reaches the wall budget (one round at least), as GRPO does.
+ends at the round boundary nearest GRPO's wall time (:func:`another_round`: one round at
+least), so that its time is GRPO's to within half a round either way. (Stopping after the round
+that reaches the budget, as GRPO's budget stops GRPO, gave the control GRPO's overshoot *and*
+its own: 731 s against GRPO's 675 s in bench/RESULTS.md §51.)
 
 The tasks are drawn as GRPO draws them: by a :class:`~referee.tasks.curriculum.Curriculum` of
 the same configuration, started from the same calibrated pass rates and updated with the
@@ -31,7 +34,7 @@ from referee.experiments.lm.config import LMConfig
 from referee.tasks.curriculum import Curriculum, Group
 from referee.tasks.model import Task
 
-__all__ = ["ControlResult", "rejection_sampling_fine_tune"]
+__all__ = ["ControlResult", "another_round", "rejection_sampling_fine_tune"]
 
 Log = Callable[[str], None]
 
@@ -46,6 +49,21 @@ class ControlResult:
     passing: int
     wall_s: float
     pass_rate_per_round: tuple[float, ...]
+
+
+def another_round(elapsed_s: float, round_s: Sequence[float], wall_s: float) -> bool:
+    """Whether the control starts another round after ``round_s`` (the rounds' durations so
+    far) with ``elapsed_s`` spent of ``wall_s``: the first round always; then only while the
+    round, at the mean length so far, would end nearer ``wall_s`` than stopping now does.
+
+    >>> another_round(0.0, [], 0.0)
+    True
+    >>> another_round(620.0, [60.0] * 10, 675.0), another_round(650.0, [60.0] * 10, 675.0)
+    (True, False)
+    """
+    if not round_s:
+        return True
+    return elapsed_s + sum(round_s) / len(round_s) / 2 < wall_s
 
 
 def rejection_sampling_fine_tune(
@@ -72,9 +90,11 @@ def rejection_sampling_fine_tune(
     policy = TransformersPolicy(model, tokenizer, num_threads=None)
     rounds = steps = samples = passing = 0
     rates: list[float] = []
+    round_s: list[float] = []
     t0 = time.perf_counter()
     try:
-        while rounds == 0 or time.perf_counter() - t0 < wall_s:  # one round at least, as GRPO
+        while another_round(time.perf_counter() - t0, round_s, wall_s):
+            started = time.perf_counter()
             n = min(cfg.prompts, len(train))
             if curriculum is None:
                 chosen = rng.sample(list(train), n)
@@ -123,6 +143,7 @@ def rejection_sampling_fine_tune(
                 optimiser.step()
                 model.train(False)
                 steps += 1
+            round_s.append(time.perf_counter() - started)
             log(
                 f"control round {rounds}: {len(good)} distinct passing answers of "
                 f"{len(results)} ({time.perf_counter() - t0:.0f}s of {wall_s:.0f}s)"
