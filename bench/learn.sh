@@ -35,8 +35,9 @@ $R tasks generate list-ops --out "$WORK/all.jsonl" --count 600 --difficulty 0 \
 #    (Beta(1, 1) could not tell a never-passed task from a mixed one after 4 samples: RESULTS
 #    §42, §47.) KEEP=0.01..0.99 trains on the learning zone only, as §25 did.
 #    The training tasks are calibrated in JOBS processes of one torch thread each, side by side
-#    (contiguous parts, joined in their order): 1.3x the answers per second of one process with
-#    two threads (2026-12-08: 40 s a batch of 16 in each of two, against 26 s in one).
+#    (contiguous parts, joined in their order): 40 s per batch of 16 answers in each of two on
+#    2026-12-08, against 23 s in §51's one process of two threads (on a machine about 14 %
+#    faster by the same base evaluation): about 1.3x the answers per second.
 .venv/bin/python - "$WORK" "$JOBS" <<'PY'
 import json, sys
 work, jobs = sys.argv[1], int(sys.argv[2])
