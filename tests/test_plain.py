@@ -88,8 +88,10 @@ def test_validate_and_copy_round_trip() -> None:
     assert Verdict.model_validate(v) is v
     c = v.model_copy(update={"reward": 0, "passed": False})
     assert (c.reward, c.passed, c.tests) == (0.0, False, v.tests)
-    assert ExecResult.model_validate({"exit_code": None, "signal": 9}).summary().startswith(
-        "killed by signal 9"
+    assert (
+        ExecResult.model_validate({"exit_code": None, "signal": 9})
+        .summary()
+        .startswith("killed by signal 9")
     )
     assert "reward" in Verdict.model_json_schema()["properties"]
 

@@ -146,9 +146,7 @@ class FunctionVerifier:
         self.limits = cpu_limits(run_timeout_s, memory_mb=memory_mb)
 
     # ---- public -------------------------------------------------------------------------
-    def verify(
-        self, task: FunctionTask, completion: str, *, seed: int | None = None
-    ) -> Verdict:
+    def verify(self, task: FunctionTask, completion: str, *, seed: int | None = None) -> Verdict:
         """Judge ``completion`` for ``task``. Never raises: a verifier fault is an infra error.
         The verdict's ``sandbox`` is what its sandbox runs cost."""
         return metered_verdict(task.id, VERSION, lambda: self._verify(task, completion, seed))
