@@ -39,7 +39,7 @@ KNOWN_DEEP_CYCLES: list[set[str]] = []
 #: the floors below it, never one above (``shared/DESIGN.md``, ``docs/concepts/layout.md``). The
 #: package ``referee`` itself holds only ``__version__`` and lazy names, so it is on the ground.
 FLOORS: list[set[str]] = [
-    {"referee", "errors", "optional", "discovery", "storage"},
+    {"referee", "errors", "optional", "discovery", "storage", "plain"},
     {"sandbox"},
     {"tasks"},
     {"verify"},

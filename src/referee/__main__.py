@@ -2,7 +2,8 @@
 
 A plain ``referee verify`` starts its sandbox before the command line's libraries load
 (:mod:`referee.verify.early`): the workers' start, mostly other processes' work, then overlaps
-those imports instead of following them.
+those imports instead of following them; and it judges its first sample there, before those
+imports, when it can (:mod:`referee.verify.first`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ def main() -> None:
     plain, workers = early.plain_verify_workers(sys.argv[1:])
     if plain:
         early.start(workers)
+        early.judge_first(sys.argv[1:])
     from referee.cli import main as cli_main
 
     cli_main()

@@ -89,14 +89,21 @@ def verify(
             if as_json:
                 print(json.dumps(v.model_dump(mode="json")), flush=True)
 
+        # The first pair may have been judged (and printed) before this command line loaded
+        # (referee.verify.early.judge_first); it is not judged again.
+        judged = early.take_first(pairs[0][0].id, pairs[0][1])
+        if judged is not None:
+            verdicts.append(judged.verdict)
         # Each task is judged by the verifier of its kind, all sharing this sandbox.
         with sandbox, VerifierSet(sandbox) as verifiers:
-            stream = iter(verifiers.verify_many(pairs, workers=sandbox.python_workers))
+            rest = pairs[len(verdicts) :]
+            stream = iter(verifiers.verify_many(rest, workers=sandbox.python_workers))
             # The first verdict comes before the progress bar's import (~20 ms of a one-shot
             # command's start); the bar then starts at one done.
-            first = next(stream, None)
-            if first is not None:
-                emit(first)
+            if not verdicts:
+                first = next(stream, None)
+                if first is not None:
+                    emit(first)
             from rich.progress import Progress
 
             with Progress(console=err.console) as progress:

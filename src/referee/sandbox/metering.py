@@ -22,24 +22,26 @@ import contextvars
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
-
+from referee.plain import PlainModel, coerce
 from referee.sandbox.result import ExecResult
 
 __all__ = ["SandboxMeter", "SandboxUsage", "metering", "record_run"]
 
 
-class SandboxUsage(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class SandboxUsage(PlainModel):
     """What sandbox runs cost: summed CPU and wall seconds, the highest peak memory of one run,
-    and how many runs there were."""
-
-    model_config = ConfigDict(frozen=True)
+    and how many runs there were (a :class:`~referee.plain.PlainModel`, as a run's result)."""
 
     cpu_s: float = 0.0
     wall_s: float = 0.0
     peak_memory_mb: float = 0.0
     runs: int = 0
+
+    def __post_init__(self) -> None:
+        coerce(self, floats=("cpu_s", "wall_s", "peak_memory_mb"))
 
     def __add__(self, other: SandboxUsage) -> SandboxUsage:
         return SandboxUsage(

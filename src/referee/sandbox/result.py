@@ -2,14 +2,18 @@
 
 ``ExecResult`` is plain data: it never raises for what the program did. A crash, a timeout, an
 exhausted memory limit or a flood of output are all fields here. It is a pydantic model because it
-crosses process boundaries (``referee exec --json``, the HTTP service, the trajectory store).
+crosses process boundaries (``referee exec --json``, the HTTP service, the trajectory store) as
+pydantic's data does, and is a :class:`~referee.plain.PlainModel` (a frozen dataclass) so that the
+sandbox runs programs before pydantic is imported: a one-shot ``referee verify`` gives its first
+verdict that much sooner.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from referee.plain import PlainModel, coerce
 
 __all__ = ["EXEC_RESULT_SCHEMA_VERSION", "ExecResult", "Violation"]
 
@@ -29,7 +33,8 @@ Violation = Literal[
 ]
 
 
-class ExecResult(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class ExecResult(PlainModel):
     """What happened when a program ran in the sandbox.
 
     ``exit_code`` is ``None`` when the program was ended by a signal (``signal`` says which).
@@ -39,8 +44,6 @@ class ExecResult(BaseModel):
     ``isolation`` lists the layers that were active, so that a result produced on a machine with
     weaker isolation says so.
     """
-
-    model_config = ConfigDict(frozen=True)
 
     schema_version: int = EXEC_RESULT_SCHEMA_VERSION
     exit_code: int | None
@@ -58,9 +61,15 @@ class ExecResult(BaseModel):
     #: schedstat), read when the wall clock ended the run; None when it did not or is unknown.
     #: Tells a starved run (the machine was busy) from an idle one (the program waited).
     wait_s: float | None = None
-    violations: list[str] = Field(default_factory=list)
-    isolation: list[str] = Field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    isolation: list[str] = field(default_factory=list)
     backend: str = "bwrap"
+
+    def __post_init__(self) -> None:
+        coerce(
+            self, floats=("wall_s", "cpu_s", "peak_memory_mb", "wait_s"),
+            lists=("violations", "isolation"),
+        )  # fmt: skip
 
     @property
     def ok(self) -> bool:

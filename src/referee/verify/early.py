@@ -12,6 +12,11 @@ packages), or ``None`` when it was made for other options (it is closed) or not 
 Nothing here decides anything: a sandbox that cannot start is not reported here (``verify``
 makes its own and reports the error as before), and one never taken is closed at exit.
 
+:func:`judge_first` goes one step further: on that sandbox it judges the samples file's first
+sample (:mod:`referee.verify.first`, read without pydantic or the task model) and, with
+``--json``, prints its verdict before the command line's libraries load; ``verify`` takes it
+with :func:`take_first` for its first pair instead of judging that pair again.
+
 >>> take(None) is None       # nothing was started in this process
 True
 """
@@ -24,11 +29,13 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from referee.sandbox import Sandbox
+    from referee.verify.first import FirstVerdict
 
-__all__ = ["plain_verify_workers", "start", "take"]
+__all__ = ["judge_first", "plain_verify_workers", "start", "take", "take_first"]
 
 _lock = threading.Lock()
 _held: tuple[int | None, Sandbox] | None = None
+_first: FirstVerdict | None = None
 
 
 def plain_verify_workers(argv: list[str]) -> tuple[bool, int | None]:
@@ -79,6 +86,45 @@ def start(workers: int | None) -> None:
             return
         _held = (workers, sandbox)
     atexit.register(_close_untaken)
+
+
+def judge_first(argv: list[str]) -> None:
+    """Judge the first sample of the ``referee verify`` command line ``argv`` on the sandbox
+    :func:`start` made, and print its verdict when ``--json`` is given; nothing when there is
+    no such sandbox or :func:`~referee.verify.first.first_sample` cannot vouch for the sample
+    (the command then judges it itself)."""
+    global _first
+    with _lock:
+        held = _held
+    if held is None:
+        return
+    from referee.verify import first
+
+    paths = first.paths_of(argv)
+    sample = first.first_sample(paths[0], paths[1]) if paths is not None else None
+    if paths is None or sample is None:
+        return
+    import json
+
+    try:
+        verdict = first.judge_first(sample, held[1])
+    except Exception:  # a fault of this shortcut: the command judges the sample itself
+        return
+    if paths[2]:
+        print(json.dumps(verdict.model_dump(mode="json")), flush=True)
+    with _lock:
+        _first = first.FirstVerdict(sample.id, sample.completion, verdict)
+
+
+def take_first(task_id: str, completion: str) -> FirstVerdict | None:
+    """The verdict :func:`judge_first` made, when it was of the sample (``task_id``,
+    ``completion``) the command reads first; else None (and it is dropped)."""
+    global _first
+    with _lock:
+        made, _first = _first, None
+    if made is None or (made.task_id, made.completion) != (task_id, completion):
+        return None
+    return made
 
 
 def take(workers: int | None) -> Sandbox | None:

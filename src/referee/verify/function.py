@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from referee.errors import RefereeError, VerifierError
 from referee.sandbox import ExecResult, Sandbox
@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # `referee verify` starts its sandbox before the task model i
 __all__ = [
     "HARNESS_MODULE",
     "HARNESS_SOURCE",
+    "FunctionTask",
     "FunctionVerifier",
     "harness_program",
     "harness_sandbox",
@@ -53,6 +54,20 @@ __all__ = [
 HARNESS_MODULE = "referee_harness"
 HARNESS_SOURCE = resources.files("referee.verify").joinpath("harness.py").read_text()
 VERSION = "function@1"
+
+
+class FunctionTask(Protocol):
+    """What :class:`FunctionVerifier` reads of a task: a :class:`~referee.tasks.model.Task`,
+    or the first sample's task read from the raw file (:mod:`referee.verify.first`)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def payload(self) -> dict[str, Any]: ...
+
+    @property
+    def hidden(self) -> dict[str, Any]: ...
 
 
 def harness_sandbox(**kwargs: Any) -> Sandbox:
@@ -131,12 +146,12 @@ class FunctionVerifier:
         self.limits = cpu_limits(run_timeout_s, memory_mb=memory_mb)
 
     # ---- public -------------------------------------------------------------------------
-    def verify(self, task: Task, completion: str, *, seed: int | None = None) -> Verdict:
+    def verify(self, task: FunctionTask, completion: str, *, seed: int | None = None) -> Verdict:
         """Judge ``completion`` for ``task``. Never raises: a verifier fault is an infra error.
         The verdict's ``sandbox`` is what its sandbox runs cost."""
         return metered_verdict(task.id, VERSION, lambda: self._verify(task, completion, seed))
 
-    def _verify(self, task: Task, completion: str, seed: int | None) -> Verdict:
+    def _verify(self, task: FunctionTask, completion: str, seed: int | None) -> Verdict:
         t0 = time.perf_counter()
         try:
             spec = _spec(task)
@@ -382,7 +397,7 @@ def _short(out: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _spec(task: Task) -> dict[str, Any]:
+def _spec(task: FunctionTask) -> dict[str, Any]:
     payload, hidden = task.payload, task.hidden
     missing = [k for k in ("entry_point", "code_prompt") if k not in payload]
     missing += [k for k in ("inputs", "expected") if k not in hidden]

@@ -11,10 +11,10 @@ runs; :mod:`referee.sandbox.metering`), set by the verifiers that meter themselv
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from referee.plain import PlainModel, coerce, maker
 from referee.sandbox.metering import SandboxUsage, metering
 
 __all__ = ["VERDICT_SCHEMA_VERSION", "Flag", "TestOutcome", "TestStatus", "Verdict"]
@@ -23,34 +23,49 @@ VERDICT_SCHEMA_VERSION = 1
 TestStatus = Literal["passed", "failed", "error", "skipped", "timeout", "missing"]
 
 
-class TestOutcome(BaseModel):
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class TestOutcome(PlainModel):
+    __test__ = False  # a verdict's part, not a test class for pytest to collect
+
     name: str
     status: TestStatus
     detail: str = ""
 
+    def __post_init__(self) -> None:
+        coerce(self, choices={"status": get_args(TestStatus)})
 
-class Flag(BaseModel):
+
+@dataclass(frozen=True, kw_only=True)
+class Flag(PlainModel):
     """Suspected reward hacking, with the evidence (a code excerpt, a behaviour)."""
 
-    model_config = ConfigDict(frozen=True)
     kind: str
     evidence: str
 
 
-class Verdict(BaseModel):
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class Verdict(PlainModel):
+    """(A :class:`~referee.plain.PlainModel`, so that a one-shot command can judge and print
+    before pydantic is imported; ``model_validate`` reads one back through pydantic.)"""
 
     schema_version: int = VERDICT_SCHEMA_VERSION
     task_id: str
-    reward: float = Field(ge=0.0, le=1.0)
+    reward: float
     passed: bool
-    tests: list[TestOutcome] = Field(default_factory=list)
-    flags: list[Flag] = Field(default_factory=list)
+    tests: list[TestOutcome] = field(default_factory=list)
+    flags: list[Flag] = field(default_factory=list)
     infra_error: str | None = None
-    timings: dict[str, float] = Field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
     verifier: str = ""
     sandbox: SandboxUsage | None = None
+
+    def __post_init__(self) -> None:
+        coerce(
+            self, floats=("reward",), lists=("tests", "flags"), float_dicts=("timings",),
+            nested={"tests": maker(TestOutcome), "flags": maker(Flag),
+                    "sandbox": maker(SandboxUsage)},
+            ranges={"reward": (0.0, 1.0)},
+        )  # fmt: skip
 
     @classmethod
     def infra(cls, task_id: str, error: str, verifier: str) -> Verdict:
