@@ -29,13 +29,17 @@ ROOT = Path(__file__).resolve().parents[1]
 #: neighbour in the file, but about speed): NOTES names where it goes.
 TOPICS: tuple[tuple[str, str, tuple[int, ...]], ...] = (
     ("speed", "Sandbox, verification and environment speed", (1, 2, 7)),
-    ("limit", "Verification at the physical limit", (22, 23, 24, 37, 38, 39, 40, 44, 48, 52, 53)),
+    (
+        "limit",
+        "Verification at the physical limit",
+        (22, 23, 24, 37, 38, 39, 40, 44, 48, 52, 53, 54),
+    ),
     ("verifiers", "Verifiers: wrong answers, red team, languages, load", (3, 4, 13, 28)),
     ("synthesis", "Task synthesis and refactoring tasks", (5, 14)),
     (
         "training",
         "Training: GRPO against imitation, real models",
-        (6, 10, 25, 36, 42, 46, 47, 49, 51),
+        (6, 10, 25, 36, 42, 46, 47, 49, 51, 55),
     ),
     ("tracking", "Tracking, detectors and costs", (8, 11)),
     ("service", "Service and Ray", (9, 12, 32, 41, 43, 45, 50)),
