@@ -3,9 +3,10 @@
 # GRPO with LoRA on the CPU, trained from all 400 calibrated training tasks with the curriculum
 # and its fitted prior; the RFT control gets the same wall time and draws its tasks the same way;
 # held-out pass@1 before and after, paired tests over tasks and over structures; then `referee
-# eval` reproduces the base and trained numbers. 75 minutes on 2 cores, 77 with make's bootstrap
-# (RESULTS §55; the stage times are in summary.json and log.txt). Results: bench/results/learn/ (summary.json,
-# train.jsonl, heldout.jsonl, adapter/, eval_*.json, report.md, log.txt).
+# eval` reproduces the base and trained numbers. 75 minutes on 2 cores, 77 with make's
+# bootstrap (RESULTS §55; the stage times are in summary.json and log.txt). Results:
+# bench/results/learn/ (summary.json, train.jsonl, heldout.jsonl, adapter/, eval_*.json,
+# report.md, log.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 R=${REFEREE:-.venv/bin/referee}
