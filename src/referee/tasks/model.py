@@ -18,7 +18,6 @@ not cover a kind, still verifies. From version 2 the hash covers the kind.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 from collections.abc import Iterable, Iterator
@@ -36,6 +35,7 @@ from pydantic import (
 
 from referee.errors import TaskError
 from referee.storage import atomic_writer, is_local, local_path, os_reason, read_bytes
+from referee.tasks.content_hash import content_hash
 from referee.tasks.kinds import TaskKind, infer_kind, parse_kind
 
 __all__ = [
@@ -91,10 +91,6 @@ class Provenance(BaseModel):
 
 #: The id of an unnamed task while its content hash (and so its id) is being computed.
 _DRAFT_ID = "pending"
-
-
-def _canonical(obj: Any) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 class Task(BaseModel):
@@ -161,18 +157,12 @@ class Task(BaseModel):
         answer_format: str,
         kind: str | None = None,
     ) -> str:
-        """The content hash. ``kind`` is covered from schema version 2; None (version 1)
-        leaves it out, so the hashes of old files stay what they were."""
-        body = {
-            "domain": domain,
-            "prompt": [m.model_dump() for m in prompt],
-            "payload": payload,
-            "hidden": hidden,
-            "answer_format": answer_format,
-        }
-        if kind is not None:
-            body["kind"] = str(kind)
-        return hashlib.sha256(_canonical(body)).hexdigest()
+        """The content hash (:func:`~referee.tasks.content_hash.content_hash`). ``kind`` is
+        covered from schema version 2; None (version 1) leaves it out, so the hashes of old
+        files stay what they were."""
+        return content_hash(
+            domain, [m.model_dump() for m in prompt], payload, hidden, answer_format, kind
+        )
 
     def _hash_now(self) -> str:
         kind = self.kind.value if self.schema_version >= 2 else None

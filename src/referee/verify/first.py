@@ -21,7 +21,6 @@ still refuses the files (exit 2, naming the line), but after this first verdict 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,14 +155,14 @@ def _vouched(task: dict[str, Any]) -> bool:
     expected = task.get("content_hash", "")
     if not isinstance(expected, str):
         return False
-    body: dict[str, Any] = {
-        "domain": task.get("domain", "code"),
-        "prompt": [{"role": m["role"], "content": m["content"]} for m in prompt],
-        "payload": payload,
-        "hidden": hidden,
-        "answer_format": task.get("answer_format", "code"),
-    }
-    if version >= 2:
-        body["kind"] = "function"
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return not expected or hashlib.sha256(text.encode()).hexdigest() == expected
+    from referee.tasks.content_hash import content_hash
+
+    actual = content_hash(
+        task.get("domain", "code"),
+        [{"role": m["role"], "content": m["content"]} for m in prompt],
+        payload,
+        hidden,
+        task.get("answer_format", "code"),
+        "function" if version >= 2 else None,
+    )
+    return not expected or actual == expected
